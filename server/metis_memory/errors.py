@@ -1,0 +1,176 @@
+"""Store errors. Each message says what happened, the numbers, and what to do next."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def fmt_bytes(n: int) -> str:
+    """Thousands-separated byte count, e.g. '2,311 B'."""
+    return f"{n:,} B"
+
+
+class MemoryStoreError(Exception):
+    """Base of every error the store raises on purpose."""
+
+
+class InvalidMemoryFile(MemoryStoreError, ValueError):
+    """`file` was neither MemoryFile nor the exact name of one."""
+
+    def __init__(self, file: object) -> None:
+        self.file = file
+        super().__init__(
+            f"unknown memory file {file!r}: use exactly 'MEMORY.md' or 'USER.md' "
+            "(memory files are named, never given as paths)"
+        )
+
+
+class EmptyEntry(MemoryStoreError, ValueError):
+    """An add whose entry is empty or only whitespace."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        super().__init__(
+            f"entry for {file} is empty or only whitespace: nothing was written; "
+            "pass the fact to remember as non-blank text"
+        )
+
+
+class EmptyOldText(MemoryStoreError, ValueError):
+    """A replace whose `old` is empty: it would match everywhere."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        super().__init__(
+            f"'old' is empty: it would match everywhere in {file}; "
+            "pass the exact text of the entry to change"
+        )
+
+
+class OldTextNotFound(MemoryStoreError, ValueError):
+    """A replace whose `old` does not occur in the file."""
+
+    def __init__(self, file: str, old: str) -> None:
+        self.file = file
+        self.old = old
+        super().__init__(
+            f"text to replace was not found in {file}: nothing was written; "
+            f"copy 'old' exactly (whitespace and case matter) from the current {file}"
+        )
+
+
+class OldTextNotUnique(MemoryStoreError, ValueError):
+    """A replace whose `old` occurs more than once."""
+
+    def __init__(self, file: str, old: str, count: int) -> None:
+        self.file = file
+        self.old = old
+        self.count = count
+        super().__init__(
+            f"text to replace occurs {count} times in {file}, it must occur exactly once: "
+            "nothing was written; include more surrounding text in 'old' so it matches one place"
+        )
+
+
+class MemoryHardCapExceeded(MemoryStoreError):
+    """A write whose result would be larger than the file's hard cap; the file is unchanged."""
+
+    def __init__(
+        self, file: str, operation: str, current_size: int, attempted_size: int,
+        soft_cap: int, hard_cap: int,
+    ) -> None:
+        self.file = file
+        self.operation = operation
+        self.current_size = current_size
+        self.attempted_size = attempted_size
+        self.soft_cap = soft_cap
+        self.hard_cap = hard_cap
+        over = attempted_size - hard_cap
+        super().__init__(
+            f"{operation} rejected: {file} would be {fmt_bytes(attempted_size)}, "
+            f"{fmt_bytes(over)} over its hard cap of {fmt_bytes(hard_cap)} "
+            f"(now {fmt_bytes(current_size)}; soft cap {fmt_bytes(soft_cap)}). Nothing was written. "
+            f"Consolidate {file} to under {fmt_bytes(soft_cap)} (merge, shorten or drop entries), "
+            "then retry."
+        )
+
+
+class NotUtf8(MemoryStoreError):
+    """The file on disk is not valid UTF-8: an edit would destroy bytes it cannot represent."""
+
+    def __init__(self, file: str, offset: int) -> None:
+        self.file = file
+        self.offset = offset
+        super().__init__(
+            f"{file} is not valid UTF-8 (first bad byte at offset {offset:,}): refusing to edit it "
+            "so the original bytes are not lost. Fix the file by hand, or replace all of it "
+            "with memory_consolidate."
+        )
+
+
+class UnsafePath(MemoryStoreError):
+    """A symlinked `.metis/` or memory file that resolves outside the workspace."""
+
+    def __init__(self, path: Path, resolved: Path, workspace: Path) -> None:
+        self.path = path
+        self.resolved = resolved
+        self.workspace = workspace
+        super().__init__(
+            f"{path} resolves to {resolved}, outside the workspace {workspace}: refusing to "
+            "read or write memory there. Replace the symlink with a real file or directory "
+            "inside the workspace."
+        )
+
+
+class StorageError(MemoryStoreError):
+    """The filesystem refused (disk full, read-only, permission, `.metis` is a file...)."""
+
+    def __init__(self, action: str, path: Path, cause: OSError) -> None:
+        self.action = action
+        self.path = path
+        self.cause = cause
+        reason = cause.strerror or str(cause)
+        super().__init__(
+            f"could not {action} {path}: {reason}. Nothing was changed. {_hint(cause, path)}"
+        )
+
+
+class LockTimeout(MemoryStoreError):
+    """Another writer held the workspace lock for too long."""
+
+    def __init__(self, path: Path, seconds: float) -> None:
+        self.path = path
+        self.seconds = seconds
+        super().__init__(
+            f"another process held the memory lock {path} for over {seconds:g} s: nothing was "
+            "written. Retry; if it persists, find the process writing memory in this workspace."
+        )
+
+
+def _hint(cause: OSError, path: Path) -> str:
+    import errno
+
+    hints = {
+        errno.ENOSPC: "The disk is full: free some space and retry.",
+        errno.EDQUOT: "The disk quota is exhausted: free some space and retry.",
+        errno.EROFS: "The filesystem is read-only: make it writable and retry.",
+        errno.EACCES: "Permission denied: give your user write access to it and retry.",
+        errno.EPERM: "Operation not permitted: check the permissions of the path and retry.",
+        errno.ENOTDIR: f"A file stands where a directory is needed: move it away so "
+        f"{path.name if path.name == '.metis' else '.metis'} can be a directory.",
+        errno.EEXIST: "A file stands where the .metis directory is needed: move it away.",
+        errno.EISDIR: "A directory stands where the memory file is needed: move it away.",
+    }
+    return hints.get(cause.errno or 0, "Check the path and its permissions, then retry.")
+
+
+class InvalidText(MemoryStoreError, ValueError):
+    """Text that cannot be stored as a UTF-8 markdown file (lone surrogates, NUL bytes)."""
+
+    def __init__(self, file: str, field: str, reason: str) -> None:
+        self.file = file
+        self.field = field
+        self.reason = reason
+        super().__init__(
+            f"{field} for {file} {reason}: nothing was written; send plain UTF-8 text"
+        )

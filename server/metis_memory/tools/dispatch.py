@@ -1,0 +1,215 @@
+"""Validate tool input, call the store, and turn store errors into tool errors.
+
+This is the one translation from store outcomes to text an agent reads; the
+language server, CLI and MCP server all call through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import (
+    EmptyEntry,
+    EmptyOldText,
+    InvalidMemoryFile,
+    InvalidText,
+    LockTimeout,
+    MemoryHardCapExceeded,
+    MemoryStoreError,
+    NotUtf8,
+    OldTextNotFound,
+    OldTextNotUnique,
+    StorageError,
+    UnsafePath,
+    fmt_bytes,
+)
+from ..events import EventSink, Operation, events_for_write
+from ..files import CAPS, MemoryFile
+from ..store import MemoryStore, WriteResult
+from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE, ToolDefinition
+from .inputs import MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput
+
+ErrorCode = Literal[
+    "hard_cap_exceeded",
+    "not_found",
+    "not_unique",
+    "invalid_input",
+    "unsaved_changes",
+    "conflict",
+    "not_utf8",
+    "unsafe_path",
+    "storage_error",
+    "busy",
+    "unknown_tool",
+]
+ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
+
+SOFT_CAP_HINT = "— over soft cap; consider memory_consolidate"
+
+
+class ToolExecutionError(Exception):
+    """A tool failure an agent or user caused; `str(error)` is the text to show them."""
+
+    def __init__(self, code: ErrorCode, message: str, *, is_user_visible: bool = True) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+        self.is_user_visible = is_user_visible
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    text: str
+    write: WriteResult | None = None
+    operation: Operation | None = None
+
+
+Handler = Callable[[BaseModel], ToolResult]
+
+
+class ToolDispatcher:
+    """Registry of tools and the single entry point that runs them."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, tuple[ToolDefinition, Handler]] = {}
+
+    def register(self, definition: ToolDefinition, handler: Handler) -> None:
+        if definition.name in self._tools:
+            raise ValueError(f"tool {definition.name!r} is already registered")
+        self._tools[definition.name] = (definition, handler)
+
+    def definitions(self) -> list[ToolDefinition]:
+        return [definition for definition, _ in self._tools.values()]
+
+    def dispatch(self, name: str, tool_input: object) -> ToolResult:
+        entry = self._tools.get(name)
+        if entry is None:
+            known = ", ".join(sorted(self._tools))
+            raise ToolExecutionError("unknown_tool", f"unknown tool {name!r}; known tools: {known}")
+        definition, handler = entry
+        params = validate_input(definition, tool_input)
+        try:
+            return handler(params)
+        except MemoryStoreError as exc:
+            raise to_tool_error(exc) from exc
+
+
+def validate_input(definition: ToolDefinition, tool_input: object) -> BaseModel:
+    if not isinstance(tool_input, Mapping):
+        raise ToolExecutionError(
+            "invalid_input",
+            f"invalid input for {definition.name}: expected a JSON object, got "
+            f"{type(tool_input).__name__}. {usage_hint(definition)}",
+        )
+    try:
+        return definition.input_model.model_validate(dict(tool_input))
+    except ValidationError as exc:
+        problems = "; ".join(_describe(err) for err in exc.errors())
+        raise ToolExecutionError(
+            "invalid_input",
+            f"invalid input for {definition.name}: {problems}. {usage_hint(definition)}",
+        ) from exc
+
+
+def usage_hint(definition: ToolDefinition) -> str:
+    props: dict[str, Any] = definition.input_schema.get("properties", {})
+    shown = ", ".join(
+        f'"{name}": ' + (" | ".join(f'"{v}"' for v in spec["enum"]) if "enum" in spec else "<text>")
+        for name, spec in props.items()
+    )
+    return f"Expected {{{shown}}} and nothing else."
+
+
+def _describe(err: Any) -> str:
+    where = ".".join(str(p) for p in err.get("loc", ())) or "input"
+    kind = err.get("type", "")
+    if kind == "missing":
+        return f"'{where}' is required"
+    if kind == "extra_forbidden":
+        return f"'{where}' is not an accepted field"
+    if kind == "literal_error":
+        return f"'{where}' must be exactly 'MEMORY.md' or 'USER.md', got {_short(err.get('input'))}"
+    if kind == "string_too_short":
+        return f"'{where}' must not be empty"
+    if kind == "string_type":
+        return f"'{where}' must be a string, got {type(err.get('input')).__name__}"
+    return f"'{where}': {err.get('msg', 'invalid')}"
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def to_tool_error(exc: MemoryStoreError) -> ToolExecutionError:
+    code: ErrorCode
+    if isinstance(exc, MemoryHardCapExceeded):
+        code = "hard_cap_exceeded"
+    elif isinstance(exc, OldTextNotFound):
+        code = "not_found"
+    elif isinstance(exc, OldTextNotUnique):
+        code = "not_unique"
+    elif isinstance(exc, (EmptyEntry, EmptyOldText, InvalidText, InvalidMemoryFile)):
+        code = "invalid_input"
+    elif isinstance(exc, NotUtf8):
+        code = "not_utf8"
+    elif isinstance(exc, UnsafePath):
+        code = "unsafe_path"
+    elif isinstance(exc, LockTimeout):
+        code = "busy"
+    elif isinstance(exc, StorageError):
+        code = "storage_error"
+    else:  # pragma: no cover - every store error is mapped above
+        code = "storage_error"
+    return ToolExecutionError(code, str(exc))
+
+
+def success_text(verb: str, result: WriteResult) -> str:
+    caps = CAPS[result.file]
+    text = (
+        f"{verb} {result.file.value}: {fmt_bytes(result.before_size_bytes)} → "
+        f"{fmt_bytes(result.after_size_bytes)} (soft cap {fmt_bytes(caps.soft)}, "
+        f"hard cap {fmt_bytes(caps.hard)})"
+    )
+    return f"{text} {SOFT_CAP_HINT}" if result.over_soft_cap else f"{text}."
+
+
+def register_memory_tools(
+    dispatcher: ToolDispatcher, store: MemoryStore, sink: EventSink | None = None
+) -> None:
+    """Register memory_add/replace/consolidate bound to `store`, publishing to `sink`."""
+
+    def finish(operation: Operation, verb: str, result: WriteResult) -> ToolResult:
+        if sink is not None:
+            for event in events_for_write(operation, result):
+                sink.emit(event)
+        return ToolResult(text=success_text(verb, result), write=result, operation=operation)
+
+    def add(params: BaseModel) -> ToolResult:
+        assert isinstance(params, MemoryAddInput)
+        return finish("add", "Added entry to", store.add_entry(MemoryFile(params.file), params.entry))
+
+    def replace(params: BaseModel) -> ToolResult:
+        assert isinstance(params, MemoryReplaceInput)
+        result = store.replace(MemoryFile(params.file), params.old, params.new)
+        return finish("replace", "Replaced text in", result)
+
+    def consolidate(params: BaseModel) -> ToolResult:
+        assert isinstance(params, MemoryConsolidateInput)
+        result = store.consolidate(MemoryFile(params.file), params.content)
+        return finish("consolidate", "Consolidated", result)
+
+    dispatcher.register(MEMORY_ADD, add)
+    dispatcher.register(MEMORY_REPLACE, replace)
+    dispatcher.register(MEMORY_CONSOLIDATE, consolidate)
+
+
+def memory_dispatcher(store: MemoryStore, sink: EventSink | None = None) -> ToolDispatcher:
+    """A dispatcher holding just the three memory tools."""
+    dispatcher = ToolDispatcher()
+    register_memory_tools(dispatcher, store, sink)
+    return dispatcher
