@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .errors import MemoryStoreError, fmt_bytes
-from .files import CAPS, MemoryFile
+from .files import MemoryFile
 from .store import MemoryStore
+from .usage import snapshot_usage
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -30,11 +31,15 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("workspace", nargs="?", default=".")
     base = prompt.add_mutually_exclusive_group()
     base.add_argument("--base", default="", metavar="TEXT", help="base prompt text")
-    base.add_argument("--base-file", type=Path, metavar="PATH", help="read the base prompt from PATH")
+    base.add_argument(
+        "--base-file", type=Path, metavar="PATH", help="read the base prompt from PATH"
+    )
 
     def tool(name: str, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)")
+        p.add_argument(
+            "--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)"
+        )
         p.add_argument("file", metavar="FILE", help="MEMORY.md or USER.md")
         return p
 
@@ -46,10 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
     consolidate = tool("consolidate", "replace the whole file (memory_consolidate)")
     source = consolidate.add_mutually_exclusive_group(required=True)
     source.add_argument("--content", metavar="TEXT", help="the new content")
-    source.add_argument("--from", dest="from_path", type=Path, metavar="PATH", help="read it from PATH")
+    source.add_argument(
+        "--from", dest="from_path", type=Path, metavar="PATH", help="read it from PATH"
+    )
     source.add_argument("-", dest="stdin", action="store_true", help="read it from standard input")
 
     sub.add_parser("lsp", help="run the language server on stdio (for editors)")
+    mcp = sub.add_parser("mcp", help="run the MCP server on stdio (for agent hosts)")
+    mcp.add_argument("workspace", nargs="?", default=".", help="workspace folder (default: .)")
     return parser
 
 
@@ -69,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             run_stdio()
             return EXIT_OK
+        if args.command == "mcp":
+            return _mcp(args.workspace)
         return _tool(args)
     except UsageError as exc:
         print(f"metis-memory: {exc}", file=sys.stderr)
@@ -89,38 +100,49 @@ def _workspace(path: str) -> MemoryStore:
     return MemoryStore(folder)
 
 
+def _mcp(workspace: str) -> int:
+    folder = _workspace(workspace).workspace_path
+    try:
+        from .mcp_server import run_stdio
+    except ImportError as exc:
+        raise UsageError(
+            f"the MCP server needs the 'mcp' package ({exc}); install it with "
+            "pip install 'metis-memory[mcp]'"
+        ) from exc
+    run_stdio(folder)
+    return EXIT_OK
+
+
 def _check(workspace: str, as_json: bool) -> int:
     store = _workspace(workspace)
     report: dict[str, dict[str, object]] = {}
+    lines: list[str] = []
     failed = False
     for f in MemoryFile:
         snap = store.snapshot(f)
-        caps = CAPS[f]
-        over_soft, over_hard = snap.size_bytes > caps.soft, snap.size_bytes > caps.hard
-        failed = failed or over_hard
-        status = "over hard cap" if over_hard else "over soft cap" if over_soft else "ok"
+        usage = snapshot_usage(snap)
+        failed = failed or usage["over_hard_cap"]
+        status = (
+            "over hard cap"
+            if usage["over_hard_cap"]
+            else "over soft cap"
+            if usage["over_soft_cap"]
+            else "ok"
+        )
         if not snap.utf8_valid:
             status += ", not UTF-8"
         report[f.value] = {
-            "size_bytes": snap.size_bytes,
-            "soft_cap": caps.soft,
-            "hard_cap": caps.hard,
-            "over_soft_cap": over_soft,
-            "over_hard_cap": over_hard,
+            **usage,
             "utf8_valid": snap.utf8_valid,
             "exists": snap.exists,
             "status": status,
         }
-    if as_json:
-        print(json.dumps(report, indent=2))
-    else:
-        for name, row in report.items():
-            size = int(str(row["size_bytes"]))
-            soft = int(str(row["soft_cap"]))
-            print(
-                f"{name:<10} {fmt_bytes(size):>10} / soft {fmt_bytes(soft)} / hard "
-                f"{fmt_bytes(int(str(row['hard_cap'])))}  {100 * size / soft:5.1f}%  {row['status']}"
-            )
+        lines.append(
+            f"{f.value:<10} {fmt_bytes(snap.size_bytes):>10} / soft {fmt_bytes(usage['soft_cap'])}"
+            f" / hard {fmt_bytes(usage['hard_cap'])}"
+            f"  {100 * snap.size_bytes / usage['soft_cap']:5.1f}%  {status}"
+        )
+    print(json.dumps(report, indent=2) if as_json else "\n".join(lines))
     return EXIT_FAIL if failed else EXIT_OK
 
 

@@ -76,8 +76,13 @@ class MemoryHardCapExceeded(MemoryStoreError):
     """A write whose result would be larger than the file's hard cap; the file is unchanged."""
 
     def __init__(
-        self, file: str, operation: str, current_size: int, attempted_size: int,
-        soft_cap: int, hard_cap: int,
+        self,
+        file: str,
+        operation: str,
+        current_size: int,
+        attempted_size: int,
+        soft_cap: int,
+        hard_cap: int,
     ) -> None:
         self.file = file
         self.operation = operation
@@ -89,7 +94,8 @@ class MemoryHardCapExceeded(MemoryStoreError):
         super().__init__(
             f"{operation} rejected: {file} would be {fmt_bytes(attempted_size)}, "
             f"{fmt_bytes(over)} over its hard cap of {fmt_bytes(hard_cap)} "
-            f"(now {fmt_bytes(current_size)}; soft cap {fmt_bytes(soft_cap)}). Nothing was written. "
+            f"(now {fmt_bytes(current_size)}; soft cap {fmt_bytes(soft_cap)}). "
+            "Nothing was written. "
             f"Consolidate {file} to under {fmt_bytes(soft_cap)} (merge, shorten or drop entries), "
             "then retry."
         )
@@ -171,6 +177,4 @@ class InvalidText(MemoryStoreError, ValueError):
         self.file = file
         self.field = field
         self.reason = reason
-        super().__init__(
-            f"{field} for {file} {reason}: nothing was written; send plain UTF-8 text"
-        )
+        super().__init__(f"{field} for {file} {reason}: nothing was written; send plain UTF-8 text")

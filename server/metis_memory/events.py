@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -55,7 +55,7 @@ class MemoryEviction(BaseModel):
         return self.model_dump(exclude={"event_type"})
 
 
-MemoryEvent = Union[MemoryUpdated, MemoryEviction]
+MemoryEvent = MemoryUpdated | MemoryEviction
 Subscriber = Callable[[MemoryEvent], None]
 
 

@@ -59,8 +59,7 @@ MEMORY_REPLACE = ToolDefinition(
     name="memory_replace",
     description=(
         "Replace a unique substring of MEMORY.md or USER.md: 'old' must occur exactly once "
-        "(copy it verbatim from the current memory); use an empty 'new' to delete it. "
-        + _CAPS_NOTE
+        "(copy it verbatim from the current memory); use an empty 'new' to delete it. " + _CAPS_NOTE
     ),
     input_model=MemoryReplaceInput,
 )
@@ -76,4 +75,8 @@ MEMORY_CONSOLIDATE = ToolDefinition(
     input_model=MemoryConsolidateInput,
 )
 
-MEMORY_TOOL_DEFINITIONS: tuple[ToolDefinition, ...] = (MEMORY_ADD, MEMORY_REPLACE, MEMORY_CONSOLIDATE)
+MEMORY_TOOL_DEFINITIONS: tuple[ToolDefinition, ...] = (
+    MEMORY_ADD,
+    MEMORY_REPLACE,
+    MEMORY_CONSOLIDATE,
+)

@@ -191,7 +191,9 @@ def register_memory_tools(
 
     def add(params: BaseModel) -> ToolResult:
         assert isinstance(params, MemoryAddInput)
-        return finish("add", "Added entry to", store.add_entry(MemoryFile(params.file), params.entry))
+        return finish(
+            "add", "Added entry to", store.add_entry(MemoryFile(params.file), params.entry)
+        )
 
     def replace(params: BaseModel) -> ToolResult:
         assert isinstance(params, MemoryReplaceInput)

@@ -32,7 +32,8 @@ class MemoryConsolidateInput(_ToolInput):
 
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema in the spec's plain form (no titles)."""
-    return _strip_titles(model.model_json_schema())
+    schema: dict[str, Any] = _strip_titles(model.model_json_schema())
+    return schema
 
 
 def _strip_titles(node: Any) -> Any:

@@ -1,0 +1,41 @@
+# Every target installs what it needs, idempotently; stamps make the second run fast.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: help venv test test-python lint typecheck clean
+
+help:
+	@echo "make run    - the main job: VS Code (code-server) with the extension on examples/workspace"
+	@echo "make test   - the whole suite: lint, types, Python, language server, extension, end-to-end"
+	@echo "make bench  - the language-server benchmark"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check server tests
+	$(VENV)/bin/ruff format --check server tests
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy --strict server/metis_memory
+
+test-python: $(STAMP)
+	$(PY) -m pytest tests --ignore=tests/e2e
+
+# The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.
+-include mk/extension.mk
+
+test: lint typecheck test-python $(EXTENSION_TEST_TARGETS)
+
+clean:
+	rm -rf $(VENV) .cache dist node_modules .mypy_cache .ruff_cache .pytest_cache
