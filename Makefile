@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv test test-python lint typecheck clean
+.PHONY: help venv test test-python lint typecheck clean bench bench-check
 
 help:
 	@echo "make run    - the main job: VS Code (code-server) with the extension on examples/workspace"
@@ -36,6 +36,13 @@ test-python: $(STAMP)
 -include mk/extension.mk
 
 test: lint typecheck test-python $(EXTENSION_TEST_TARGETS)
+
+# Timings live here, not in `make test`: ratios to a minimal pygls server measured in the same run.
+bench: $(STAMP)
+	cd bench && ../$(PY) run.py
+
+bench-check: $(STAMP)
+	cd bench && ../$(PY) run.py --check
 
 clean:
 	rm -rf $(VENV) .cache dist node_modules .mypy_cache .ruff_cache .pytest_cache
