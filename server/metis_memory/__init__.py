@@ -1,21 +1,50 @@
-"""Metis Memory: bounded, agent-curated workspace memory in `.metis/MEMORY.md` and `USER.md`."""
+"""Metis Memory: bounded, agent-curated workspace memory in `.metis/MEMORY.md` and `USER.md`.
 
-from .errors import (
-    EmptyEntry,
-    InvalidMemoryFile,
-    MemoryHardCapExceeded,
-    MemoryStoreError,
-    NotUtf8,
-    OldTextNotFound,
-    OldTextNotUnique,
-    StorageError,
-    UnsafePath,
-)
-from .events import EventSink, MemoryEviction, MemoryUpdated
-from .files import MemoryFile
-from .store import MemorySnapshot, MemoryStore, WriteResult
+The public names below are imported on first use (PEP 562), so `metis-memory lsp`
+does not pay for pydantic (the event models) before it answers `initialize`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import (
+        EmptyEntry,
+        InvalidMemoryFile,
+        MemoryHardCapExceeded,
+        MemoryStoreError,
+        NotUtf8,
+        OldTextNotFound,
+        OldTextNotUnique,
+        StorageError,
+        UnsafePath,
+    )
+    from .events import EventSink, MemoryEviction, MemoryUpdated
+    from .files import MemoryFile
+    from .store import MemorySnapshot, MemoryStore, WriteResult
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "EmptyEntry": "errors",
+    "InvalidMemoryFile": "errors",
+    "MemoryHardCapExceeded": "errors",
+    "MemoryStoreError": "errors",
+    "NotUtf8": "errors",
+    "OldTextNotFound": "errors",
+    "OldTextNotUnique": "errors",
+    "StorageError": "errors",
+    "UnsafePath": "errors",
+    "EventSink": "events",
+    "MemoryEviction": "events",
+    "MemoryUpdated": "events",
+    "MemoryFile": "files",
+    "MemorySnapshot": "store",
+    "MemoryStore": "store",
+    "WriteResult": "store",
+}
 
 __all__ = [
     "EmptyEntry",
@@ -35,3 +64,16 @@ __all__ = [
     "UnsafePath",
     "WriteResult",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -9,6 +9,7 @@ directory is fsynced so the rename itself survives a power cut.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import sys
@@ -80,6 +81,10 @@ def atomic_write(target: Path, data: bytes) -> None:
         existing_mode = None
     except OSError as exc:
         raise StorageError("inspect", target, exc) from exc
+    if existing_mode is not None and not _may_write(target):
+        # The rename needs only the directory's permission; honour the file's own too.
+        denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(target))
+        raise StorageError("write", target, denied)
     try:
         fd, tmp_name = tempfile.mkstemp(
             prefix=temp_prefix(target.name), suffix=TEMP_SUFFIX, dir=directory
@@ -108,6 +113,12 @@ def atomic_write(target: Path, data: bytes) -> None:
             tmp.unlink()
         raise
     fsync_dir(directory)
+
+
+def _may_write(path: Path) -> bool:
+    """Whether this process may write `path` itself, judged by its effective ids."""
+    effective = os.access in os.supports_effective_ids
+    return os.access(path, os.W_OK, effective_ids=effective)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -96,8 +96,8 @@ class MemoryHardCapExceeded(MemoryStoreError):
             f"{fmt_bytes(over)} over its hard cap of {fmt_bytes(hard_cap)} "
             f"(now {fmt_bytes(current_size)}; soft cap {fmt_bytes(soft_cap)}). "
             "Nothing was written. "
-            f"Consolidate {file} to under {fmt_bytes(soft_cap)} (merge, shorten or drop entries), "
-            "then retry."
+            f"Consolidate {file} with memory_consolidate to under {fmt_bytes(soft_cap)} "
+            "(merge, shorten or drop entries), then retry."
         )
 
 
@@ -166,6 +166,8 @@ def _hint(cause: OSError, path: Path) -> str:
         f"{path.name if path.name == '.metis' else '.metis'} can be a directory.",
         errno.EEXIST: "A file stands where the .metis directory is needed: move it away.",
         errno.EISDIR: "A directory stands where the memory file is needed: move it away.",
+        errno.EFBIG: "A file-size limit (ulimit -f) stopped the write: raise it and retry.",
+        errno.ELOOP: "A symlink loop: point the symlink at a real directory or remove it.",
     }
     return hints.get(cause.errno or 0, "Check the path and its permissions, then retry.")
 

@@ -20,5 +20,19 @@ def compose_prompt(base: str, user: str, memory: str) -> str:
         parts.append(base.rstrip("\r\n"))
     for heading, content in ((USER_HEADING, user), (MEMORY_HEADING, memory)):
         if content.strip():
-            parts.append(f"{heading}\n\n{content.strip(chr(13) + chr(10))}")
+            parts.append(f"{heading}\n\n{trim_blank_lines(content)}")
     return "\n\n".join(parts)
+
+
+def trim_blank_lines(text: str) -> str:
+    """`text` without its leading and trailing blank (whitespace-only) lines; the first
+    kept line keeps its indentation and the last its trailing spaces. Linear time: a
+    hand-edited memory file can be huge."""
+    if not text.strip():
+        return ""
+    first = len(text) - len(text.lstrip())
+    start = max(text.rfind("\n", 0, first), text.rfind("\r", 0, first)) + 1
+    last = len(text.rstrip())
+    breaks = [i for i in (text.find("\n", last), text.find("\r", last)) if i != -1]
+    end = min(breaks, default=len(text))
+    return text[start:end] if end > start else ""

@@ -7,7 +7,10 @@ under the workspace lock, atomic, and refuse results over the hard cap.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import stat
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,17 +146,22 @@ class MemoryStore:
     # ---- writes -----------------------------------------------------------
     def add_entry(self, file: MemoryFile | str, entry: str) -> WriteResult:
         f = parse_memory_file(file)
-        if not isinstance(entry, str) or not entry.strip():
-            raise EmptyEntry(f.value)
         _check_text(f, "entry", entry)
+        if not entry.strip():
+            raise EmptyEntry(f.value)
 
         def append(current: str) -> str:
-            newline = "\r\n" if "\r\n" in current else "\n"
+            # The file keeps its line endings: the entry's own newlines are converted too.
+            if current:
+                newline = "\r\n" if "\r\n" in current else "\n"
+            else:
+                newline = "\r\n" if "\r\n" in entry else "\n"
+            text = entry.replace("\r\n", "\n").replace("\n", newline)
             joined = current
             if joined and not joined.endswith("\n"):
                 joined += newline
-            joined += entry
-            if not entry.endswith("\n"):
+            joined += text
+            if not text.endswith("\n"):
                 joined += newline
             return joined
 
@@ -167,7 +175,7 @@ class MemoryStore:
         _check_text(f, "new", new_text)
 
         def substitute(current: str) -> str:
-            count = current.count(old_text)
+            count = count_occurrences(current, old_text)
             if count == 0:
                 raise OldTextNotFound(f.value, old_text)
             if count > 1:
@@ -187,13 +195,15 @@ class MemoryStore:
         self, f: MemoryFile, operation: str, transform: Callable[[str], str], *, needs_utf8: bool
     ) -> WriteResult:
         caps = CAPS[f]
-        target = self._safe_target(f)
-        if not target.parent.exists():
+        metis_dir, target = self._safe_paths(f)
+        if not metis_dir.exists():
             # Validate against the empty file before creating anything, so a rejected
             # first write leaves no `.metis/` behind.
             self._encode_within_caps(f, operation, transform(""), current_size=0)
-        ensure_private_dir(target.parent)
-        with workspace_lock(target.parent):
+        ensure_private_dir(metis_dir)
+        # The lock lives in `.metis/` even when the file is a symlink to elsewhere in the
+        # workspace; temp files must sit beside the real file for the rename to be atomic.
+        with workspace_lock(metis_dir):
             remove_stale_temps(target.parent, target.name)
             before = self._read_bytes(target) or b""
             current, bad = decode(before)
@@ -225,24 +235,73 @@ class MemoryStore:
 
     def _safe_target(self, f: MemoryFile) -> Path:
         """The file's real path, refusing symlinks (of the dir or file) leading outside."""
-        root = self._workspace.resolve()
+        return self._safe_paths(f)[1]
+
+    def _safe_paths(self, f: MemoryFile) -> tuple[Path, Path]:
+        """The real paths of `.metis/` and of the file, both checked to be in the workspace."""
+        root = _resolve(self._workspace)
         metis_dir = self._workspace / METIS_DIR
         target = metis_dir / f.value
+        resolved: list[Path] = []
         for path in (metis_dir, target):
-            resolved = path.resolve()
-            if not resolved.is_relative_to(root):
-                raise UnsafePath(path, resolved, root)
-        return target.resolve()
+            real = _resolve(path)
+            if not real.is_relative_to(root):
+                raise UnsafePath(path, real, root)
+            resolved.append(real)
+        return resolved[0], resolved[1]
 
     @staticmethod
     def _read_bytes(target: Path) -> bytes | None:
+        """The file's bytes, or None when it is missing. Opened non-blocking and checked to
+        be a regular file: a FIFO in its place would otherwise hang the reader."""
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            with open(target, "rb") as fh:
-                return fh.read()
+            fd = os.open(target, flags)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise StorageError("read", target, exc) from exc
+        try:
+            with open(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise StorageError(
+                        "read", target, OSError(errno.EINVAL, "it is not a regular file")
+                    )
+                return fh.read()
+        except OSError as exc:
+            raise StorageError("read", target, exc) from exc
+
+
+def count_occurrences(text: str, sub: str) -> int:
+    """How often `sub` occurs in `text`, for the exactly-once rule of replace.
+
+    Overlaps count: in "aaa", "aa" occurs twice and replacing "the" one would be a guess.
+    Two or more separate matches are reported as counted by `str.count` (fast on a huge
+    file); a lone separate match is checked for overlapping neighbours, which can only sit
+    within one match's length of it.
+    """
+    count = text.count(sub)
+    if count != 1:
+        return count
+    first = text.find(sub)
+    overlapping = 1
+    start = text.find(sub, first + 1)
+    while start != -1:
+        overlapping += 1
+        start = text.find(sub, start + 1)
+    return overlapping
+
+
+def _resolve(path: Path) -> Path:
+    """`path.resolve()`, with a symlink loop reported as a StorageError (Python < 3.13
+    raises RuntimeError for it, which no caller expects)."""
+    try:
+        return path.resolve()
+    except RuntimeError as exc:
+        loop = OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+        raise StorageError("resolve", path, loop) from exc
+    except OSError as exc:
+        raise StorageError("resolve", path, exc) from exc
 
 
 def _check_text(f: MemoryFile, field: str, text: str) -> None:

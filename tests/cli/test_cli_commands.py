@@ -1,0 +1,313 @@
+"""`metis-memory` from a shell: check, prompt, add, replace, consolidate, and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+Runner = Callable[..., subprocess.CompletedProcess[str]]
+
+HINT = "— over soft cap; consider memory_consolidate"
+
+
+def memory(workspace: Path, name: str = "MEMORY.md") -> Path:
+    return workspace / ".metis" / name
+
+
+def seed(workspace: Path, data: bytes, name: str = "MEMORY.md") -> Path:
+    path = memory(workspace, name)
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+# ---- check ------------------------------------------------------------------------------------
+
+
+def test_check_an_empty_workspace(cli: Runner, workspace: Path) -> None:
+    result = cli("check")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    assert " ".join(lines[0].split()) == "MEMORY.md 0 B / soft 2,048 B / hard 4,096 B 0.0% ok"
+    assert lines[1].startswith("USER.md") and lines[1].endswith("ok")
+    assert "1,536 B" in lines[1] and "3,072 B" in lines[1]
+    assert result.stderr == ""
+    assert not (workspace / ".metis").exists(), "check must not create .metis/"
+
+
+def test_check_reports_sizes_and_soft_cap_status(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"m" * 1024)
+    seed(workspace, b"u" * 2000, "USER.md")
+    result = cli("check", str(workspace), cwd=workspace.parent)
+    assert result.returncode == 0, result.stderr
+    memory_line, user_line = result.stdout.splitlines()
+    assert "1,024 B" in memory_line and "50.0%" in memory_line and memory_line.endswith("ok")
+    assert "2,000 B" in user_line and user_line.endswith("over soft cap")
+
+
+def test_check_json(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"- uses ruff\n")
+    result = cli("check", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert set(report) == {"MEMORY.md", "USER.md"}
+    assert report["MEMORY.md"] == {
+        "size_bytes": 12,
+        "soft_cap": 2048,
+        "hard_cap": 4096,
+        "over_soft_cap": False,
+        "over_hard_cap": False,
+        "utf8_valid": True,
+        "exists": True,
+        "status": "ok",
+    }
+    assert report["USER.md"]["exists"] is False
+    assert report["USER.md"]["size_bytes"] == 0
+    assert (report["USER.md"]["soft_cap"], report["USER.md"]["hard_cap"]) == (1536, 3072)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_check_fails_when_a_file_is_over_its_hard_cap(
+    cli: Runner, workspace: Path, as_json: bool
+) -> None:
+    seed(workspace, b"u" * 3073, "USER.md")
+    result = cli("check", *(["--json"] if as_json else []))
+    assert result.returncode == 1
+    if as_json:
+        report = json.loads(result.stdout)
+        assert report["USER.md"]["over_hard_cap"] is True
+        assert report["USER.md"]["status"] == "over hard cap"
+        assert report["MEMORY.md"]["over_hard_cap"] is False
+    else:
+        assert result.stdout.splitlines()[1].endswith("over hard cap")
+
+
+def test_check_at_exactly_the_hard_cap_passes(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"m" * 4096)
+    result = cli("check")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0].endswith("over soft cap")
+
+
+def test_check_flags_a_non_utf8_file(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"caf\xe9\n")
+    result = cli("check", "--json")
+    assert result.returncode == 0
+    report = json.loads(result.stdout)["MEMORY.md"]
+    assert report["utf8_valid"] is False
+    assert report["status"] == "ok, not UTF-8"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "no-such-dir"],
+        ["check", "a-file.txt"],
+        ["prompt", "a-file.txt"],
+        ["add", "--workspace", "no-such-dir", "MEMORY.md", "fact"],
+    ],
+)
+def test_a_workspace_that_is_not_a_directory_is_a_usage_error(
+    cli: Runner, workspace: Path, args: list[str]
+) -> None:
+    (workspace / "a-file.txt").write_text("x")
+    result = cli(*args)
+    assert result.returncode == 2
+    assert "is not a directory" in result.stderr
+    assert result.stdout == ""
+    assert not (workspace / ".metis").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["frobnicate"],
+        ["check", "--bogus"],
+        ["prompt", "--base", "a", "--base-file", "b"],
+        ["add", "MEMORY.md"],
+        ["replace", "MEMORY.md", "old"],
+        ["consolidate", "MEMORY.md"],
+        ["consolidate", "MEMORY.md", "--content", "x", "--from", "y"],
+    ],
+)
+def test_bad_flags_are_usage_errors(cli: Runner, workspace: Path, args: list[str]) -> None:
+    result = cli(*args)
+    assert result.returncode == 2
+    assert "usage: metis-memory" in result.stderr
+    assert not (workspace / ".metis").exists()
+
+
+def test_check_reports_a_storage_error(cli: Runner, workspace: Path) -> None:
+    (workspace / ".metis").write_text("a file, not a directory\n")
+    result = cli("check")
+    assert result.returncode == 1
+    assert result.stderr.startswith("metis-memory: could not read")
+    assert ".metis" in result.stderr
+
+
+# ---- prompt -----------------------------------------------------------------------------------
+
+
+def test_prompt_with_base(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"uses ruff\n")
+    seed(workspace, b"prefers tabs\n", "USER.md")
+    result = cli("prompt", "--base", "You are a coding agent.")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "You are a coding agent.\n\n"
+        "## User context (USER.md)\n\nprefers tabs\n\n"
+        "## Workspace memory (MEMORY.md)\n\nuses ruff\n"
+    )
+
+
+def test_prompt_with_base_file_and_workspace_argument(
+    cli: Runner, workspace: Path, tmp_path: Path
+) -> None:
+    seed(workspace, b"uses ruff\n")
+    base = tmp_path / "base.txt"
+    base.write_text("Base from a file.\n\n", encoding="utf-8")
+    result = cli("prompt", str(workspace), "--base-file", str(base), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Base from a file.\n\n## Workspace memory (MEMORY.md)\n\nuses ruff\n"
+
+
+def test_prompt_without_base_or_memory(cli: Runner, workspace: Path) -> None:
+    result = cli("prompt")
+    assert result.returncode == 0
+    assert result.stdout == "\n"
+    assert not (workspace / ".metis").exists()
+
+
+def test_prompt_with_a_missing_base_file_is_a_usage_error(cli: Runner) -> None:
+    result = cli("prompt", "--base-file", "missing.txt")
+    assert result.returncode == 2
+    assert "cannot read --base-file 'missing.txt'" in result.stderr
+
+
+# ---- the three tools --------------------------------------------------------------------------
+
+
+def test_add_in_the_current_directory(cli: Runner, workspace: Path) -> None:
+    result = cli("add", "MEMORY.md", "- uses ruff")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B).\n"
+    )
+    assert memory(workspace).read_bytes() == b"- uses ruff\n"
+
+
+@pytest.mark.parametrize("flag", ["--workspace", "-w"])
+def test_add_with_workspace_flag(cli: Runner, workspace: Path, tmp_path: Path, flag: str) -> None:
+    result = cli("add", flag, str(workspace), "USER.md", "prefers tabs", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert memory(workspace, "USER.md").read_bytes() == b"prefers tabs\n"
+    assert not (tmp_path / ".metis").exists()
+
+
+def test_replace(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"- uses ruff\n")
+    result = cli("replace", "MEMORY.md", "ruff", "ruff and mypy")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Replaced text in MEMORY.md: 12 B → 21 B")
+    assert memory(workspace).read_bytes() == b"- uses ruff and mypy\n"
+
+
+def test_consolidate_from_content(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"a\nb\nc\n")
+    result = cli("consolidate", "MEMORY.md", "--content", "merged\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Consolidated MEMORY.md: 6 B → 7 B")
+    assert memory(workspace).read_bytes() == b"merged\n"
+
+
+def test_consolidate_from_a_file(cli: Runner, workspace: Path, tmp_path: Path) -> None:
+    source = tmp_path / "curated.md"
+    source.write_bytes("- café facts\n".encode())
+    result = cli("consolidate", "USER.md", "--from", str(source))
+    assert result.returncode == 0, result.stderr
+    assert memory(workspace, "USER.md").read_bytes() == "- café facts\n".encode()
+
+
+def test_consolidate_from_stdin(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"old\n")
+    result = cli("consolidate", "MEMORY.md", "-", stdin="from stdin\nsecond line\n")
+    assert result.returncode == 0, result.stderr
+    assert memory(workspace).read_bytes() == b"from stdin\nsecond line\n"
+
+
+def test_consolidate_to_empty_from_stdin(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"old\n")
+    result = cli("consolidate", "MEMORY.md", "-", stdin="")
+    assert result.returncode == 0, result.stderr
+    assert memory(workspace).read_bytes() == b""
+
+
+def test_consolidate_from_a_missing_file_is_a_usage_error(cli: Runner, workspace: Path) -> None:
+    seed(workspace, b"kept\n")
+    result = cli("consolidate", "MEMORY.md", "--from", "missing.md")
+    assert result.returncode == 2
+    assert "cannot read --from 'missing.md'" in result.stderr
+    assert memory(workspace).read_bytes() == b"kept\n"
+
+
+def test_over_the_soft_cap_prints_the_hint(cli: Runner, workspace: Path) -> None:
+    result = cli("consolidate", "USER.md", "--content", "u" * 1600)
+    assert result.returncode == 0
+    assert result.stdout.rstrip("\n").endswith(HINT)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["replace", "MEMORY.md", "absent", "x"], "text to replace was not found in MEMORY.md"),
+        (["replace", "MEMORY.md", "- a", "x"], "text to replace occurs 2 times in MEMORY.md"),
+        (["add", "MEMORY.md", "   "], "entry for MEMORY.md is empty or only whitespace"),
+        (["add", "MEMORY.md", "y" * 4090], "add rejected: MEMORY.md would be 4,099 B"),
+        (["add", "memory.md", "fact"], "must be exactly 'MEMORY.md' or 'USER.md'"),
+        (["consolidate", "USER.md", "--content", "u" * 3073], "over its hard cap of 3,072 B"),
+    ],
+)
+def test_tool_errors_exit_1_with_the_message_on_stderr(
+    cli: Runner, workspace: Path, args: list[str], message: str
+) -> None:
+    path = seed(workspace, b"- a\n- a\n")
+    result = cli(*args)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("metis-memory: ")
+    assert message in result.stderr
+    assert path.read_bytes() == b"- a\n- a\n"
+    assert not memory(workspace, "USER.md").exists()
+
+
+def test_a_symlink_out_of_the_workspace_is_refused(
+    cli: Runner, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / ".metis").symlink_to(outside, target_is_directory=True)
+    result = cli("add", "MEMORY.md", "fact")
+    assert result.returncode == 1
+    assert "outside the workspace" in result.stderr
+    assert os.listdir(outside) == []
+
+
+# ---- python -m metis_memory --------------------------------------------------------------------
+
+
+def test_python_dash_m_runs_the_same_cli(cli_module: Runner, workspace: Path) -> None:
+    added = cli_module("add", "MEMORY.md", "via -m")
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.startswith("Added entry to MEMORY.md: 0 B → 7 B")
+    checked = cli_module("check", "--json")
+    assert checked.returncode == 0
+    assert json.loads(checked.stdout)["MEMORY.md"]["size_bytes"] == 7
+    bad = cli_module("check", "--bogus")
+    assert bad.returncode == 2

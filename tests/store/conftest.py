@@ -1,0 +1,86 @@
+"""Fixtures for the store tests: real workspaces on a real filesystem, and honest probes
+(a directory an unprivileged child can use, a small tmpfs, an audit hook counting opens)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from store_helpers import NOBODY, OpenRecorder
+
+from metis_memory import MemoryStore
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def store(workspace: Path) -> MemoryStore:
+    return MemoryStore(workspace)
+
+
+@pytest.fixture
+def nobody_dir() -> Iterator[Path]:
+    """A fresh directory owned by `nobody`, whose ancestors `nobody` can traverse.
+
+    Root bypasses permission bits, so permission tests run their write in a child that
+    drops to `nobody`. pytest's tmp_path lives under a root-only 0700 directory, so this
+    one is made in the system temp dir. Only root can give a directory away.
+    """
+    if os.geteuid() != 0:
+        pytest.skip("needs root: to chown a directory to nobody and drop privileges in a child")
+    base = Path(tempfile.mkdtemp(prefix="metis-nobody-"))
+    try:
+        for ancestor in base.parents:
+            if not os.stat(ancestor).st_mode & 0o001:
+                pytest.skip(f"{ancestor} is not traversable by other users")
+        os.chown(base, NOBODY, NOBODY)
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs mount, or a skip that says why it could not be mounted."""
+    mount_point = tmp_path / "small-fs"
+    mount_point.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command to create a small tmpfs")
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(mount_point)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {result.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False, capture_output=True)
+
+
+_RECORDER: OpenRecorder | None = None
+
+
+@pytest.fixture
+def open_recorder() -> Iterator[OpenRecorder]:
+    global _RECORDER
+    if _RECORDER is None:
+        _RECORDER = OpenRecorder()
+        sys.addaudithook(_RECORDER.hook)
+    try:
+        yield _RECORDER
+    finally:
+        _RECORDER.stop()

@@ -1,0 +1,240 @@
+"""Bad input loses nothing: non-UTF-8 files, a full disk, a file-size limit, a 50 MB file."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import resource
+import signal
+import warnings
+from pathlib import Path
+
+import pytest
+from store_helpers import OpenRecorder, fill_disk, memory_path, put, run_in_child, temp_files
+
+from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, NotUtf8, StorageError
+from metis_memory.store import MemoryNotUtf8Warning
+
+# ---- a memory file that is not valid UTF-8 ------------------------------------------------
+
+LATIN1 = "café: naïve\n".encode("latin-1")  # é and ï as single bytes 0xE9, 0xEF
+BAD_OFFSET = 3
+
+
+@pytest.fixture
+def latin1_file(workspace: Path) -> Path:
+    path = put(workspace, MemoryFile.MEMORY, LATIN1)
+    with pytest.raises(UnicodeDecodeError):
+        LATIN1.decode("utf-8")
+    return path
+
+
+def test_read_replaces_bad_bytes_and_warns(store: MemoryStore, latin1_file: Path) -> None:
+    with pytest.warns(MemoryNotUtf8Warning, match=f"offset {BAD_OFFSET}"):
+        text = store.read(MemoryFile.MEMORY)
+    assert text == "caf\ufffd: na\ufffdve\n"
+    assert store.size_bytes(MemoryFile.MEMORY) == len(LATIN1)
+
+
+def test_snapshot_flags_the_file(store: MemoryStore, latin1_file: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a snapshot flags instead of warning
+        snap = store.snapshot(MemoryFile.MEMORY)
+    assert snap.utf8_valid is False
+    assert snap.utf8_error_offset == BAD_OFFSET
+    assert snap.size_bytes == len(LATIN1)
+    assert snap.sha256 == hashlib.sha256(LATIN1).hexdigest()
+    assert snap.text == "caf\ufffd: na\ufffdve\n"
+    valid = store.snapshot(MemoryFile.USER)
+    assert valid.utf8_valid is True and valid.utf8_error_offset is None
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        pytest.param(lambda s: s.add_entry(MemoryFile.MEMORY, "new fact"), id="add"),
+        pytest.param(lambda s: s.replace(MemoryFile.MEMORY, "na", "NA"), id="replace-valid-part"),
+        pytest.param(lambda s: s.replace(MemoryFile.MEMORY, "\ufffd", "e"), id="replace-fffd"),
+    ],
+)
+def test_edits_refuse_to_destroy_bytes_they_cannot_represent(
+    store: MemoryStore, latin1_file: Path, edit: object
+) -> None:
+    with pytest.raises(NotUtf8) as info:
+        edit(store)  # type: ignore[operator]
+    assert info.value.offset == BAD_OFFSET
+    assert "memory_consolidate" in str(info.value)
+    assert latin1_file.read_bytes() == LATIN1
+    assert temp_files(latin1_file.parent) == []
+
+
+def test_consolidate_is_the_deliberate_way_out(store: MemoryStore, latin1_file: Path) -> None:
+    result = store.consolidate(MemoryFile.MEMORY, "café: naïve\n")
+    assert result.before_hash == hashlib.sha256(LATIN1).hexdigest()
+    assert result.before_size_bytes == len(LATIN1)
+    assert latin1_file.read_bytes() == "café: naïve\n".encode()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert store.read(MemoryFile.MEMORY) == "café: naïve\n"
+    store.add_entry(MemoryFile.MEMORY, "editable again")
+
+
+def test_a_truncated_multibyte_sequence_at_the_end(store: MemoryStore, workspace: Path) -> None:
+    data = "ok 日".encode()[:-1]  # the last character cut mid-sequence
+    path = put(workspace, MemoryFile.USER, data)
+    with pytest.warns(MemoryNotUtf8Warning):
+        assert store.read(MemoryFile.USER).startswith("ok ")
+    with pytest.raises(NotUtf8):
+        store.add_entry(MemoryFile.USER, "x")
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("lone \ud800 surrogate", "surrogate"), ("nul \x00 byte", "NUL")],
+)
+def test_text_that_cannot_be_stored_is_rejected(
+    store: MemoryStore, workspace: Path, text: str, why: str
+) -> None:
+    path = put(workspace, MemoryFile.MEMORY, "kept\n")
+    for write in (
+        lambda: store.add_entry(MemoryFile.MEMORY, text),
+        lambda: store.replace(MemoryFile.MEMORY, "kept", text),
+        lambda: store.consolidate(MemoryFile.MEMORY, text),
+    ):
+        with pytest.raises(ValueError, match=why):
+            write()
+    assert path.read_bytes() == b"kept\n"
+
+
+# ---- a full disk ----------------------------------------------------------------------------
+
+
+def test_a_full_disk_is_a_clear_error_and_keeps_the_original(small_tmpfs: Path) -> None:
+    ws = small_tmpfs / "ws"
+    ws.mkdir()
+    store = MemoryStore(ws)
+    store.consolidate(MemoryFile.MEMORY, "original\n")
+    path = memory_path(ws, MemoryFile.MEMORY)
+    filler = fill_disk(small_tmpfs)
+    for write in (
+        lambda: store.add_entry(MemoryFile.MEMORY, "a fact that needs a block " * 20),
+        lambda: store.consolidate(MemoryFile.MEMORY, "x" * 3000),
+    ):
+        with pytest.raises(StorageError) as info:
+            write()
+        assert info.value.cause.errno == errno.ENOSPC
+        assert "The disk is full" in str(info.value)
+        assert "Nothing was changed" in str(info.value)
+        assert path.read_bytes() == b"original\n"
+        assert temp_files(path.parent) == []
+    filler.unlink()
+    store.add_entry(MemoryFile.MEMORY, "space again")
+    assert path.read_bytes() == b"original\nspace again\n"
+
+
+def test_a_failing_write_syscall_keeps_the_original(
+    store: MemoryStore, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where no small filesystem can be mounted, this still proves the path: the first write
+    # to the temp file lands half its bytes, then the device reports it is full.
+    path = put(workspace, MemoryFile.MEMORY, "original\n")
+    real_write = os.write
+    calls: list[int] = []
+
+    def write_until_full(fd: int, data: bytes | memoryview) -> int:
+        calls.append(fd)
+        if len(calls) == 1:
+            return real_write(fd, bytes(data)[: max(1, len(data) // 2)])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", write_until_full)
+    with pytest.raises(StorageError) as info:
+        store.consolidate(MemoryFile.MEMORY, "a much longer replacement\n" * 20)
+    monkeypatch.undo()
+    assert len(calls) == 2
+    assert "The disk is full" in str(info.value)
+    assert path.read_bytes() == b"original\n"
+    assert temp_files(path.parent) == []
+
+
+def test_a_file_size_limit_is_a_clear_error_and_keeps_the_original(
+    store: MemoryStore, workspace: Path
+) -> None:
+    path = put(workspace, MemoryFile.USER, "original\n")
+
+    def write_under_a_100_byte_limit() -> object:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so the kernel reports EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+        return MemoryStore(workspace).consolidate(MemoryFile.USER, "y" * 2000)
+
+    outcome = run_in_child(write_under_a_100_byte_limit)
+    assert outcome.error_type == "StorageError", outcome
+    assert outcome.error_errno == errno.EFBIG
+    assert "Nothing was changed" in outcome.error_message
+    assert "ulimit -f" in outcome.error_message
+    assert path.read_bytes() == b"original\n"
+    assert temp_files(path.parent) == []
+
+
+# ---- a 50 MB memory file --------------------------------------------------------------------
+
+HUGE_SIZE = 50 * 1024 * 1024
+
+
+@pytest.fixture
+def huge_file(workspace: Path) -> tuple[Path, str]:
+    line = b"a line of a memory file someone let grow far too large\n"
+    data = (b"HEADER: the one unique line\n" + line * (HUGE_SIZE // len(line) + 1))[:HUGE_SIZE]
+    path = put(workspace, MemoryFile.MEMORY, data)
+    return path, hashlib.sha256(data).hexdigest()
+
+
+def test_a_50mb_file_reads_once(
+    store: MemoryStore, huge_file: tuple[Path, str], open_recorder: OpenRecorder
+) -> None:
+    path, _ = huge_file
+    open_recorder.watch(path)
+    text = store.read(MemoryFile.MEMORY)
+    assert open_recorder.count() == 1
+    assert len(text) == HUGE_SIZE
+    open_recorder.watch(path)
+    assert store.size_bytes(MemoryFile.MEMORY) == HUGE_SIZE
+    assert store.exists(MemoryFile.MEMORY)
+    assert open_recorder.count() == 0, "size and existence come from stat, not a read"
+    open_recorder.watch(path)
+    prompt = store.assemble_system_prompt("base")
+    assert open_recorder.count() == 1
+    assert prompt.startswith("base\n\n## Workspace memory (MEMORY.md)\n\nHEADER: the one")
+
+
+def test_writes_to_a_50mb_file_are_rejected_unchanged_reading_it_once(
+    store: MemoryStore, huge_file: tuple[Path, str], open_recorder: OpenRecorder
+) -> None:
+    path, digest = huge_file
+    for write in (
+        lambda: store.add_entry(MemoryFile.MEMORY, "one more"),
+        lambda: store.replace(MemoryFile.MEMORY, "the one unique line", "the unique line"),
+    ):
+        open_recorder.watch(path)
+        with pytest.raises(MemoryHardCapExceeded) as info:
+            write()
+        assert open_recorder.count() == 1
+        assert info.value.current_size == HUGE_SIZE
+        assert f"{HUGE_SIZE:,} B" in str(info.value)
+    assert path.stat().st_size == HUGE_SIZE
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    assert temp_files(path.parent) == []
+
+
+def test_a_50mb_file_consolidates_reading_it_once(
+    store: MemoryStore, huge_file: tuple[Path, str], open_recorder: OpenRecorder
+) -> None:
+    path, digest = huge_file
+    open_recorder.watch(path)
+    result = store.consolidate(MemoryFile.MEMORY, "the facts that matter\n")
+    assert open_recorder.count() == 1
+    assert result.before_hash == digest
+    assert result.before_size_bytes == HUGE_SIZE
+    assert path.read_bytes() == b"the facts that matter\n"
