@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv test test-python lint typecheck clean bench bench-check
+.PHONY: help venv test python-test-deps test-python lint typecheck clean bench bench-check
 
 help:
 	@echo "make run    - the main job: VS Code (code-server) with the extension on examples/workspace"
@@ -29,7 +29,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict server/metis_memory
 
-test-python: $(STAMP)
+# Debian's Neovim for the second-editor test (tests/neovim).
+python-test-deps:
+	@scripts/apt-install.sh neovim
+
+test-python: $(STAMP) python-test-deps
 	$(PY) -m pytest tests --ignore=tests/e2e
 
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.

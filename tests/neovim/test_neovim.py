@@ -1,0 +1,176 @@
+"""A real Neovim (headless, built-in LSP client) attached to `metis-memory lsp` with the
+configuration the README gives, reading back what Neovim holds: the same diagnostics
+(codes and ranges) and code actions as a client with VS Code's capabilities gets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "examples" / "neovim" / "metis.lua"
+HERE = Path(__file__).resolve().parent
+SERVER = [sys.executable, "-m", "metis_memory", "lsp"]
+NVIM = shutil.which("nvim")
+
+# Over the soft cap, with CJK and emoji before the boundary, a duplicate and a secret.
+MEMORY = (
+    "# Workspace memory\n\n"
+    "- 构建: make test runs ruff, mypy and pytest 🧪\n"
+    "- Deploys go through the staging branch\n"
+    "- deploys go through the staging branch\n"
+    "- CI token: ghp_"
+    + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    + "\n"
+    + "".join(f"- fact {i}: the café uses ünïcode — 日本語 ✓\n" for i in range(45))
+)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / ".metis").mkdir()
+    (tmp_path / ".metis" / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
+    return tmp_path
+
+
+def _key(code: Any, rng: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        code,
+        rng["start"]["line"],
+        rng["start"]["character"],
+        rng["end"]["line"],
+        rng["end"]["character"],
+    )
+
+
+async def _vscode_view(client: LanguageClient, workspace: Path) -> tuple[list[Any], list[str]]:
+    """Diagnostics and code-action titles as a VS Code-capable client sees them."""
+    path = workspace / ".metis" / "MEMORY.md"
+    uri = path.as_uri()
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+        )
+    )
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=MEMORY
+            )
+        )
+    )
+    async with asyncio.timeout(20):
+        while client.diagnostics.get(uri) is None or not any(
+            d.code == "secret" for d in client.diagnostics[uri]
+        ):
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    diagnostics = client.diagnostics[uri]
+    lines = MEMORY.count("\n")
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(0, 0), types.Position(lines, 0)),
+            context=types.CodeActionContext(diagnostics=diagnostics),
+        )
+    )
+    titles = [a.title for a in actions or []]
+    raw = [json.loads(json.dumps(client.protocol._converter.unstructure(d))) for d in diagnostics]
+    return raw, titles
+
+
+def _neovim_view(workspace: Path, expected: int, out: Path) -> dict[str, Any]:
+    assert NVIM is not None
+    env = {
+        **os.environ,
+        "METIS_OUT": str(out),
+        "METIS_EXPECT_DIAGNOSTICS": str(expected),
+    }
+    cmd_lua = "lua vim.g.metis_memory_cmd = " + _lua_list(SERVER)
+    proc = subprocess.run(
+        [
+            NVIM,
+            "--headless",
+            "--clean",
+            "--cmd",
+            cmd_lua,
+            "--cmd",
+            f"luafile {HERE / 'capture.lua'}",
+            "-u",
+            str(CONFIG),
+            "-c",
+            f"luafile {HERE / 'probe.lua'}",
+            str(workspace / ".metis" / "MEMORY.md"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert out.exists(), f"Neovim wrote no result (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    result: dict[str, Any] = json.loads(out.read_text())
+    assert result["error"] is None, result["error"]
+    return result
+
+
+def _lua_list(items: list[str]) -> str:
+    return "{" + ", ".join(json.dumps(i) for i in items) + "}"
+
+
+@pytest.mark.skipif(
+    NVIM is None,
+    reason="nvim not found: `make test` installs Debian's neovim; install it to run this test",
+)
+async def test_neovim_sees_the_same_diagnostics_and_code_actions(
+    client: LanguageClient, workspace: Path, tmp_path: Path
+) -> None:
+    raw, titles = await _vscode_view(client, workspace)
+    codes = sorted(d["code"] for d in raw)
+    assert {"over-soft-cap", "duplicate-entry", "secret"} <= set(codes)
+
+    nvim = _neovim_view(workspace, len(raw), tmp_path / "nvim.json")
+
+    assert sorted(_key(d["code"], d["range"]) for d in nvim["raw"]) == sorted(
+        _key(d["code"], d["range"]) for d in raw
+    )
+    assert sorted(d["code"] for d in nvim["diagnostics"]) == codes
+    lines = MEMORY.split("\n")
+    for d in nvim["diagnostics"]:
+        # Neovim holds byte columns; they must point at the same characters.
+        match = next(
+            r for r in raw if r["code"] == d["code"] and r["range"]["start"]["line"] == d["lnum"]
+        )
+        line = lines[d["lnum"]]
+        prefix_units = match["range"]["start"]["character"]
+        prefix = _utf16_prefix(line, prefix_units)
+        assert d["col"] == len(prefix.encode("utf-8"))
+    assert sorted(nvim["actions"]) == sorted(titles)
+    assert titles, "the server offered no code action"
+
+
+def _utf16_prefix(line: str, units: int) -> str:
+    count = 0
+    for i, ch in enumerate(line):
+        if count >= units:
+            return line[:i]
+        count += 2 if ord(ch) > 0xFFFF else 1
+    return line
