@@ -1,0 +1,52 @@
+/**
+ * The API other extensions get from `vscode.extensions.getExtension('metis.metis-memory')
+ * .activate()`: assemble the prompt, read usage, write memory, and hear about writes — so an
+ * extension with its own agent can wire memory into it. Versioned: `apiVersion` changes only
+ * on incompatible changes.
+ */
+
+import type * as vscode from 'vscode';
+import type { MemoryFileName, MemoryUpdatedParams, Usage, WriteResult } from './protocol';
+
+export type { FileUsage, MemoryFileName, Usage, WriteResult } from './protocol';
+
+export const API_VERSION = 1 as const;
+
+/** A successful write, by anyone (this editor, an agent's tool call). */
+export interface MemoryUpdatedEvent {
+  folder: vscode.Uri;
+  file: MemoryFileName;
+  operation: 'add' | 'replace' | 'consolidate';
+  beforeHash: string;
+  afterHash: string;
+  beforeSizeBytes: number;
+  afterSizeBytes: number;
+}
+
+/**
+ * `folder` defaults to the active editor's workspace folder, else the only one. Writes reject
+ * with an Error whose `message` is the user-visible text and whose `code` is one of
+ * hard_cap_exceeded, not_found, not_unique, invalid_input, unsaved_changes, conflict,
+ * server_unavailable.
+ */
+export interface MetisMemoryApi {
+  readonly apiVersion: typeof API_VERSION;
+  assemblePrompt(base: string, folder?: vscode.Uri): Promise<string>;
+  usage(folder?: vscode.Uri): Promise<Usage>;
+  memoryAdd(file: MemoryFileName, entry: string, folder?: vscode.Uri): Promise<WriteResult>;
+  memoryReplace(file: MemoryFileName, oldText: string, newText: string, folder?: vscode.Uri): Promise<WriteResult>;
+  memoryConsolidate(file: MemoryFileName, content: string, folder?: vscode.Uri): Promise<WriteResult>;
+  readonly onDidUpdateMemory: vscode.Event<MemoryUpdatedEvent>;
+}
+
+export function toUpdatedEvent(params: MemoryUpdatedParams, folder: vscode.Uri): MemoryUpdatedEvent {
+  return {
+    folder,
+    file: params.file,
+    operation: params.operation,
+    beforeHash: params.before_hash,
+    afterHash: params.after_hash,
+    beforeSizeBytes: params.before_size_bytes,
+    afterSizeBytes: params.after_size_bytes,
+  };
+}

@@ -1,0 +1,330 @@
+/**
+ * Consolidation: a diff of the memory file against an editable proposal (starting from the
+ * server's tidy result), live size feedback on the proposal, and "Apply", which writes it with
+ * `metis.memoryConsolidate` unless the file changed on disk since the proposal was opened or
+ * the proposal is over the hard cap. Optionally drafts a proposal with a language model.
+ */
+
+import * as vscode from 'vscode';
+import { capOffset, formatBytes, formatUsage, proposalSummary, stripFences, utf8Length } from './format';
+import { folderFromKey, memoryUri, readDisk } from './folders';
+import { ServerCommand, type MemoryFileName, type TidyResult, type Usage, type WriteResult } from './protocol';
+import { MetisCommandError, type MetisServer } from './server';
+
+export const PROPOSAL_SCHEME = 'metis-proposal';
+
+interface Proposal {
+  folder: vscode.WorkspaceFolder;
+  file: MemoryFileName;
+  /** The file's content on disk when the proposal was opened ("" when missing). */
+  baseline: string;
+  softCap: number;
+  hardCap: number;
+}
+
+/** In-memory files for proposals, so they are editable and save without touching disk. */
+class ProposalFileSystem implements vscode.FileSystemProvider {
+  private readonly files = new Map<string, { data: Uint8Array; mtime: number }>();
+  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
+  readonly onDidChangeFile = this.emitter.event;
+
+  set(uri: vscode.Uri, text: string): void {
+    const existed = this.files.has(uri.toString());
+    this.files.set(uri.toString(), { data: new TextEncoder().encode(text), mtime: Date.now() });
+    this.emitter.fire([{ type: existed ? vscode.FileChangeType.Changed : vscode.FileChangeType.Created, uri }]);
+  }
+  delete(uri: vscode.Uri): void {
+    this.files.delete(uri.toString());
+  }
+  watch(): vscode.Disposable {
+    return new vscode.Disposable(() => undefined);
+  }
+  stat(uri: vscode.Uri): vscode.FileStat {
+    const f = this.files.get(uri.toString());
+    if (!f) throw vscode.FileSystemError.FileNotFound(uri);
+    return { type: vscode.FileType.File, ctime: f.mtime, mtime: f.mtime, size: f.data.byteLength };
+  }
+  readDirectory(): [string, vscode.FileType][] {
+    return [];
+  }
+  createDirectory(): void {
+    throw vscode.FileSystemError.NoPermissions('proposals have no folders');
+  }
+  readFile(uri: vscode.Uri): Uint8Array {
+    const f = this.files.get(uri.toString());
+    if (!f) throw vscode.FileSystemError.FileNotFound(uri);
+    return f.data;
+  }
+  writeFile(uri: vscode.Uri, content: Uint8Array): void {
+    this.files.set(uri.toString(), { data: content, mtime: Date.now() });
+    this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+  }
+  rename(): void {
+    throw vscode.FileSystemError.NoPermissions('proposals cannot be renamed');
+  }
+}
+
+export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider {
+  private readonly fs = new ProposalFileSystem();
+  private readonly proposals = new Map<string, Proposal>();
+  private readonly diagnostics = vscode.languages.createDiagnosticCollection('metis-proposal');
+  private readonly lensesChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly status = vscode.window.createStatusBarItem('metis.proposal', vscode.StatusBarAlignment.Left, 49);
+
+  constructor(
+    private readonly server: MetisServer,
+    private readonly usageOf: (folder: vscode.Uri) => Usage | undefined,
+  ) {
+    this.status.name = 'Metis Memory proposal';
+    this.status.command = 'metis.applyConsolidation';
+    this.disposables.push(
+      vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.fs, { isCaseSensitive: true }),
+      vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.uri.scheme === PROPOSAL_SCHEME) this.feedback(e.document);
+      }),
+      vscode.workspace.onDidOpenTextDocument((doc) => {
+        if (doc.uri.scheme === PROPOSAL_SCHEME) this.feedback(doc);
+      }),
+      vscode.window.onDidChangeActiveTextEditor(() => this.updateContext()),
+      vscode.window.tabGroups.onDidChangeTabs(() => this.updateContext()),
+      this.diagnostics,
+      this.status,
+      this.lensesChanged,
+    );
+  }
+
+  static uriFor(folder: vscode.WorkspaceFolder, file: MemoryFileName): vscode.Uri {
+    return vscode.Uri.from({
+      scheme: PROPOSAL_SCHEME,
+      path: `/${folder.name}/${file.replace('.md', '')} proposal.md`,
+      query: folder.uri.toString(),
+    });
+  }
+
+  /** Open the diff of the current file against a fresh proposal (the server's tidy result). */
+  async open(folder: vscode.WorkspaceFolder, file: MemoryFileName): Promise<void> {
+    const fileUri = memoryUri(folder, file);
+    const baseline = (await readDisk(fileUri)) ?? '';
+    if (baseline.trim() === '') {
+      void vscode.window.showInformationMessage(`${file} in ${folder.name} is empty: there is nothing to consolidate.`);
+      return;
+    }
+    const tidy = await this.server.command<TidyResult>(ServerCommand.tidy, { file, workspace: folder.uri.toString() });
+    const usage = this.usageOf(folder.uri)?.[file] ??
+      (await this.server.command<Usage>(ServerCommand.usage, { workspace: folder.uri.toString() }))[file];
+    const uri = Consolidation.uriFor(folder, file);
+    this.proposals.set(uri.toString(), { folder, file, baseline, softCap: usage.soft_cap, hardCap: usage.hard_cap });
+    this.fs.set(uri, tidy.content);
+    // A proposal already open in an editor keeps its buffer: reload it from the new content.
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (open?.isDirty) {
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(uri, fullRange(open), tidy.content);
+      await vscode.workspace.applyEdit(edit);
+    }
+    const title = `${file} ↔ Proposal (${folder.name})`;
+    await vscode.commands.executeCommand('vscode.diff', fileUri, uri, title, { preview: false });
+    const doc = await vscode.workspace.openTextDocument(uri);
+    this.feedback(doc);
+    this.updateContext();
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const p = this.proposals.get(document.uri.toString());
+    if (!p) return [];
+    const top = new vscode.Range(0, 0, 0, 0);
+    const size = utf8Length(document.getText());
+    return [
+      new vscode.CodeLens(top, {
+        title: '$(check) Apply',
+        command: 'metis.applyConsolidation',
+        arguments: [document.uri],
+        tooltip: `Write this proposal to ${p.file} (memory_consolidate)`,
+      }),
+      new vscode.CodeLens(top, { title: proposalSummary(p.file, size, p.softCap, p.hardCap), command: '' }),
+    ];
+  }
+
+  /** Size feedback on the proposal itself: a diagnostic when over a cap, and the lens text. */
+  private feedback(doc: vscode.TextDocument): void {
+    const p = this.proposals.get(doc.uri.toString());
+    if (!p) return;
+    const size = utf8Length(doc.getText());
+    const diags: vscode.Diagnostic[] = [];
+    const text = doc.getText();
+    const cap = size > p.hardCap ? p.hardCap : p.softCap;
+    const offset = size > p.softCap ? capOffset(text, cap) : undefined;
+    if (offset !== undefined) {
+      const end = doc.positionAt(text.length);
+      const d = new vscode.Diagnostic(
+        new vscode.Range(doc.positionAt(offset), end),
+        proposalSummary(p.file, size, p.softCap, p.hardCap),
+        size > p.hardCap ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
+      );
+      d.source = 'metis';
+      d.code = size > p.hardCap ? 'proposal-over-hard-cap' : 'proposal-over-soft-cap';
+      diags.push(d);
+    }
+    this.diagnostics.set(doc.uri, diags);
+    this.lensesChanged.fire();
+    this.renderStatus();
+  }
+
+  /** While a proposal is the active editor, the status bar shows its size against the caps. */
+  private renderStatus(): void {
+    const uri = this.activeProposal();
+    const p = uri ? this.proposals.get(uri.toString()) : undefined;
+    const doc = uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) : undefined;
+    if (!p || !doc) {
+      this.status.hide();
+      return;
+    }
+    const size = utf8Length(doc.getText());
+    this.status.text = `$(fold) Proposal ${formatUsage(size, p.softCap)}`;
+    this.status.tooltip = `${proposalSummary(p.file, size, p.softCap, p.hardCap)}. Click to apply.`;
+    this.status.backgroundColor =
+      size > p.hardCap
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : size > p.softCap
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+    this.status.show();
+  }
+
+  private activeProposal(): vscode.Uri | undefined {
+    const uri = vscode.window.activeTextEditor?.document.uri;
+    if (uri?.scheme === PROPOSAL_SCHEME && this.proposals.has(uri.toString())) return uri;
+    // The diff editor's modified side may not be the "active text editor": look at the tab.
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+    if (tab?.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === PROPOSAL_SCHEME) {
+      return tab.input.modified;
+    }
+    return undefined;
+  }
+
+  private updateContext(): void {
+    void vscode.commands.executeCommand('setContext', 'metis.proposalActive', this.activeProposal() !== undefined);
+    this.renderStatus();
+  }
+
+  /** Apply a proposal; true when written. Refuses (and writes nothing) on disk change or hard cap. */
+  async apply(target?: vscode.Uri): Promise<boolean> {
+    const uri = target instanceof vscode.Uri ? target : this.activeProposal();
+    const p = uri ? this.proposals.get(uri.toString()) : undefined;
+    if (!uri || !p) {
+      void vscode.window.showWarningMessage('No consolidation proposal is open: run "Metis: Consolidate MEMORY.md…" first.');
+      return false;
+    }
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const content = doc.getText();
+    const size = utf8Length(content);
+    if (size > p.hardCap) {
+      void vscode.window.showErrorMessage(
+        `Not applied: the proposal is ${formatBytes(size)}, over ${p.file}'s ${formatBytes(p.hardCap)} hard cap. ` +
+          `Trim it by at least ${formatBytes(size - p.hardCap)} (aim for the ${formatBytes(p.softCap)} soft cap) and apply again.`,
+      );
+      return false;
+    }
+    const disk = (await readDisk(memoryUri(p.folder, p.file))) ?? '';
+    if (disk !== p.baseline) {
+      const reopen = 'Start Over from Current File';
+      void vscode.window
+        .showErrorMessage(
+          `Not applied: ${p.file} changed on disk since this proposal was opened ` +
+            `(${formatBytes(utf8Length(p.baseline))} then, ${formatBytes(utf8Length(disk))} now), so applying it ` +
+            'could lose that change. Start over from the current file, or copy your edits first.',
+          reopen,
+        )
+        .then((choice) => {
+          if (choice === reopen) void this.open(p.folder, p.file);
+        });
+      return false;
+    }
+    let result: WriteResult;
+    try {
+      result = await this.server.command<WriteResult>(ServerCommand.memoryConsolidate, {
+        file: p.file,
+        content,
+        workspace: p.folder.uri.toString(),
+      });
+    } catch (err) {
+      const text = err instanceof MetisCommandError ? err.message : String(err);
+      void vscode.window.showErrorMessage(`Not applied: ${text}`);
+      return false;
+    }
+    // The proposal is done: save it into its in-memory file (no "save changes?") and close it.
+    if (doc.isDirty) await doc.save();
+    await this.close(uri);
+    void vscode.window.showInformationMessage(result.message);
+    return true;
+  }
+
+  private async close(uri: vscode.Uri): Promise<void> {
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => {
+      const input = t.input;
+      if (input instanceof vscode.TabInputTextDiff) return input.modified.toString() === uri.toString();
+      if (input instanceof vscode.TabInputText) return input.uri.toString() === uri.toString();
+      return false;
+    });
+    await vscode.window.tabGroups.close(tabs);
+    this.proposals.delete(uri.toString());
+    this.diagnostics.delete(uri);
+    this.updateContext();
+  }
+
+  /** Replace the active proposal with a language model's draft under the soft cap. */
+  async draftWithModel(): Promise<void> {
+    const uri = this.activeProposal();
+    const p = uri ? this.proposals.get(uri.toString()) : undefined;
+    if (!uri || !p) {
+      void vscode.window.showWarningMessage('Open a consolidation proposal first ("Metis: Consolidate MEMORY.md…").');
+      return;
+    }
+    const [model] = await vscode.lm.selectChatModels();
+    if (!model) {
+      void vscode.window.showInformationMessage('No language model is available in this editor; edit the proposal by hand.');
+      return;
+    }
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const current = doc.getText();
+    const instructions = [
+      `You curate ${p.file}, a bounded memory file that goes into an AI agent's system prompt.`,
+      `Rewrite it to at most ${p.softCap} UTF-8 bytes (it is ${utf8Length(current)} now).`,
+      'Keep every distinct fact that still matters; merge duplicates and near-duplicates; shorten wording;',
+      'keep the markdown structure (headings, one "- " list item per fact). Never invent facts.',
+      'Reply with the new file content only: no preamble, no code fences.',
+      '',
+      current,
+    ].join('\n');
+    const draft = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Drafting ${p.file} with ${model.name}…`, cancellable: true },
+      async (_progress, token) => {
+        const response = await model.sendRequest([vscode.LanguageModelChatMessage.User(instructions)], {}, token);
+        let text = '';
+        for await (const chunk of response.text) text += chunk;
+        return text;
+      },
+    );
+    const cleaned = stripFences(draft);
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(uri, fullRange(doc), cleaned.endsWith('\n') ? cleaned : `${cleaned}\n`);
+    await vscode.workspace.applyEdit(edit);
+  }
+
+  /** For callers that only know a folder key (code actions pass the workspace URI string). */
+  async openFor(workspace: string | undefined, file: MemoryFileName, fallback: () => Promise<vscode.WorkspaceFolder | undefined>): Promise<void> {
+    const folder = folderFromKey(workspace) ?? (await fallback());
+    if (folder) await this.open(folder, file);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function fullRange(doc: vscode.TextDocument): vscode.Range {
+  return new vscode.Range(0, 0, doc.lineCount, 0);
+}

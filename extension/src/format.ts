@@ -1,0 +1,123 @@
+/**
+ * Text the status bar and messages show. Pure functions (no `vscode` import) so they are
+ * unit-tested without an editor. Sizes are UTF-8 bytes; "KB" is 1,024 bytes, as the caps are.
+ */
+
+import type { FileUsage, MemoryFileName, Usage } from './protocol';
+
+export type Severity = 'ok' | 'warning' | 'error';
+
+/** 2311 -> "2,311 B": the same grouping the server's messages use, whatever the locale. */
+export function formatBytes(bytes: number): string {
+  const sign = bytes < 0 ? '-' : '';
+  const digits = String(Math.trunc(Math.abs(bytes)));
+  return `${sign}${digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',')} B`;
+}
+
+function tenths(bytes: number): number {
+  return Math.round((bytes / 1024) * 10);
+}
+
+function showTenths(t: number): string {
+  return t % 10 === 0 ? String(t / 10) : (t / 10).toFixed(1);
+}
+
+/**
+ * A size in KB against its cap, with one decimal at most: (1843, 2048) -> "1.8/2 KB".
+ * Rounding never hides a state: a non-empty file never shows 0, and a file over its cap
+ * never shows a number equal to the cap.
+ */
+export function formatUsage(size: number, cap: number): string {
+  const capT = tenths(cap);
+  let t = tenths(size);
+  if (size > 0 && t === 0) t = 1;
+  if (size > cap && t <= capT) t = capT + 1;
+  if (size <= cap && t > capT) t = capT;
+  return `${showTenths(t)}/${showTenths(capT)} KB`;
+}
+
+export function severityOf(u: FileUsage): Severity {
+  if (u.over_hard_cap || u.size_bytes > u.hard_cap) return 'error';
+  if (u.over_soft_cap || u.size_bytes > u.soft_cap) return 'warning';
+  return 'ok';
+}
+
+export function worstSeverity(usage: Usage): Severity {
+  const order: Severity[] = ['ok', 'warning', 'error'];
+  const a = severityOf(usage['MEMORY.md']);
+  const b = severityOf(usage['USER.md']);
+  return order.indexOf(a) >= order.indexOf(b) ? a : b;
+}
+
+/** `MEMORY 1.8/2 KB · USER 0.4/1.5 KB`, each against its soft cap (the budget to aim for). */
+export function statusText(usage: Usage): string {
+  const part = (label: string, u: FileUsage): string => `${label} ${formatUsage(u.size_bytes, u.soft_cap)}`;
+  const icon = { ok: '', warning: '$(warning) ', error: '$(error) ' }[worstSeverity(usage)];
+  return `${icon}${part('MEMORY', usage['MEMORY.md'])} · ${part('USER', usage['USER.md'])}`;
+}
+
+export function percent(size: number, cap: number): string {
+  if (cap <= 0) return '—';
+  return `${Math.round((size / cap) * 100)}%`;
+}
+
+/** One tooltip line: bytes and percentages of both caps, and what to do when over. */
+export function usageLine(file: MemoryFileName, u: FileUsage): string {
+  const state = {
+    ok: 'within budget',
+    warning: 'over the soft cap: consolidate before adding more',
+    error: 'over the hard cap: writes are refused until it is consolidated',
+  }[severityOf(u)];
+  const source = u.source === 'buffer' ? ' (as in the open editor)' : '';
+  return (
+    `${file}: ${formatBytes(u.size_bytes)}${source} — ${percent(u.size_bytes, u.soft_cap)} of the ` +
+    `${formatBytes(u.soft_cap)} soft cap, ${percent(u.size_bytes, u.hard_cap)} of the ` +
+    `${formatBytes(u.hard_cap)} hard cap; ${state}`
+  );
+}
+
+export function statusTooltip(folderName: string, usage: Usage): string {
+  return [
+    `**Metis Memory** — ${folderName}`,
+    '',
+    `- ${usageLine('MEMORY.md', usage['MEMORY.md'])}`,
+    `- ${usageLine('USER.md', usage['USER.md'])}`,
+    '',
+    'Click for memory actions.',
+  ].join('\n');
+}
+
+/** Live feedback on a consolidation proposal: size against the file's caps. */
+export function proposalSummary(file: MemoryFileName, size: number, softCap: number, hardCap: number): string {
+  const head = `Proposal ${formatBytes(size)} of ${file}'s ${formatBytes(softCap)} soft cap (hard cap ${formatBytes(hardCap)})`;
+  if (size > hardCap) return `${head}: over the hard cap, Apply will refuse it`;
+  if (size > softCap) return `${head}: over the soft cap, trim it further`;
+  return `${head}: within budget`;
+}
+
+/** UTF-8 length without Buffer (works in any JS host). */
+export function utf8Length(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+/** Models often wrap output in ``` fences despite instructions: keep what is inside. */
+export function stripFences(text: string): string {
+  const m = /^\s*```[a-z]*\r?\n([\s\S]*?)\r?\n```\s*$/i.exec(text);
+  return `${(m ? m[1]! : text).trim()}\n`;
+}
+
+/**
+ * The UTF-16 index of the first character that does not fit in `capBytes` UTF-8 bytes, or
+ * undefined when the whole text fits: where an over-cap squiggle starts.
+ */
+export function capOffset(text: string, capBytes: number): number | undefined {
+  let bytes = 0;
+  for (let i = 0; i < text.length; ) {
+    const cp = text.codePointAt(i)!;
+    const units = cp > 0xffff ? 2 : 1;
+    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    if (bytes > capBytes) return i;
+    i += units;
+  }
+  return undefined;
+}

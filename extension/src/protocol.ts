@@ -1,0 +1,113 @@
+/**
+ * The language server's contract (issue 3 + the shell's additions) as TypeScript types.
+ * The server owns every rule; these types only name what crosses the wire.
+ */
+
+export type MemoryFileName = 'MEMORY.md' | 'USER.md';
+export const MEMORY_FILES: readonly MemoryFileName[] = ['MEMORY.md', 'USER.md'];
+
+export function isMemoryFileName(value: unknown): value is MemoryFileName {
+  return value === 'MEMORY.md' || value === 'USER.md';
+}
+
+/** One file's size against its caps, in UTF-8 bytes. */
+export interface FileUsage {
+  size_bytes: number;
+  soft_cap: number;
+  hard_cap: number;
+  over_soft_cap: boolean;
+  over_hard_cap: boolean;
+  /** "buffer" when the size follows an open editor's unsaved text, "disk" otherwise. */
+  source?: 'buffer' | 'disk';
+}
+
+export type Usage = Record<MemoryFileName, FileUsage>;
+
+/** What a successful memoryAdd/Replace/Consolidate returns. */
+export interface WriteResult {
+  file: MemoryFileName;
+  operation: 'add' | 'replace' | 'consolidate';
+  before_hash: string;
+  after_hash: string;
+  before_size_bytes: number;
+  after_size_bytes: number;
+  over_soft_cap: boolean;
+  over_hard_cap: boolean;
+  /** The tool-result text, for people and models alike. */
+  message: string;
+}
+
+/** `metis/memoryUpdated`: the spec's memory.updated payload plus the workspace folder URI. */
+export interface MemoryUpdatedParams {
+  file: MemoryFileName;
+  operation: 'add' | 'replace' | 'consolidate';
+  before_hash: string;
+  after_hash: string;
+  before_size_bytes: number;
+  after_size_bytes: number;
+  workspace: string;
+}
+
+/** `metis/memoryEviction`: the spec's memory.eviction payload plus the workspace folder URI. */
+export interface MemoryEvictionParams {
+  file: MemoryFileName;
+  trigger: 'size_cap_exceeded' | 'manual';
+  entries_evicted: number;
+  size_before_bytes: number;
+  size_after_bytes: number;
+  workspace: string;
+}
+
+/** `metis/usageChanged`: pushed whenever either file's usage changes (typing or disk). */
+export interface UsageChangedParams {
+  workspace: string;
+  usage: Usage;
+}
+
+export interface TidyResult {
+  file: MemoryFileName;
+  content: string;
+  changed: boolean;
+}
+
+/** `data` of a JSON-RPC error from a write command. */
+export interface ToolErrorData {
+  code: string;
+  is_user_visible: boolean;
+}
+
+/** Commands the server implements (vscode-languageclient registers these ids itself). */
+export const ServerCommand = {
+  memoryAdd: 'metis.memoryAdd',
+  memoryReplace: 'metis.memoryReplace',
+  memoryConsolidate: 'metis.memoryConsolidate',
+  assemblePrompt: 'metis.assemblePrompt',
+  usage: 'metis.usage',
+  tidy: 'metis.tidy',
+} as const;
+
+export const ServerNotification = {
+  memoryUpdated: 'metis/memoryUpdated',
+  memoryEviction: 'metis/memoryEviction',
+  usageChanged: 'metis/usageChanged',
+} as const;
+
+/** Commands the server's code actions invoke and the extension implements. */
+export interface OpenConsolidationArgs {
+  file: MemoryFileName;
+  workspace?: string;
+}
+
+export interface ReplaceEntryPromptArgs {
+  file: MemoryFileName;
+  old: string;
+  workspace?: string;
+}
+
+export function isToolErrorData(value: unknown): value is ToolErrorData {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { code?: unknown }).code === 'string'
+  );
+}

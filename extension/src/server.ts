@@ -1,0 +1,279 @@
+/**
+ * The language server's lifecycle: find Python, check it can run the bundled server, start
+ * vscode-languageclient over stdio, restart on request, and say clearly (once) when it cannot.
+ */
+
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  ExecuteCommandRequest,
+  LanguageClient,
+  ResponseError,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import {
+  describeSource,
+  findOnPath,
+  parseCheckReport,
+  resolveInterpreter,
+  startFailureMessage,
+  stderrSummary,
+  type ResolvedInterpreter,
+} from './interpreter';
+import { pythonExtensionInterpreter } from './pythonExtension';
+import { isToolErrorData } from './protocol';
+
+/** A server command failed; `message` is the user-visible text, `code` the machine one. */
+export class MetisCommandError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = 'MetisCommandError';
+  }
+}
+
+type NotificationHandler = (params: unknown) => void;
+
+const CHECK_TIMEOUT_MS = 30_000;
+const SELECT_INTERPRETER = 'Select Interpreter…';
+const SHOW_LOG = 'Show Log';
+
+export class MetisServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private pending: Promise<boolean> | undefined;
+  private interpreter: ResolvedInterpreter | undefined;
+  private failureShown = false;
+  private crashes: number[] = [];
+  private readonly handlers = new Map<string, NotificationHandler>();
+  private readonly startedEmitter = new vscode.EventEmitter<void>();
+  /** Fires each time the server has (re)started and answers requests. */
+  readonly onDidStart = this.startedEmitter.event;
+  private readonly failedEmitter = new vscode.EventEmitter<string | undefined>();
+  /** Fires with the failure message when the server cannot run, and undefined once it does. */
+  readonly onDidChangeFailure = this.failedEmitter.event;
+  private failureText: string | undefined;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  /** Register before start; kept across restarts. */
+  onNotification(method: string, handler: NotificationHandler): void {
+    this.handlers.set(method, handler);
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Start unless started or starting; resolves to whether the server runs. */
+  start(): Promise<boolean> {
+    if (this.running) return Promise.resolve(true);
+    this.pending ??= this.doStart().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  /** Stop and start again (a second call while one is under way joins it). */
+  async restart(): Promise<boolean> {
+    if (this.pending) await this.pending;
+    await this.stop();
+    this.failureShown = false;
+    this.crashes = [];
+    return this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    try {
+      if (client.state !== State.Stopped) await client.stop(5000);
+    } catch (err) {
+      this.log.warn(`stopping the server: ${String(err)}`);
+    }
+    await client.dispose().catch(() => undefined);
+  }
+
+  /** Run a server command (workspace/executeCommand) with one JSON object argument. */
+  async command<T>(command: string, argument: object): Promise<T> {
+    if (!this.running && !(await this.start())) {
+      throw new MetisCommandError(
+        "Metis Memory's language server is not running, so nothing was read or written. " +
+          'See the Metis Memory log, pick another interpreter, or run "Metis: Restart Server".',
+        'server_unavailable',
+      );
+    }
+    const client = this.client;
+    if (!client) throw new MetisCommandError('The Metis Memory server stopped.', 'server_unavailable');
+    try {
+      return (await client.sendRequest(ExecuteCommandRequest.type, {
+        command,
+        arguments: [argument],
+      })) as T;
+    } catch (err) {
+      if (err instanceof ResponseError) {
+        const data: unknown = err.data;
+        throw new MetisCommandError(err.message, isToolErrorData(data) ? data.code : `rpc_${err.code}`);
+      }
+      throw err;
+    }
+  }
+
+  private launcher(): string {
+    return this.context.asAbsolutePath('dist/bundled/tool/server.py');
+  }
+
+  private async doStart(): Promise<boolean> {
+    const config = vscode.workspace.getConfiguration('metis');
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const interp = await resolveInterpreter({
+      setting: () => config.get<string>('interpreter'),
+      pythonExtension: () => pythonExtensionInterpreter(folder, this.log),
+      onPath: async (names) => findOnPath(names),
+    });
+    this.interpreter = interp;
+    if (!interp) {
+      this.fail(undefined, 'no interpreter found');
+      return false;
+    }
+    this.log.info(`Python interpreter: ${interp.path} (from ${describeSource(interp.source)})`);
+
+    const launcher = this.launcher();
+    if (!fs.existsSync(launcher)) {
+      this.fail(interp, `this installation has no bundled server (${launcher} is missing); reinstall the extension`);
+      return false;
+    }
+    const check = await this.check(interp.path, launcher);
+    if (check !== undefined) {
+      this.fail(interp, check);
+      return false;
+    }
+
+    const serverOptions: ServerOptions = {
+      command: interp.path,
+      args: [launcher],
+      options: { env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: 'file', pattern: '**/.metis/MEMORY.md' },
+        { scheme: 'file', pattern: '**/.metis/USER.md' },
+      ],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationFailedHandler: (error: unknown) => {
+        this.fail(interp, `the server failed to initialise: ${errorText(error)}`);
+        return false;
+      },
+      errorHandler: {
+        error: (_error, _message, count) => ({
+          action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+          handled: true,
+        }),
+        closed: () => {
+          const now = Date.now();
+          this.crashes = [...this.crashes.filter((t) => now - t < 180_000), now];
+          if (this.crashes.length <= 3) {
+            this.log.warn(`the server stopped unexpectedly; restarting (${this.crashes.length} of 3)`);
+            return { action: CloseAction.Restart, handled: true };
+          }
+          this.fail(interp, 'the server stopped 4 times in 3 minutes (the log shows why)');
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
+    };
+    const client = new LanguageClient('metis', 'Metis Memory', serverOptions, clientOptions);
+    for (const [method, handler] of this.handlers) {
+      client.onNotification(method, (params: unknown) => handler(params));
+    }
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) this.startedEmitter.fire();
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (err) {
+      this.fail(interp, `the server did not start: ${errorText(err)}`);
+      return false;
+    }
+    this.failureShown = false;
+    this.failureText = undefined;
+    this.failedEmitter.fire(undefined);
+    this.log.info('language server running');
+    return true;
+  }
+
+  /** Ask the launcher whether this interpreter can run the bundled server; undefined = yes. */
+  private check(python: string, launcher: string): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      execFile(
+        python,
+        [launcher, '--check'],
+        { timeout: CHECK_TIMEOUT_MS, env: { ...process.env, PYTHONNOUSERSITE: '1' } },
+        (error, stdout, stderr) => {
+          const report = parseCheckReport(String(stdout));
+          if (report) {
+            this.log.info(`interpreter check: Python ${report.version} on ${report.platform} (${report.executable})`);
+            resolve(report.ok ? undefined : (report.problem ?? 'it cannot run the server'));
+            return;
+          }
+          const err = error as (NodeJS.ErrnoException & { killed?: boolean }) | null;
+          if (String(stderr).trim()) this.log.error(`interpreter check stderr:\n${String(stderr).trim()}`);
+          if (err?.code === 'ENOENT') resolve('that file does not exist');
+          else if (err?.code === 'EACCES') resolve('that file is not executable');
+          else if (err?.killed) resolve(`it did not answer within ${CHECK_TIMEOUT_MS / 1000} s`);
+          else {
+            resolve(`it is not a Python that can run the server (${stderrSummary(String(stderr)) || errorText(err)})`);
+          }
+        },
+      );
+    });
+  }
+
+  /** One notification per failure episode; the log gets the details every time. */
+  private fail(interp: ResolvedInterpreter | undefined, what: string): void {
+    const message = startFailureMessage(interp, what);
+    this.log.error(message);
+    this.failureText = message;
+    this.failedEmitter.fire(message);
+    if (this.failureShown) return;
+    this.failureShown = true;
+    void vscode.window.showErrorMessage(message, SELECT_INTERPRETER, SHOW_LOG).then((choice) => {
+      if (choice === SELECT_INTERPRETER) void vscode.commands.executeCommand('metis.selectInterpreter');
+      if (choice === SHOW_LOG) this.log.show();
+    });
+  }
+
+  /** Why the server is not running, or undefined when it runs (or has not been tried). */
+  get failure(): string | undefined {
+    return this.failureText;
+  }
+
+  get currentInterpreter(): ResolvedInterpreter | undefined {
+    return this.interpreter;
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.startedEmitter.dispose();
+    this.failedEmitter.dispose();
+  }
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+

@@ -1,0 +1,94 @@
+/**
+ * One status bar item showing the active editor's folder's memory usage. The server pushes
+ * `metis/usageChanged` on every change (typing or disk), so nothing here polls.
+ */
+
+import * as vscode from 'vscode';
+import { statusText, statusTooltip, worstSeverity } from './format';
+import { activeFolder, folderKey } from './folders';
+import { ServerCommand, type Usage } from './protocol';
+import type { MetisServer } from './server';
+
+export class UsageStatusBar implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private readonly usage = new Map<string, Usage>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private scheduled: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly server: MetisServer) {
+    this.item = vscode.window.createStatusBarItem('metis.usage', vscode.StatusBarAlignment.Left, 50);
+    this.item.name = 'Metis Memory';
+    this.item.command = 'metis.showActions';
+    this.disposables.push(
+      this.item,
+      vscode.window.onDidChangeActiveTextEditor(() => this.render()),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => void this.seed()),
+      server.onDidStart(() => void this.seed()),
+      server.onDidChangeFailure(() => this.render()),
+    );
+  }
+
+  /** The latest usage the server reported for a folder (undefined before the first report). */
+  get(folder: vscode.Uri): Usage | undefined {
+    return this.usage.get(folderKey(folder));
+  }
+
+  update(workspace: string, usage: Usage): void {
+    this.usage.set(folderKey(workspace), usage);
+    // A burst of keystrokes brings a burst of reports: draw once per turn of the event loop.
+    if (this.scheduled) return;
+    this.scheduled = setTimeout(() => {
+      this.scheduled = undefined;
+      this.render();
+    }, 0);
+  }
+
+  /** Ask once per folder after a (re)start; from then on the server pushes changes. */
+  async seed(): Promise<void> {
+    for (const folder of vscode.workspace.workspaceFolders ?? []) {
+      try {
+        const usage = await this.server.command<Usage>(ServerCommand.usage, { workspace: folder.uri.toString() });
+        this.usage.set(folderKey(folder.uri), usage);
+      } catch (err) {
+        this.server.log.warn(`usage of ${folder.name}: ${String(err)}`);
+      }
+    }
+    this.render();
+  }
+
+  render(): void {
+    const failure = this.server.failure;
+    if (failure) {
+      // Say so where the usage would be: the one notification may have been dismissed.
+      this.item.text = '$(error) Metis Memory: server not running';
+      this.item.tooltip = `${failure}\n\nClick for actions (Select Python Interpreter…, Restart Server, Show Log).`;
+      this.item.accessibilityInformation = { label: 'Metis Memory: server not running' };
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      this.item.show();
+      return;
+    }
+    const folder = activeFolder();
+    const usage = folder ? this.usage.get(folderKey(folder.uri)) : undefined;
+    if (!folder || !usage) {
+      this.item.hide();
+      return;
+    }
+    const severity = worstSeverity(usage);
+    this.item.text = statusText(usage);
+    const tooltip = new vscode.MarkdownString(statusTooltip(folder.name, usage));
+    this.item.tooltip = tooltip;
+    this.item.accessibilityInformation = { label: `Metis Memory: ${statusText(usage).replace(/\$\([a-z-]+\) /, '')}` };
+    this.item.backgroundColor =
+      severity === 'error'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : severity === 'warning'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
+    this.item.show();
+  }
+
+  dispose(): void {
+    clearTimeout(this.scheduled);
+    for (const d of this.disposables) d.dispose();
+  }
+}

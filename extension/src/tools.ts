@@ -1,0 +1,81 @@
+/**
+ * Language-model tools for agents hosted in the editor: memory_add, memory_replace and
+ * memory_consolidate forward to the server's commands (which validate the input against the
+ * spec's schemas); memory_read returns the assembled memory sections. A failure comes back
+ * as text the model can act on, not as an exception. Writes get no custom confirmation: they
+ * follow VS Code's own tool-approval flow.
+ */
+
+import * as vscode from 'vscode';
+import { usageLine } from './format';
+import { toolFolder } from './folders';
+import { MEMORY_FILES, ServerCommand, type Usage, type WriteResult } from './protocol';
+import { MetisCommandError, type MetisServer } from './server';
+
+const WRITE_TOOLS = {
+  memory_add: { command: ServerCommand.memoryAdd, verb: 'Adding an entry to' },
+  memory_replace: { command: ServerCommand.memoryReplace, verb: 'Replacing text in' },
+  memory_consolidate: { command: ServerCommand.memoryConsolidate, verb: 'Consolidating' },
+} as const;
+
+export const TOOL_NAMES = [...Object.keys(WRITE_TOOLS), 'memory_read'] as const;
+
+function text(value: string): vscode.LanguageModelToolResult {
+  return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(value)]);
+}
+
+function fileOf(input: unknown): string {
+  const file = (input as { file?: unknown } | undefined)?.file;
+  return typeof file === 'string' ? file : 'memory';
+}
+
+function failure(err: unknown): vscode.LanguageModelToolResult {
+  if (err instanceof MetisCommandError) return text(`Error (${err.code}): ${err.message}`);
+  return text(`Error: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+export function registerTools(server: MetisServer): vscode.Disposable {
+  const disposables: vscode.Disposable[] = [];
+  for (const [name, spec] of Object.entries(WRITE_TOOLS)) {
+    disposables.push(
+      vscode.lm.registerTool<object>(name, {
+        prepareInvocation: (options) => ({ invocationMessage: `${spec.verb} ${fileOf(options.input)}` }),
+        invoke: async (options) => {
+          const folder = toolFolder();
+          if (typeof folder === 'string') return text(`Error (no_workspace): ${folder}`);
+          try {
+            const result = await server.command<WriteResult>(spec.command, {
+              ...(options.input as Record<string, unknown>),
+              workspace: folder.uri.toString(),
+            });
+            return text(result.message);
+          } catch (err) {
+            return failure(err);
+          }
+        },
+      }),
+    );
+  }
+  disposables.push(
+    vscode.lm.registerTool<object>('memory_read', {
+      prepareInvocation: () => ({ invocationMessage: 'Reading workspace memory' }),
+      invoke: async () => {
+        const folder = toolFolder();
+        if (typeof folder === 'string') return text(`Error (no_workspace): ${folder}`);
+        try {
+          const workspace = folder.uri.toString();
+          const [sections, usage] = await Promise.all([
+            server.command<string>(ServerCommand.assemblePrompt, { base: '', workspace }),
+            server.command<Usage>(ServerCommand.usage, { workspace }),
+          ]);
+          const sizes = MEMORY_FILES.map((f) => `- ${usageLine(f, usage[f])}`).join('\n');
+          const body = sections.trim() === '' ? 'Both memory files are empty.' : sections;
+          return text(`${body}\n\n## Sizes\n\n${sizes}`);
+        } catch (err) {
+          return failure(err);
+        }
+      },
+    }),
+  );
+  return vscode.Disposable.from(...disposables);
+}

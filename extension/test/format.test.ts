@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  capOffset,
+  formatBytes,
+  formatUsage,
+  percent,
+  proposalSummary,
+  severityOf,
+  statusText,
+  statusTooltip,
+  stripFences,
+  usageLine,
+  utf8Length,
+} from '../src/format';
+import type { FileUsage, Usage } from '../src/protocol';
+
+function fu(size: number, soft: number, hard: number): FileUsage {
+  return { size_bytes: size, soft_cap: soft, hard_cap: hard, over_soft_cap: size > soft, over_hard_cap: size > hard };
+}
+const usage = (mem: number, user: number): Usage => ({ 'MEMORY.md': fu(mem, 2048, 4096), 'USER.md': fu(user, 1536, 3072) });
+
+describe('formatBytes', () => {
+  it('groups thousands like the server messages', () => {
+    assert.equal(formatBytes(0), '0 B');
+    assert.equal(formatBytes(999), '999 B');
+    assert.equal(formatBytes(2311), '2,311 B');
+    assert.equal(formatBytes(1234567), '1,234,567 B');
+  });
+});
+
+describe('formatUsage', () => {
+  it('shows KB of 1,024 bytes with at most one decimal', () => {
+    assert.equal(formatUsage(1843, 2048), '1.8/2 KB');
+    assert.equal(formatUsage(410, 1536), '0.4/1.5 KB');
+    assert.equal(formatUsage(0, 2048), '0/2 KB');
+    assert.equal(formatUsage(2048, 2048), '2/2 KB');
+  });
+  it('never shows a non-empty file as 0', () => {
+    assert.equal(formatUsage(3, 2048), '0.1/2 KB');
+  });
+  it('never shows an over-cap file as equal to the cap', () => {
+    assert.equal(formatUsage(2049, 2048), '2.1/2 KB');
+    assert.equal(formatUsage(4100, 2048), '4/2 KB');
+  });
+  it('never rounds a file at or under the cap above it', () => {
+    assert.equal(formatUsage(2047, 2048), '2/2 KB');
+    assert.equal(formatUsage(1530, 1536), '1.5/1.5 KB');
+  });
+});
+
+describe('severity and status text', () => {
+  it('is ok, warning or error by the caps', () => {
+    assert.equal(severityOf(fu(100, 2048, 4096)), 'ok');
+    assert.equal(severityOf(fu(2049, 2048, 4096)), 'warning');
+    assert.equal(severityOf(fu(4097, 2048, 4096)), 'error');
+  });
+  it('shows both files against their soft caps', () => {
+    assert.equal(statusText(usage(1843, 410)), 'MEMORY 1.8/2 KB · USER 0.4/1.5 KB');
+  });
+  it('leads with the worst state of either file', () => {
+    assert.equal(statusText(usage(2311, 410)), '$(warning) MEMORY 2.3/2 KB · USER 0.4/1.5 KB');
+    assert.equal(statusText(usage(1000, 3100)), '$(error) MEMORY 1/2 KB · USER 3/1.5 KB');
+  });
+  it('puts bytes and percentages of both caps in the tooltip', () => {
+    const line = usageLine('MEMORY.md', fu(2311, 2048, 4096));
+    assert.equal(
+      line,
+      'MEMORY.md: 2,311 B — 113% of the 2,048 B soft cap, 56% of the 4,096 B hard cap; ' +
+        'over the soft cap: consolidate before adding more',
+    );
+    const tip = statusTooltip('proj', usage(2311, 410));
+    assert.match(tip, /proj/);
+    assert.match(tip, /USER\.md: 410 B — 27% of the 1,536 B soft cap/);
+  });
+  it('marks sizes that follow unsaved editor text', () => {
+    assert.match(usageLine('USER.md', { ...fu(10, 1536, 3072), source: 'buffer' }), /10 B \(as in the open editor\)/);
+  });
+  it('handles a zero cap without dividing by it', () => {
+    assert.equal(percent(5, 0), '—');
+  });
+});
+
+describe('proposal feedback', () => {
+  it('says where a proposal stands against the caps', () => {
+    assert.match(proposalSummary('MEMORY.md', 1800, 2048, 4096), /1,800 B .* within budget$/);
+    assert.match(proposalSummary('MEMORY.md', 3000, 2048, 4096), /over the soft cap/);
+    assert.match(proposalSummary('MEMORY.md', 5000, 2048, 4096), /over the hard cap, Apply will refuse it/);
+  });
+  it('counts UTF-8 bytes, not characters', () => {
+    assert.equal(utf8Length('aé😀'), 1 + 2 + 4);
+  });
+});
+
+describe('stripFences', () => {
+  it('keeps what a model put inside a code fence', () => {
+    assert.equal(stripFences('```markdown\n- a\n- b\n```\n'), '- a\n- b\n');
+    assert.equal(stripFences('- a\n'), '- a\n');
+  });
+});
+
+describe('capOffset', () => {
+  it('finds the first character past a byte budget', () => {
+    assert.equal(capOffset('abcdef', 6), undefined);
+    assert.equal(capOffset('abcdef', 4), 4);
+    assert.equal(capOffset('aé', 2), 1); // é needs bytes 2-3
+    assert.equal(capOffset('a😀b', 4), 1); // the emoji does not fit in bytes 2-4
+    assert.equal(capOffset('a😀b', 5), 3); // UTF-16 index after the surrogate pair
+  });
+});

@@ -1,0 +1,85 @@
+// The manifest's language-model tools must advertise exactly what the server enforces: the
+// spec's input schemas and the tool layer's descriptions, read from the Python package itself.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+const root = path.resolve(__dirname, '..', '..');
+const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  engines: { vscode: string };
+  main: string;
+  contributes: {
+    languageModelTools: { name: string; modelDescription: string; inputSchema: unknown }[];
+    commands: { command: string }[];
+  };
+  capabilities: { untrustedWorkspaces: { supported: string; restrictedConfigurations: string[] } };
+  devDependencies: Record<string, string>;
+};
+const python = process.env.METIS_PYTHON ?? path.join(root, '.venv', 'bin', 'python');
+
+interface PyTool {
+  name: string;
+  description: string;
+  input_schema: unknown;
+}
+
+describe('package.json', () => {
+  const tools = new Map(manifest.contributes.languageModelTools.map((t) => [t.name, t]));
+  const py = JSON.parse(
+    execFileSync(python, [
+      '-c',
+      'import json; from metis_memory.tools.definitions import MEMORY_TOOL_DEFINITIONS as D; print(json.dumps([d.to_json() for d in D]))',
+    ]).toString(),
+  ) as PyTool[];
+
+  it('contributes each memory tool with the schema and description the server uses', () => {
+    assert.deepEqual(py.map((t) => t.name), ['memory_add', 'memory_replace', 'memory_consolidate']);
+    for (const t of py) {
+      const contributed = tools.get(t.name);
+      assert.ok(contributed, `${t.name} missing from contributes.languageModelTools`);
+      assert.deepEqual(contributed.inputSchema, t.input_schema, `${t.name} schema`);
+      assert.equal(contributed.modelDescription, t.description, `${t.name} description`);
+    }
+  });
+
+  it('matches the spec schemas exactly', () => {
+    const file = { type: 'string', enum: ['MEMORY.md', 'USER.md'] };
+    assert.deepEqual(tools.get('memory_add')?.inputSchema, {
+      type: 'object',
+      properties: { file, entry: { type: 'string', minLength: 1 } },
+      required: ['file', 'entry'],
+      additionalProperties: false,
+    });
+    assert.deepEqual(tools.get('memory_replace')?.inputSchema, {
+      type: 'object',
+      properties: { file, old: { type: 'string' }, new: { type: 'string' } },
+      required: ['file', 'old', 'new'],
+      additionalProperties: false,
+    });
+    assert.deepEqual(tools.get('memory_consolidate')?.inputSchema, {
+      type: 'object',
+      properties: { file, content: { type: 'string' } },
+      required: ['file', 'content'],
+      additionalProperties: false,
+    });
+    assert.deepEqual(tools.get('memory_read')?.inputSchema, { type: 'object', properties: {}, additionalProperties: false });
+  });
+
+  it('does not register the server-owned command ids (vscode-languageclient does)', () => {
+    const ids = manifest.contributes.commands.map((c) => c.command);
+    for (const owned of ['metis.memoryAdd', 'metis.memoryReplace', 'metis.memoryConsolidate', 'metis.assemblePrompt', 'metis.usage', 'metis.tidy']) {
+      assert.ok(!ids.includes(owned), `${owned} must not be contributed`);
+    }
+  });
+
+  it('keeps engines.vscode and @types/vscode on the same version', () => {
+    assert.equal(manifest.engines.vscode.replace(/^\^/, ''), manifest.devDependencies['@types/vscode']);
+  });
+
+  it('limits untrusted workspaces and restricts the interpreter setting', () => {
+    assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
+    assert.ok(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes('metis.interpreter'));
+  });
+});

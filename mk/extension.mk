@@ -1,0 +1,69 @@
+# The VS Code extension: build, package, unit tests, real-editor end-to-end tests, `make run`.
+# Included by the Makefile, which defines $(PY) and $(STAMP) (the venv). Every target installs
+# what it needs, idempotently; caches (node_modules/, .cache/, dist/) make the second run fast.
+
+CACHE_DIR := .cache
+NPM_STAMP := node_modules/.metis-installed
+VSCE_TARGET ?= linux-x64
+VSIX := dist/metis-memory-$(VSCE_TARGET).vsix
+HELPER_VSIX := $(CACHE_DIR)/e2e/metis-e2e-helper.vsix
+BUNDLE_STAMP := dist/.bundled.stamp
+# Holds the target dist/bundled/ was built for; rewritten (so newer) only when it changes.
+BUNDLE_TARGET := dist/.bundled-target
+EXT_SOURCES := $(wildcard extension/src/*.ts)
+PY_SOURCES := $(shell find server/metis_memory -name '*.py' -not -path '*/__pycache__/*' 2>/dev/null)
+NPM := npm --no-audit --no-fund --loglevel=error
+VSCE := node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository
+RUN_PORT ?= 8080
+# What `make test` adds (the Makefile reads this).
+EXTENSION_TEST_TARGETS := test-extension test-e2e
+
+.PHONY: extension-deps build-extension vsix test-extension e2e-deps test-e2e run FORCE
+
+extension-deps: $(NPM_STAMP)
+
+$(NPM_STAMP): package.json package-lock.json
+	$(NPM) ci
+	@touch $@
+
+build-extension: dist/extension.js
+
+dist/extension.js: $(NPM_STAMP) $(EXT_SOURCES) scripts/build-extension.mjs
+	node scripts/build-extension.mjs
+
+$(BUNDLE_TARGET): FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(VSCE_TARGET)" ] || echo "$(VSCE_TARGET)" > $@
+
+# The server and its dependencies for CPython 3.10-3.13 (binary wheels for $(VSCE_TARGET)).
+$(BUNDLE_STAMP): $(BUNDLE_TARGET) $(STAMP) pyproject.toml $(PY_SOURCES) extension/python/server.py scripts/bundle_python.py
+	$(PY) scripts/bundle_python.py dist/bundled --target $(VSCE_TARGET)
+	@touch $@
+
+vsix: $(VSIX)
+
+$(VSIX): dist/extension.js $(BUNDLE_STAMP) package.json .vscodeignore extension/README.md
+	$(VSCE) --target $(VSCE_TARGET) --readme-path extension/README.md -o $@
+	@echo "built $@ ($$(du -h $@ | cut -f1)); install: code --install-extension $@"
+
+test-extension: $(NPM_STAMP) $(STAMP)
+	node_modules/.bin/tsc --noEmit -p .
+	node scripts/build-extension.mjs --tests
+	METIS_PYTHON=$(PY) node --test out/unit/
+
+# Debian's Chromium and code-server (from npm, with the Node 24 it needs) under .cache/.
+e2e-deps:
+	@scripts/apt-install.sh chromium
+	@scripts/install-code-server.sh $(CACHE_DIR)
+
+$(HELPER_VSIX): $(NPM_STAMP) $(wildcard tests/e2e/helper-extension/src/*.ts) tests/e2e/helper-extension/package.json
+	node scripts/build-extension.mjs --e2e
+	@mkdir -p $(dir $@)
+	cd tests/e2e/helper-extension && ../../../$(VSCE) -o ../../../$@
+
+test-e2e: e2e-deps $(VSIX) $(HELPER_VSIX)
+	node scripts/build-extension.mjs --e2e
+	METIS_VSIX=$(VSIX) METIS_HELPER_VSIX=$(HELPER_VSIX) node --test --test-concurrency=1 out/e2e/
+
+run: e2e-deps $(VSIX)
+	scripts/run-code-server.sh $(VSIX) examples/workspace $(RUN_PORT)

@@ -1,0 +1,44 @@
+// Bundle the TypeScript with esbuild. Type checking is `tsc --noEmit` (make test-extension).
+//   node scripts/build-extension.mjs            -> dist/extension.js (the extension)
+//   node scripts/build-extension.mjs --tests    -> out/unit/*.test.js (node:test unit tests)
+//   node scripts/build-extension.mjs --e2e      -> out/e2e/*.js + the test helper extension
+import { build } from 'esbuild';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const mode = process.argv[2] ?? '--extension';
+const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning' };
+const tsIn = (dir, suffix) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith(suffix))
+    .map((f) => join(dir, f));
+
+if (mode === '--extension') {
+  await build({
+    ...common,
+    entryPoints: ['extension/src/extension.ts'],
+    outfile: 'dist/extension.js',
+    external: ['vscode'],
+    minify: true,
+    sourcemap: false,
+    metafile: false,
+  });
+} else if (mode === '--tests') {
+  await build({ ...common, entryPoints: tsIn('extension/test', '.test.ts'), outdir: 'out/unit', external: ['vscode'] });
+} else if (mode === '--e2e') {
+  await build({
+    ...common,
+    entryPoints: tsIn('tests/e2e', '.test.ts'),
+    outdir: 'out/e2e',
+    external: ['playwright-core'],
+  });
+  await build({
+    ...common,
+    entryPoints: ['tests/e2e/helper-extension/src/extension.ts'],
+    outfile: 'tests/e2e/helper-extension/dist/extension.js',
+    external: ['vscode'],
+  });
+} else {
+  console.error(`unknown mode ${mode}`);
+  process.exit(2);
+}

@@ -1,0 +1,218 @@
+"""Build the Python side of the VSIX: the server and its dependencies for each supported CPython.
+
+Why: pydantic-core and watchfiles are compiled, so one folder of wheels cannot serve every
+interpreter. For each CPython 3.10-3.13 we `pip install --target` the platform's binary wheels
+(no build, no network at run time); the launcher (extension/python/server.py) puts the folder
+matching the running interpreter first on sys.path. Top-level entries that are byte-identical
+for every version (pure-Python packages) are moved to `common/` so the VSIX carries them once.
+
+Usage: python scripts/bundle_python.py OUT_DIR [--target linux-x64] [--constraints FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
+
+# vsce --target -> pip --platform tags (the wheels pydantic-core and watchfiles publish).
+PLATFORMS: dict[str, list[str]] = {
+    "linux-x64": ["manylinux2014_x86_64", "manylinux_2_17_x86_64"],
+    "linux-arm64": ["manylinux2014_aarch64", "manylinux_2_17_aarch64"],
+    "alpine-x64": ["musllinux_1_1_x86_64"],
+    "darwin-x64": ["macosx_10_12_x86_64", "macosx_10_13_x86_64", "macosx_10_15_x86_64"],
+    "darwin-arm64": ["macosx_11_0_arm64"],
+    "win32-x64": ["win_amd64"],
+    "win32-arm64": ["win_arm64"],
+}
+
+
+def dependencies() -> list[str]:
+    """The runtime requirements of metis-memory as installed in the running (project) venv."""
+    requires = metadata.requires("metis-memory") or []
+    return [r for r in requires if "extra ==" not in r]
+
+
+def tree_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        digest.update(str(file.relative_to(path.parent)).encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def install(
+    version: str, platforms: list[str], dest: Path, constraints: Path | None, target: str
+) -> None:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-compile",
+        "--target",
+        str(dest),
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        version,
+    ]
+    for platform in platforms:
+        cmd += ["--platform", platform]
+    if constraints is not None:
+        cmd += ["--constraint", str(constraints)]
+    subprocess.run([*cmd, *dependencies()], check=True)
+    for _ in range(10):  # dependencies behind markers for the target version, to a fixed point
+        missing = missing_requirements(dest, version, target)
+        if not missing:
+            return
+        subprocess.run([*cmd, *missing], check=True)
+    raise SystemExit(f"bundle: dependencies for CPython {version} did not settle")
+
+
+# Environment markers for each vsce target (pip evaluates markers against the running Python,
+# not --python-version/--platform, so dependencies such as `exceptiongroup; python_version <
+# "3.11"` would be missed for other versions: we evaluate them ourselves).
+MARKER_PLATFORM: dict[str, dict[str, str]] = {
+    "linux-x64": {
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "platform_machine": "x86_64",
+        "os_name": "posix",
+    },
+    "linux-arm64": {
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "platform_machine": "aarch64",
+        "os_name": "posix",
+    },
+    "alpine-x64": {
+        "sys_platform": "linux",
+        "platform_system": "Linux",
+        "platform_machine": "x86_64",
+        "os_name": "posix",
+    },
+    "darwin-x64": {
+        "sys_platform": "darwin",
+        "platform_system": "Darwin",
+        "platform_machine": "x86_64",
+        "os_name": "posix",
+    },
+    "darwin-arm64": {
+        "sys_platform": "darwin",
+        "platform_system": "Darwin",
+        "platform_machine": "arm64",
+        "os_name": "posix",
+    },
+    "win32-x64": {
+        "sys_platform": "win32",
+        "platform_system": "Windows",
+        "platform_machine": "AMD64",
+        "os_name": "nt",
+    },
+    "win32-arm64": {
+        "sys_platform": "win32",
+        "platform_system": "Windows",
+        "platform_machine": "ARM64",
+        "os_name": "nt",
+    },
+}
+
+
+def missing_requirements(dest: Path, version: str, target: str) -> list[str]:
+    """Requirements of the installed distributions that apply to the target but are absent."""
+    try:
+        from packaging.markers import default_environment
+        from packaging.requirements import Requirement
+        from packaging.utils import canonicalize_name
+    except ImportError:  # pip always carries a copy
+        from pip._vendor.packaging.markers import default_environment  # type: ignore[no-redef]
+        from pip._vendor.packaging.requirements import Requirement  # type: ignore[no-redef]
+        from pip._vendor.packaging.utils import canonicalize_name  # type: ignore[no-redef]
+
+    env: dict[str, str] = {
+        **default_environment(),
+        **MARKER_PLATFORM[target],
+        "python_version": version,
+        "python_full_version": f"{version}.0",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+    }
+    installed: set[str] = set()
+    requires: list[Requirement] = []
+    for dist in metadata.distributions(path=[str(dest)]):
+        installed.add(canonicalize_name(dist.metadata["Name"]))
+        requires += [Requirement(r) for r in dist.requires or []]
+    missing: dict[str, str] = {}
+    for req in requires:
+        if req.marker is not None and not req.marker.evaluate({**env, "extra": ""}):
+            continue
+        name = canonicalize_name(req.name)
+        if name not in installed:
+            missing[name] = str(req).split(";")[0].strip()
+    return sorted(missing.values())
+
+
+def prune(dest: Path) -> None:
+    """Drop what never runs: bytecode caches, bin/ scripts, type stubs stay (tiny)."""
+    for cache in list(dest.rglob("__pycache__")):
+        shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(dest / "bin", ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--target", default="linux-x64", choices=sorted(PLATFORMS))
+    parser.add_argument("--constraints", type=Path)
+    args = parser.parse_args()
+
+    out: Path = args.out.resolve()
+    shutil.rmtree(out, ignore_errors=True)
+    libs = out / "libs"
+    per_version: dict[str, Path] = {}
+    for version in PYTHON_VERSIONS:
+        tag = "cp" + version.replace(".", "")
+        dest = libs / tag
+        print(f"bundle: {args.target} CPython {version} -> {dest}", file=sys.stderr)
+        install(version, PLATFORMS[args.target], dest, args.constraints, args.target)
+        prune(dest)
+        per_version[tag] = dest
+
+    # Entries identical in every version's folder move to common/ once.
+    common = libs / "common"
+    common.mkdir(parents=True)
+    first = next(iter(per_version.values()))
+    for entry in sorted(first.iterdir()):
+        paths = [d / entry.name for d in per_version.values()]
+        if all(p.exists() for p in paths) and len({tree_hash(p) for p in paths}) == 1:
+            shutil.move(str(paths[0]), common / entry.name)
+            for p in paths[1:]:
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+
+    # The server itself is pure Python: copy the source package.
+    shutil.copytree(
+        ROOT / "server" / "metis_memory",
+        common / "metis_memory",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    tool = out / "tool"
+    tool.mkdir(parents=True)
+    shutil.copy2(ROOT / "extension" / "python" / "server.py", tool / "server.py")
+    (out / "target.txt").write_text(args.target + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,363 @@
+/**
+ * End-to-end: the built VSIX in a real VS Code (code-server), driven by Playwright and Debian's
+ * Chromium, against a copy of examples/workspace (MEMORY.md over its soft cap, USER.md near it).
+ * The tests run in order and share one editor: each step starts from the previous one's state.
+ */
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
+import {
+  ARTIFACTS,
+  activeTab,
+  launchBrowser,
+  notification,
+  openWorkbench,
+  runCommand,
+  screenshot,
+  statusItem,
+  statusText,
+  waitForStatus,
+} from './lib/ui';
+
+const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
+const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
+
+interface DocInfo {
+  uri: string;
+  text: string;
+  dirty: boolean;
+}
+
+describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
+  let cs: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let bridge: Bridge;
+  let ws: string;
+  let fixture: { path: string; remove(): void } | undefined;
+  const memoryPath = () => path.join(ws, '.metis', 'MEMORY.md');
+  const userPath = () => path.join(ws, '.metis', 'USER.md');
+  const disk = (p: string) => fs.readFileSync(p, 'utf8');
+  const bytes = (p: string) => fs.statSync(p).size;
+  const started = Date.now();
+  const lap = (label: string) => console.log(`# ${label}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  /** A test that leaves a screenshot of the editor when it fails. */
+  const step = (name: string, fn: () => Promise<void> | void) =>
+    it(name, async () => {
+      try {
+        await fn();
+      } catch (err) {
+        const slug = name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
+        if (page) await screenshot(page, `fail-${slug}`).catch(() => undefined);
+        throw err;
+      }
+    });
+
+  /**
+   * VS Code keeps a closed file's document open and reloads it about a second after a write on
+   * disk; until then the server follows the stale buffer and refuses writes as "unsaved" (see
+   * docs/vscode.md, "Known issues"). Wait for the reload where a test writes twice in a row.
+   */
+  const buffersInSync = () =>
+    waitFor(
+      'VS Code to reload the memory files changed on disk',
+      async () => {
+        const docs = await bridge.call<DocInfo[]>('/documents', { scheme: 'file' });
+        return docs
+          .filter((d) => /\/\.metis\/(MEMORY|USER)\.md$/.test(d.uri))
+          .every((d) => !d.dirty && d.text === disk(d.uri.endsWith('MEMORY.md') ? memoryPath() : userPath())) || undefined;
+      },
+      10_000,
+    );
+
+  before(async () => {
+    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
+    assert.ok(fs.existsSync(HELPER_VSIX), `${HELPER_VSIX} is missing: run make test-e2e`);
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    fixture = copyFixture();
+    ws = fixture.path;
+    cs = await startCodeServer({ workspace: ws, vsixes: [VSIX, HELPER_VSIX], label: 'editor' });
+    bridge = new Bridge(cs.bridgeFile);
+    lap('code-server up');
+    browser = await launchBrowser();
+    page = await openWorkbench(browser, cs.url, ws);
+    lap('workbench rendered');
+  });
+
+  after(async () => {
+    if (page) await screenshot(page, 'zz-last-state').catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await cs?.stop();
+    fixture?.remove();
+    lap('stopped');
+  });
+
+  step('starts from the fixture: MEMORY.md over its soft cap, USER.md under its own', () => {
+    assert.ok(bytes(memoryPath()) > 2048 && bytes(memoryPath()) < 4096, `MEMORY.md is ${bytes(memoryPath())} B`);
+    assert.ok(bytes(userPath()) < 1536, `USER.md is ${bytes(userPath())} B`);
+  });
+
+  step('shows both files in the status bar as soon as the server runs', async () => {
+    const text = await waitForStatus(page, /MEMORY 2\.\d\/2 KB · USER 1\.\d\/1\.5 KB/, 60_000, 'the Metis status bar item');
+    assert.equal(text, `MEMORY ${(bytes(memoryPath()) / 1024).toFixed(1)}/2 KB · USER ${(bytes(userPath()) / 1024).toFixed(1)}/1.5 KB`);
+    lap('server running');
+  });
+
+  step('shows the over-soft-cap warning in the Problems panel and as a squiggle', async () => {
+    await runCommand(page, 'Metis: Open MEMORY.md');
+    await activeTab(page).filter({ hasText: 'MEMORY.md' }).waitFor({ timeout: 10_000 });
+    await page.locator('.monaco-editor .squiggly-warning').first().waitFor({ timeout: 10_000 });
+    await page.keyboard.press('Control+Shift+M');
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: /MEMORY\.md is 2,\d{3} B, over its 2,048 B soft cap/ });
+    await row.first().waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('.markers-panel .monaco-list-row .codicon-warning').count() > 0, true);
+    await screenshot(page, '01-soft-cap-warning');
+  });
+
+  step('turns the warning into an error within 2 s of typing past the hard cap, and the status bar follows', async () => {
+    const before = await statusText(page);
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    // Paste to just under the hard cap (one edit), then type the rest key by key.
+    // Paste exactly to 20 bytes under the hard cap (one edit), then type the rest key by key.
+    const target = 4096 - 20;
+    const line = (i: number) => `- Pasted fact number ${String(i).padStart(2, '0')} that fills this memory file up to its hard cap.\n`;
+    let pasted = '\n';
+    for (let i = 0; Buffer.byteLength(disk(memoryPath())) + Buffer.byteLength(pasted + line(i)) <= target; i++) pasted += line(i);
+    const short = target - Buffer.byteLength(disk(memoryPath())) - Buffer.byteLength(pasted);
+    pasted += `- ${'x'.repeat(Math.max(0, short - 3))}\n`;
+    assert.equal(Buffer.byteLength(disk(memoryPath())) + Buffer.byteLength(pasted), target);
+    await page.evaluate(`navigator.clipboard.writeText(${JSON.stringify(pasted)})`);
+    await page.keyboard.press('Control+V');
+    await page.locator('.markers-panel .monaco-list-row', { hasText: /MEMORY\.md is 4,076 B, over its 2,048 B soft cap/ }).first().waitFor({ timeout: 5_000 });
+    assert.equal(await page.locator('.monaco-editor .squiggly-error').count(), 0, 'no error before the hard cap');
+    await page.keyboard.type('- Typed by hand, key by key, until this file is past its hard cap.');
+    const t0 = Date.now();
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 2_000 }).catch(() => {
+      throw new Error('no over-hard-cap error squiggle within 2 s of typing past 4,096 B');
+    });
+    const elapsed = Date.now() - t0;
+    await page.locator('.markers-panel .monaco-list-row', { hasText: /over its 4,096 B hard cap/ }).first().waitFor({ timeout: 2_000 });
+    const after = await waitForStatus(page, /MEMORY 4(\.\d)?\/2 KB/, 2_000, 'the status bar to show the typed size');
+    assert.notEqual(after, before);
+    assert.match(await statusItem(page).locator('.codicon-error').count().then(String), /^[1-9]/);
+    console.log(`# hard-cap error shown ${elapsed} ms after typing`);
+    await screenshot(page, '02-hard-cap-error');
+    // Leave the file as it is on disk for the next steps.
+    await runCommand(page, 'File: Revert File');
+    await waitForStatus(page, /MEMORY 2\.\d\/2 KB/, 5_000, 'the status bar to return to the disk size after revert');
+  });
+
+  step('updates the status bar when another process writes USER.md', async () => {
+    const before = await statusText(page);
+    const extra = '\n- Written by another process: prefers tabs of width 4 in Go files, as gofmt does anyway.\n'.repeat(2);
+    fs.appendFileSync(userPath(), extra);
+    const size = bytes(userPath());
+    assert.ok(size > 1536, 'the write should take USER.md over its soft cap');
+    const after = await waitForStatus(page, new RegExp(`USER ${(size / 1024).toFixed(1).replace('.', '\\.')}/1\\.5 KB`), 5_000, 'USER.md written on disk to show');
+    assert.notEqual(after, before);
+  });
+
+  step('shows the assembled prompt with both sections and refreshes it when memory changes', async () => {
+    await runCommand(page, 'Metis: Show Assembled Prompt');
+    await activeTab(page).filter({ hasText: 'Assembled Prompt' }).waitFor({ timeout: 10_000 });
+    await page.locator('.view-lines', { hasText: '## User context (USER.md)' }).first().waitFor({ timeout: 10_000 });
+    const doc = await waitFor(
+      'the assembled prompt document',
+      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-prompt' }))[0],
+      10_000,
+    );
+    assert.match(doc.text, /^## User context \(USER\.md\)\n\n# About the user/m);
+    assert.match(doc.text, /^## Workspace memory \(MEMORY\.md\)\n\n# Workspace memory/m);
+    assert.ok(doc.text.includes('Written by another process'), 'the prompt shows USER.md as now on disk');
+    await screenshot(page, '03-assembled-prompt');
+    fs.appendFileSync(memoryPath(), '- Refresh marker: the prompt view follows the disk.\n');
+    await waitFor(
+      'the open prompt document to show a line just written to MEMORY.md',
+      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-prompt' }))[0]?.text.includes('Refresh marker') || undefined,
+      5_000,
+    );
+  });
+
+  step('refuses to apply a consolidation when the file changed on disk since the proposal opened', async () => {
+    await runCommand(page, 'Metis: Consolidate MEMORY.md…');
+    const apply = page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first();
+    await apply.waitFor({ timeout: 15_000 });
+    const beforeWrite = disk(memoryPath());
+    fs.writeFileSync(memoryPath(), `${beforeWrite}- Late fact written while the proposal was open.\n`);
+    const changed = disk(memoryPath());
+    await apply.click();
+    await notification(page, /changed on disk since this proposal was opened/).waitFor({ timeout: 10_000 });
+    assert.equal(disk(memoryPath()), changed, 'a refused Apply writes nothing');
+    await page.keyboard.press('Escape');
+  });
+
+  step('consolidates: the editable proposal (the tidy result) is applied and the file on disk changes', async () => {
+    await runCommand(page, 'Metis: Consolidate MEMORY.md…');
+    const apply = page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first();
+    await apply.waitFor({ timeout: 15_000 });
+    // Live size feedback on the proposal itself: a status bar item and a diagnostic.
+    const proposalStatus = page.locator('.statusbar-item', { hasText: /Proposal [\d.]+\/2 KB/ }).first();
+    await proposalStatus.waitFor({ timeout: 5_000 });
+    await page.locator('.markers-panel .monaco-list-row', { hasText: /Proposal [\d,]+ B of MEMORY\.md's 2,048 B soft cap .*over the soft cap/ }).first().waitFor({ timeout: 5_000 });
+    const original = disk(memoryPath());
+    assert.equal(original.split('Build with `make build`').length - 1, 2, 'the fixture has a duplicate entry');
+    const tidy = await waitFor('the proposal document', async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' }))[0], 5_000);
+    assert.equal(tidy.text.split('Build with `make build`').length - 1, 1, 'the tidy proposal drops the duplicate');
+    await screenshot(page, '04-consolidation-proposal');
+    // Edit the proposal as a person would: replace it with a shorter version, under the soft cap.
+    const lines = tidy.text.split('\n');
+    while (Buffer.byteLength(lines.join('\n')) > 1800) lines.splice(-3, 1);
+    const curated = `${lines.join('\n').trimEnd()}\n- Consolidated in the e2e test.\n`;
+    await page.locator('.editor-instance .monaco-diff-editor .editor.modified .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    await page.evaluate(`navigator.clipboard.writeText(${JSON.stringify(curated)})`);
+    await page.keyboard.press('Control+V');
+    const proposal = await waitFor(
+      'the edited proposal',
+      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) => d.text === curated),
+      5_000,
+    );
+    await waitFor('the proposal status to show a size within the soft cap', async () => /Proposal (0|1)(\.\d)?\/2 KB/.test(await proposalStatus.innerText()) || undefined, 5_000);
+    await screenshot(page, '05-consolidation-edited');
+    await apply.click();
+    await waitFor('MEMORY.md on disk to equal the applied proposal', () => disk(memoryPath()) === proposal.text || undefined, 10_000);
+    assert.equal(disk(memoryPath()).split('Build with `make build`').length - 1, 1, 'the duplicate is gone');
+    await waitForStatus(page, /MEMORY (0|1)\.\d\/2 KB|MEMORY 1\/2 KB/, 5_000, 'the status bar to show the consolidated size');
+  });
+
+  step('"Replace entry…" from a code action prompts for the new text and rewrites the entry on disk', async () => {
+    await buffersInSync();
+    await runCommand(page, 'Metis: Open MEMORY.md');
+    await activeTab(page).filter({ hasText: 'MEMORY.md' }).waitFor({ timeout: 10_000 });
+    // The last entry is the one the consolidation added: put the cursor on it.
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('ArrowUp');
+    await page.locator('.editor-instance .view-line', { hasText: 'Consolidated in the e2e test.' }).first().waitFor({ timeout: 10_000 });
+    await page.keyboard.press('Control+.');
+    const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Replace entry…' }).first();
+    await action.waitFor({ timeout: 10_000 }).catch(() => {
+      throw new Error('the code action menu has no "Replace entry…" on a MEMORY.md entry');
+    });
+    await action.click();
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    assert.equal(await input.inputValue(), '- Consolidated in the e2e test.');
+    await input.fill('- Consolidated in the e2e test, then reworded through the code action.');
+    await page.keyboard.press('Enter');
+    await waitFor(
+      'MEMORY.md on disk to hold the replaced entry',
+      () => disk(memoryPath()).includes('- Consolidated in the e2e test, then reworded through the code action.') || undefined,
+      10_000,
+    );
+    assert.ok(!disk(memoryPath()).includes('- Consolidated in the e2e test.\n'));
+  });
+
+  step('registers the four language-model tools', async () => {
+    // From here on the files are not open: the server reports what is on disk.
+    await runCommand(page, 'View: Close All Editors');
+    const tools = await waitFor(
+      'vscode.lm.tools to list the Metis tools',
+      async () => {
+        const names = await bridge.call<string[]>('/tools');
+        return ['memory_add', 'memory_replace', 'memory_consolidate', 'memory_read'].every((n) => names.includes(n)) ? names : undefined;
+      },
+      20_000,
+      250,
+    );
+    assert.ok(tools.includes('memory_read'));
+  });
+
+  step('memory_add appends an entry on disk', async () => {
+    const text = await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'USER.md', entry: 'Prefers dark themes in every editor.' } });
+    assert.match(text, /USER\.md/);
+    assert.ok(disk(userPath()).includes('Prefers dark themes in every editor.'));
+  });
+
+  step('memory_replace replaces a unique substring on disk', async () => {
+    const text = await bridge.call<string>('/invokeTool', {
+      name: 'memory_replace',
+      input: { file: 'USER.md', old: 'Prefers dark themes in every editor.', new: 'Prefers light themes, except at night.' },
+    });
+    assert.ok(!text.startsWith('Error'), text);
+    const now = disk(userPath());
+    assert.ok(now.includes('Prefers light themes, except at night.') && !now.includes('Prefers dark themes'));
+  });
+
+  step('a tool error comes back as text the model can act on, and nothing is written', async () => {
+    const beforeText = disk(userPath());
+    const text = await bridge.call<string>('/invokeTool', {
+      name: 'memory_replace',
+      input: { file: 'USER.md', old: 'This text is not in the file.', new: 'x' },
+    });
+    assert.match(text, /^Error \(not_found\): /);
+    const invalid = await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'NOTES.md', entry: 'x' } });
+    assert.match(invalid, /^Error \(invalid_input\): /);
+    assert.equal(disk(userPath()), beforeText);
+  });
+
+  step('memory_consolidate replaces the whole file on disk', async () => {
+    const content = '# Workspace memory\n\n- tallyd: Go 1.23 HTTP API counting events per tenant.\n- `make test` before every push.\n';
+    const text = await bridge.call<string>('/invokeTool', { name: 'memory_consolidate', input: { file: 'MEMORY.md', content } });
+    assert.ok(!text.startsWith('Error'), text);
+    assert.equal(disk(memoryPath()), content);
+  });
+
+  step('memory_read returns the assembled sections and sizes', async () => {
+    await buffersInSync();
+    const text = await bridge.call<string>('/invokeTool', { name: 'memory_read', input: {} });
+    assert.match(text, /## User context \(USER\.md\)/);
+    assert.match(text, /## Workspace memory \(MEMORY\.md\)\n\n# Workspace memory\n\n- tallyd: Go 1\.23/);
+    assert.match(text, new RegExp(`MEMORY\\.md: ${bytes(memoryPath())} B`));
+  });
+
+  step('the exported API reports usage and fires onDidUpdateMemory for every write', async () => {
+    assert.equal(await bridge.call<number>('/apiVersion'), 1);
+    const usage = await bridge.call<Record<string, { size_bytes: number; soft_cap: number }>>('/api', { method: 'usage' });
+    assert.equal(usage['MEMORY.md']?.size_bytes, bytes(memoryPath()));
+    assert.equal(usage['USER.md']?.size_bytes, bytes(userPath()));
+    await bridge.call('/api', { method: 'memoryAdd', args: ['MEMORY.md', 'Added through the exported API.'] });
+    const events = await waitFor(
+      'onDidUpdateMemory to report the API write',
+      async () => {
+        const ev = await bridge.call<{ file: string; operation: string; afterSizeBytes: number }[]>('/events');
+        return ev.some((e) => e.operation === 'add' && e.file === 'MEMORY.md') ? ev : undefined;
+      },
+      5_000,
+    );
+    assert.equal(events.at(-1)?.afterSizeBytes, bytes(memoryPath()));
+    await buffersInSync();
+  });
+
+  step('an agent write over the soft cap shows the eviction message with "Consolidate…"', async () => {
+    const long = Array.from({ length: 30 }, (_, i) => `- Bulk fact ${i}: the nightly rollup writes daily_counts for every tenant.`).join('\n');
+    await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'MEMORY.md', entry: long } });
+    const toast = notification(page, /MEMORY\.md .*over its 2,048 B soft cap/);
+    await toast.waitFor({ timeout: 10_000 });
+    await toast.locator('.monaco-button', { hasText: 'Consolidate…' }).waitFor({ timeout: 5_000 });
+    await waitForStatus(page, /MEMORY 2\.\d\/2 KB/, 5_000, 'the status bar to show the agent write');
+    await screenshot(page, '06-eviction-message');
+    // A second write over the soft cap while the message is up does not stack another one.
+    await buffersInSync();
+    const second = await bridge.call<string>('/invokeTool', {
+      name: 'memory_add',
+      input: { file: 'MEMORY.md', entry: `- One more bulk fact: ${'the rollup is idempotent. '.repeat(8)}` },
+    });
+    assert.ok(!second.startsWith('Error'), second);
+    const shown = (bytes(memoryPath()) / 1024).toFixed(1).replace(/\.0$/, '').replace('.', '\\.');
+    await waitForStatus(page, new RegExp(`MEMORY ${shown}/2 KB`), 5_000, 'the status bar to show the second write');
+    assert.equal(await page.locator('.notifications-toasts .notification-toast', { hasText: /MEMORY\.md .*over its 2,048 B soft cap/ }).count(), 1);
+  });
+
+  step('"Metis: Restart Server" restarts the server, and it answers again', async () => {
+    await runCommand(page, 'Metis: Restart Server');
+    await page.locator('.statusbar-item', { hasText: 'Metis Memory: server restarted' }).first().waitFor({ timeout: 30_000 });
+    const usage = await bridge.call<Record<string, { size_bytes: number }>>('/api', { method: 'usage' });
+    assert.equal(usage['MEMORY.md']?.size_bytes, bytes(memoryPath()));
+  });
+});

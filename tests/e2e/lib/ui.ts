@@ -1,0 +1,105 @@
+/** Driving the VS Code workbench in the browser: palette, editors, status bar, panels. */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { ROOT } from './codeServer';
+
+export const ARTIFACTS = path.join(ROOT, 'tests', 'e2e', 'artifacts');
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.METIS_CHROMIUM ?? '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+}
+
+export async function openWorkbench(browser: Browser, url: string, folder: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
+  const page = await context.newPage();
+  await page.goto(`${url}/?folder=${encodeURIComponent(folder)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.statusbar').waitFor({ timeout: 60_000 });
+  return page;
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+/**
+ * Run a command from the palette by its full title ("Metis: Show Assembled Prompt"). Extension
+ * contributions appear once the extension host has scanned them: retry until `timeoutMs`.
+ */
+export async function runCommand(page: Page, title: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const input = page.locator('.quick-input-widget .quick-input-box input');
+  const row = page
+    .locator('.quick-input-widget .monaco-list-row')
+    .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRegExp(title)}$`) }) })
+    .first();
+  for (;;) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: 10_000 });
+    await input.fill(`>${title}`);
+    try {
+      await row.waitFor({ state: 'visible', timeout: 2_000 });
+      await row.click();
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`the command palette has no command titled "${title}" after ${timeoutMs} ms`);
+    }
+  }
+}
+
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The Metis status bar item. */
+export function statusItem(page: Page): Locator {
+  return page.locator('.statusbar-item', { hasText: /MEMORY .*KB · USER .*KB/ }).first();
+}
+
+export async function statusText(page: Page): Promise<string> {
+  return ((await statusItem(page).innerText({ timeout: 5_000 })) ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** Wait until the status bar item's text matches; the error shows the last text seen. */
+export async function waitForStatus(page: Page, pattern: RegExp, timeoutMs: number, what: string): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '(no Metis status bar item)';
+  for (;;) {
+    try {
+      last = await statusItem(page).innerText({ timeout: 500 });
+      last = last.replace(/\s+/g, ' ').trim();
+      if (pattern.test(last)) return last;
+    } catch {
+      /* not rendered yet */
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: status bar shows "${last}"`);
+    await page.waitForTimeout(50);
+  }
+}
+
+/** The active editor tab's title. */
+export function activeTab(page: Page): Locator {
+  return page.locator('.tabs-container .tab.active');
+}
+
+export function notification(page: Page, text: RegExp): Locator {
+  return page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+}
