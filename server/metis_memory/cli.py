@@ -7,11 +7,15 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import MemoryStoreError, fmt_bytes
 from .files import MemoryFile
 from .store import MemoryStore
 from .usage import snapshot_usage
+
+if TYPE_CHECKING:
+    from .tools import ToolResult
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -41,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
             "--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)"
         )
         p.add_argument("file", metavar="FILE", help="MEMORY.md or USER.md")
+        p.add_argument(
+            "--json",
+            action="store_true",
+            help="print a JSON object (the write's hashes and sizes, or the error's code)",
+        )
         return p
 
     add = tool("add", "append an entry (memory_add)")
@@ -172,9 +181,32 @@ def _tool(args: argparse.Namespace) -> int:
         result = memory_dispatcher(store).dispatch(name, tool_input)
     except ToolExecutionError as exc:
         print(f"metis-memory: {exc.message}", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
         return EXIT_FAIL
-    print(result.text)
+    if args.json:
+        print(json.dumps(_write_json(result)))
+    else:
+        print(result.text)
     return EXIT_OK
+
+
+def _write_json(result: ToolResult) -> dict[str, object]:
+    """A successful write as `--json` prints it: the `memory.updated` fields (so scripts
+    can chain `before_hash` to `after_hash`), the cap flags and the tool's message."""
+    write = result.write
+    assert write is not None
+    return {
+        "file": write.file.value,
+        "operation": result.operation,
+        "before_hash": write.before_hash,
+        "after_hash": write.after_hash,
+        "before_size_bytes": write.before_size_bytes,
+        "after_size_bytes": write.after_size_bytes,
+        "over_soft_cap": write.over_soft_cap,
+        "over_hard_cap": write.over_hard_cap,
+        "message": result.text,
+    }
 
 
 def _content(args: argparse.Namespace) -> str:

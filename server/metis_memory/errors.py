@@ -10,6 +10,12 @@ def fmt_bytes(n: int) -> str:
     return f"{n:,} B"
 
 
+def short_repr(value: object, limit: int = 80) -> str:
+    """`repr(value)`, cut to `limit` characters: messages never echo a huge input back."""
+    text = repr(value) if not isinstance(value, str) or len(value) <= limit else repr(value[:limit])
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 class MemoryStoreError(Exception):
     """Base of every error the store raises on purpose."""
 
@@ -20,7 +26,7 @@ class InvalidMemoryFile(MemoryStoreError, ValueError):
     def __init__(self, file: object) -> None:
         self.file = file
         super().__init__(
-            f"unknown memory file {file!r}: use exactly 'MEMORY.md' or 'USER.md' "
+            f"unknown memory file {short_repr(file)}: use exactly 'MEMORY.md' or 'USER.md' "
             "(memory files are named, never given as paths)"
         )
 
@@ -175,8 +181,10 @@ def _hint(cause: OSError, path: Path) -> str:
 class InvalidText(MemoryStoreError, ValueError):
     """Text that cannot be stored as a UTF-8 markdown file (lone surrogates, NUL bytes)."""
 
-    def __init__(self, file: str, field: str, reason: str) -> None:
+    def __init__(
+        self, file: str, field: str, reason: str, consequence: str = "nothing was written"
+    ) -> None:
         self.file = file
         self.field = field
         self.reason = reason
-        super().__init__(f"{field} for {file} {reason}: nothing was written; send plain UTF-8 text")
+        super().__init__(f"{field} for {file} {reason}: {consequence}; send plain UTF-8 text")

@@ -136,7 +136,9 @@ class MemoryStore:
             raise StorageError("inspect", target, exc) from exc
 
     def assemble_system_prompt(self, base: str) -> str:
-        """Compose: base + USER.md section + MEMORY.md section, read fresh."""
+        """Compose: base + USER.md section + MEMORY.md section, read fresh. A `base` that
+        is not plain text (NUL, lone surrogates) is refused, like any text a write gets."""
+        _check_text("the system prompt", "base", base, "no prompt was assembled")
         return compose_prompt(
             base,
             self.snapshot(MemoryFile.USER).text,
@@ -146,7 +148,7 @@ class MemoryStore:
     # ---- writes -----------------------------------------------------------
     def add_entry(self, file: MemoryFile | str, entry: str) -> WriteResult:
         f = parse_memory_file(file)
-        _check_text(f, "entry", entry)
+        _check_text(f.value, "entry", entry)
         if not entry.strip():
             raise EmptyEntry(f.value)
 
@@ -171,8 +173,8 @@ class MemoryStore:
         f = parse_memory_file(file)
         if not old_text:
             raise EmptyOldText(f.value)
-        _check_text(f, "old", old_text)
-        _check_text(f, "new", new_text)
+        _check_text(f.value, "old", old_text)
+        _check_text(f.value, "new", new_text)
 
         def substitute(current: str) -> str:
             count = count_occurrences(current, old_text)
@@ -186,7 +188,7 @@ class MemoryStore:
 
     def consolidate(self, file: MemoryFile | str, new_content: str) -> WriteResult:
         f = parse_memory_file(file)
-        _check_text(f, "content", new_content)
+        _check_text(f.value, "content", new_content)
         # Replacing the whole file is the deliberate way out of a non-UTF-8 file.
         return self._write(f, "consolidate", lambda _current: new_content, needs_utf8=False)
 
@@ -304,14 +306,16 @@ def _resolve(path: Path) -> Path:
         raise StorageError("resolve", path, exc) from exc
 
 
-def _check_text(f: MemoryFile, field: str, text: str) -> None:
+def _check_text(
+    where: str, field: str, text: str, consequence: str = "nothing was written"
+) -> None:
     if not isinstance(text, str):
-        raise InvalidText(f.value, field, f"is {type(text).__name__}, not text")
+        raise InvalidText(where, field, f"is {type(text).__name__}, not text", consequence)
     if "\x00" in text:
-        raise InvalidText(f.value, field, "contains a NUL character")
+        raise InvalidText(where, field, "contains a NUL character", consequence)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidText(
-            f.value, field, f"contains a lone surrogate at index {exc.start}"
+            where, field, f"contains a lone surrogate at index {exc.start}", consequence
         ) from exc

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "examples" / "neovim" / "metis.lua"
 HERE = Path(__file__).resolve().parent
 SERVER = [sys.executable, "-m", "metis_memory", "lsp"]
-NVIM = shutil.which("nvim")
+NVIM = "/usr/bin/nvim" if Path("/usr/bin/nvim").exists() else shutil.which("nvim")
+"""Debian's Neovim (0.7 on bookworm): the oldest client the README config supports."""
 
 # Over the soft cap, with CJK and emoji before the boundary, a duplicate and a secret.
 MEMORY = (

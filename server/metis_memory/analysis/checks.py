@@ -1,0 +1,152 @@
+"""The checks: a memory file's text (and, for the disk, its raw size and UTF-8 state)
+in, findings out. One pass over the entries; duplicates are found through a dict
+keyed by normalised entry, never by comparing entries pairwise."""
+
+from __future__ import annotations
+
+from ..errors import fmt_bytes
+from ..files import CAPS, MemoryFile
+from .entries import Entry, Outline, parse
+from .findings import Finding, Severity
+from .positions import char_index_at_byte, utf8_size
+from .secrets import find_secrets
+
+ENTRY_CHECKS_LIMIT = 4 * 2**20
+"""Bytes above which only the cap and UTF-8 findings are computed (1,024 times MEMORY.md's
+hard cap: a generated or hand-grown file). A 50 MB file would otherwise give a million
+duplicate and secret findings: a minute of work and a gigabyte of diagnostics, none of
+which the user can act on before consolidating it under the cap."""
+
+
+def check(
+    file: MemoryFile,
+    text: str,
+    *,
+    size_bytes: int | None = None,
+    utf8_error_offset: int | None = None,
+    outline: Outline | None = None,
+) -> list[Finding]:
+    """Every finding for `file` holding `text`, ordered by position.
+
+    `size_bytes` is the file's size when it differs from the text's UTF-8 size (a
+    file on disk that is not valid UTF-8); `utf8_error_offset` is its first bad byte.
+    """
+    outline = outline if outline is not None else parse(text)
+    findings = cap_findings(file, text, size_bytes)
+    if (utf8_size(text) if size_bytes is None else size_bytes) <= ENTRY_CHECKS_LIMIT:
+        findings += entry_findings(outline)
+        findings += secret_findings(file, outline)
+    if utf8_error_offset is not None:
+        findings.append(not_utf8_finding(file, text, utf8_error_offset))
+    findings.sort(key=lambda f: (f.start, f.end))
+    return findings
+
+
+def cap_findings(file: MemoryFile, text: str, size_bytes: int | None = None) -> list[Finding]:
+    """At most one finding: the hard cap's when over it, else the soft cap's.
+
+    Its range starts at the character holding the first byte past the cap (a
+    multi-byte character straddling the cap starts it) and runs to the end.
+    """
+    caps = CAPS[file]
+    size = utf8_size(text) if size_bytes is None else size_bytes
+    name = file.value
+    if size > caps.hard:
+        cap = caps.hard
+        finding = Finding(
+            "over-hard-cap",
+            Severity.ERROR,
+            0,
+            0,
+            f"{name} is {fmt_bytes(size)}, over its {fmt_bytes(caps.hard)} hard cap "
+            f"(soft cap {fmt_bytes(caps.soft)}): writes that leave it over the hard cap are "
+            f"rejected; consolidate it to under {fmt_bytes(caps.soft)}",
+            cap_byte=cap,
+        )
+    elif size > caps.soft:
+        cap = caps.soft
+        finding = Finding(
+            "over-soft-cap",
+            Severity.WARNING,
+            0,
+            0,
+            f"{name} is {fmt_bytes(size)}, over its {fmt_bytes(caps.soft)} soft cap "
+            f"(hard cap {fmt_bytes(caps.hard)}): consolidate before adding more",
+            cap_byte=cap,
+        )
+    else:
+        return []
+    end = len(text)
+    start = min(char_index_at_byte(text, cap), end)
+    return [_with_range(finding, start, end)]
+
+
+def entry_findings(outline: Outline) -> list[Finding]:
+    """Empty entries, and every repeat of an earlier entry."""
+    findings: list[Finding] = []
+    first_seen: dict[str, Entry] = {}
+    for entry in outline.entries:
+        if entry.is_empty:
+            findings.append(
+                Finding(
+                    "empty-entry",
+                    Severity.INFORMATION,
+                    entry.start,
+                    entry.end,
+                    "Empty entry: this list item holds no text; remove it",
+                    entry=entry,
+                )
+            )
+            continue
+        original = first_seen.setdefault(entry.key, entry)
+        if original is not entry:
+            findings.append(
+                Finding(
+                    "duplicate-entry",
+                    Severity.WARNING,
+                    entry.start,
+                    entry.end,
+                    f"Duplicate entry: the same as line {original.first_line + 1} "
+                    "(ignoring case and whitespace); remove one of them",
+                    entry=entry,
+                    original=original,
+                )
+            )
+    return findings
+
+
+def secret_findings(file: MemoryFile, outline: Outline) -> list[Finding]:
+    """Suspected credentials; the message never repeats the secret."""
+    return [
+        Finding(
+            "secret",
+            Severity.WARNING,
+            match.start,
+            match.end,
+            f"Possible {match.kind} in {file.value}: memory goes into every system prompt; "
+            "redact it and keep the credential in a secret store",
+            entry=outline.entry_at(match.start),
+            secret=match,
+        )
+        for match in find_secrets(outline.text)
+    ]
+
+
+def not_utf8_finding(file: MemoryFile, text: str, offset: int) -> Finding:
+    """The first bad byte of a file that is not UTF-8 (shown as U+FFFD in `text`)."""
+    start = min(char_index_at_byte(text, offset), len(text))
+    return Finding(
+        "not-utf8",
+        Severity.ERROR,
+        start,
+        min(start + 1, len(text)),
+        f"{file.value} is not valid UTF-8 (first bad byte at offset {offset:,}): agent edits "
+        "are refused so the original bytes are not lost; fix the file by hand, or replace all "
+        "of it with memory_consolidate",
+    )
+
+
+def _with_range(finding: Finding, start: int, end: int) -> Finding:
+    from dataclasses import replace
+
+    return replace(finding, start=start, end=end)

@@ -1,0 +1,66 @@
+"""Findings: what the checks report, as plain data with string-index ranges.
+
+The codes are a public contract (they become LSP diagnostic codes):
+
+========================  ===========  ==============================================
+code                      severity     meaning
+========================  ===========  ==============================================
+``over-soft-cap``         warning      bigger than the soft cap (and not the hard cap)
+``over-hard-cap``         error        bigger than the hard cap: agent writes fail
+``duplicate-entry``       warning      an entry that repeats an earlier one
+``empty-entry``           information  a list item with no text
+``secret``                warning      something that looks like a credential
+``not-utf8``              error        the file on disk is not valid UTF-8
+========================  ===========  ==============================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
+
+from .entries import Entry
+from .secrets import SecretMatch
+
+Code = Literal[
+    "over-soft-cap", "over-hard-cap", "duplicate-entry", "empty-entry", "secret", "not-utf8"
+]
+CODES: tuple[Code, ...] = (
+    "over-soft-cap",
+    "over-hard-cap",
+    "duplicate-entry",
+    "empty-entry",
+    "secret",
+    "not-utf8",
+)
+CAP_CODES: frozenset[str] = frozenset({"over-soft-cap", "over-hard-cap"})
+
+
+class Severity(Enum):
+    ERROR = 1
+    WARNING = 2
+    INFORMATION = 3
+    HINT = 4
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem, at ``text[start:end]``."""
+
+    code: Code
+    severity: Severity
+    start: int
+    end: int
+    message: str
+    entry: Entry | None = None
+    """The entry concerned (duplicate, empty, or holding a secret)."""
+    original: Entry | None = None
+    """For a duplicate: the earlier entry it repeats."""
+    secret: SecretMatch | None = None
+    cap_byte: int | None = None
+    """For a cap finding: the byte offset where the budget runs out."""
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """True if the finding touches the (inclusive) string-index range."""
+        return self.start <= end and start <= self.end

@@ -1,0 +1,94 @@
+"""Offsets in three units: UTF-8 bytes (the caps), string indices (Python) and
+LSP positions (line + character in the encoding the client negotiated).
+
+Caps are budgets of UTF-8 bytes, editors count UTF-16 code units (or UTF-8 bytes,
+or code points): a squiggle that starts at "byte 2,048" must be converted twice to
+land on the right character when emoji or CJK text precedes it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from .entries import split_lines
+
+UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
+
+
+def utf8_size(text: str) -> int:
+    """Size of `text` in UTF-8 bytes, as it would be stored."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def char_index_at_byte(text: str, byte_offset: int) -> int:
+    """Index of the character holding UTF-8 byte `byte_offset` of `text`.
+
+    A character whose bytes straddle the offset is the one returned: it is the
+    first that does not fit within `byte_offset` bytes. Past the end: ``len(text)``.
+    """
+    if byte_offset <= 0:
+        return 0
+    # Only the first `byte_offset` bytes matter: encode no more characters than that.
+    prefix = text[:byte_offset]
+    data = prefix.encode("utf-8", "surrogatepass")
+    if byte_offset >= len(data):
+        return len(prefix)
+    for cut in range(4):
+        try:
+            return len(data[: byte_offset - cut].decode("utf-8", "surrogatepass"))
+        except UnicodeDecodeError:
+            continue
+    raise AssertionError("unreachable: a UTF-8 character is at most 4 bytes")
+
+
+def units(text: str, encoding: str) -> int:
+    """Length of `text` in code units of `encoding`."""
+    if encoding == UTF8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == UTF32:
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class LineIndex:
+    """Converts between string indices and (line, character) positions of one text."""
+
+    def __init__(
+        self, text: str, starts: list[int] | None = None, ends: list[int] | None = None
+    ) -> None:
+        """`starts`/`ends` may be passed when already known (from `entries.parse`)."""
+        self.text = text
+        if starts is None or ends is None:
+            starts, ends = split_lines(text)
+        self.starts, self.ends = starts, ends
+
+    @property
+    def line_count(self) -> int:
+        return len(self.starts)
+
+    def position(self, index: int, encoding: str) -> tuple[int, int]:
+        """(line, character) of string index `index` (clamped to the text)."""
+        index = max(0, min(index, len(self.text)))
+        line = bisect_right(self.starts, index) - 1
+        # An index inside a line break belongs at the end of that line's content.
+        end = min(index, self.ends[line])
+        return line, units(self.text[self.starts[line] : end], encoding)
+
+    def end_position(self, encoding: str) -> tuple[int, int]:
+        return self.position(len(self.text), encoding)
+
+    def index(self, line: int, character: int, encoding: str) -> int:
+        """String index of the LSP position (line, character), clamped to its line."""
+        if line < 0:
+            return 0
+        if line >= self.line_count:
+            return len(self.text)
+        start, end = self.starts[line], self.ends[line]
+        if encoding == UTF32:
+            return min(start + max(character, 0), end)
+        counted = 0
+        i = start
+        while i < end and counted < character:
+            counted += units(self.text[i], encoding)
+            i += 1
+        return i

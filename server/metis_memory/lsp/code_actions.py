@@ -1,0 +1,231 @@
+"""Quick fixes. Edits are computed here from the analysis and returned as workspace
+edits for the editor to apply (so they land in its undo history and the server
+never writes a file); the two fixes that need the editor's own UI are client-side
+commands (`metis.openConsolidation`, `metis.replaceEntryPrompt`) the server does
+not register."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..analysis import fixes
+from ..analysis.entries import Entry
+from ..analysis.findings import CAP_CODES, Finding
+from ..analysis.positions import LineIndex
+from ..files import MemoryFile
+from .commands import OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT
+from .diagnostics import FileAnalysis, to_range
+from .views import FileView
+from .workspaces import Folder
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+
+QUICKFIX = types.CodeActionKind.QuickFix
+KINDS = [QUICKFIX]
+
+
+def other_file(file: MemoryFile) -> MemoryFile:
+    return MemoryFile.USER if file is MemoryFile.MEMORY else MemoryFile.MEMORY
+
+
+class _Builder:
+    """Builds actions and edits for one request, honouring the client's capabilities."""
+
+    def __init__(self, ls: MetisLanguageServer, folder: Folder, analysis: FileAnalysis) -> None:
+        self.ls = ls
+        self.folder = folder
+        self.analysis = analysis
+        self.view = analysis.view
+        caps = ls.client_capabilities
+        edit_caps = caps.workspace.workspace_edit if caps.workspace else None
+        self.document_changes = bool(edit_caps and edit_caps.document_changes)
+        self.can_create = bool(
+            edit_caps
+            and edit_caps.resource_operations
+            and types.ResourceOperationKind.Create in edit_caps.resource_operations
+        )
+        action_caps = caps.text_document.code_action if caps.text_document else None
+        self.disabled_support = bool(action_caps and action_caps.disabled_support)
+
+    def text_edit(self, lines: LineIndex, change: fixes.TextChange) -> types.TextEdit:
+        return types.TextEdit(
+            to_range(lines, change.start, change.end, self.analysis.encoding), change.new_text
+        )
+
+    def workspace_edit(
+        self,
+        edits: Sequence[tuple[str, int | None, list[types.TextEdit]]],
+        create: str | None = None,
+    ) -> types.WorkspaceEdit:
+        if not self.document_changes:
+            return types.WorkspaceEdit(changes={uri: list(e) for uri, _, e in edits})
+        changes: list[
+            types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
+        ] = []
+        if create is not None:
+            changes.append(
+                types.CreateFile(create, options=types.CreateFileOptions(ignore_if_exists=True))
+            )
+        for uri, version, e in edits:
+            document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            changes.append(types.TextDocumentEdit(document, list(e)))
+        return types.WorkspaceEdit(document_changes=changes)
+
+    def fix(
+        self,
+        title: str,
+        change: fixes.TextChange,
+        diagnostic: types.Diagnostic | None,
+        *,
+        preferred: bool = False,
+    ) -> types.CodeAction:
+        edit = self.text_edit(self.analysis.lines, change)
+        return types.CodeAction(
+            title=title,
+            kind=QUICKFIX,
+            diagnostics=[diagnostic] if diagnostic else None,
+            is_preferred=preferred or None,
+            edit=self.workspace_edit([(self.view.uri, self.view.version, [edit])]),
+        )
+
+    def command(
+        self,
+        title: str,
+        command: str,
+        argument: dict[str, object],
+        diagnostic: types.Diagnostic | None,
+    ) -> types.CodeAction:
+        return types.CodeAction(
+            title=title,
+            kind=QUICKFIX,
+            diagnostics=[diagnostic] if diagnostic else None,
+            command=types.Command(title=title, command=command, arguments=[argument]),
+        )
+
+    # ---- per finding -------------------------------------------------------------
+    def for_finding(self, finding: Finding, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+        outline = self.analysis.outline
+        name = self.view.file.value
+        if finding.code == "duplicate-entry" and finding.entry is not None:
+            change = fixes.remove_entry(outline, finding.entry)
+            return [self.fix("Remove duplicate entry", change, diagnostic, preferred=True)]
+        if finding.code == "empty-entry" and finding.entry is not None:
+            change = fixes.remove_entry(outline, finding.entry)
+            return [self.fix("Remove empty entry", change, diagnostic, preferred=True)]
+        if finding.code == "secret" and finding.secret is not None:
+            return [
+                self.fix("Redact secret", fixes.redact(finding.secret), diagnostic, preferred=True)
+            ]
+        if finding.code in CAP_CODES:
+            actions = [
+                self.command(
+                    f"Consolidate {name}…",
+                    OPEN_CONSOLIDATION,
+                    {"file": name, "workspace": self.folder.uri},
+                    diagnostic,
+                )
+            ]
+            tidy = self.tidy(diagnostic)
+            if tidy is not None:
+                actions.append(tidy)
+            return actions
+        return []
+
+    def tidy(self, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
+        change = fixes.minimal_change(self.view.text, self.analysis.tidied())
+        if change is None:
+            return None
+        return self.fix(f"Tidy {self.view.file.value}", change, diagnostic)
+
+    # ---- per entry ---------------------------------------------------------------
+    def for_entry(self, entry: Entry, target: FileView | None) -> list[types.CodeAction]:
+        actions = [self.fix("Remove entry", fixes.remove_entry(self.analysis.outline, entry), None)]
+        if target is not None:
+            move = self.move(entry, target)
+            if move is not None:
+                actions.append(move)
+        actions.append(
+            self.command(
+                "Replace entry…",
+                REPLACE_ENTRY_PROMPT,
+                {"file": self.view.file.value, "old": entry.text, "workspace": self.folder.uri},
+                None,
+            )
+        )
+        return actions
+
+    def move(self, entry: Entry, target: FileView) -> types.CodeAction | None:
+        title = f"Move entry to {target.file.value}"
+        plan = fixes.plan_move(
+            self.analysis.outline,
+            entry,
+            target.file,
+            target.text,
+            target_utf8_error_offset=target.utf8_error_offset,
+        )
+        refusal = plan.refusal
+        create = None
+        if refusal is None and not target.exists and self.document_changes:
+            if self.can_create:
+                create = target.uri
+            else:
+                refusal = f"{target.file.value} does not exist yet: create it first"
+        if refusal is not None or plan.source is None or plan.target is None:
+            if not self.disabled_support:
+                return None
+            return types.CodeAction(
+                title=title,
+                kind=QUICKFIX,
+                disabled=types.CodeActionDisabled(reason=refusal or "cannot move this entry"),
+            )
+        source_edit = self.text_edit(self.analysis.lines, plan.source)
+        target_edit = self.text_edit(LineIndex(target.text), plan.target)
+        edit = self.workspace_edit(
+            [
+                (self.view.uri, self.view.version, [source_edit]),
+                (target.uri, target.version, [target_edit]),
+            ],
+            create=create,
+        )
+        return types.CodeAction(title=title, kind=QUICKFIX, edit=edit)
+
+
+def _wanted(only: Sequence[str] | None) -> bool:
+    """Whether quick fixes are among the kinds the client asked for."""
+    if not only:
+        return True
+    return any(
+        kind in ("", QUICKFIX.value) or QUICKFIX.value.startswith(f"{kind}.") for kind in only
+    )
+
+
+async def code_actions(
+    ls: MetisLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
+    located = ls.folders.locate(params.text_document.uri)
+    if located is None or not _wanted(params.context.only):
+        return None
+    folder, file = located
+    analysis = await ls.analysis_for(folder, file, params.text_document.uri)
+    if analysis is None:
+        return None
+    lines, encoding = analysis.lines, analysis.encoding
+    start = lines.index(params.range.start.line, params.range.start.character, encoding)
+    end = lines.index(params.range.end.line, params.range.end.character, encoding)
+    builder = _Builder(ls, folder, analysis)
+    actions: list[types.CodeAction] = []
+    fixed_entries: set[int] = set()
+    for finding, diagnostic in zip(analysis.findings, analysis.diagnostics, strict=True):
+        if finding.overlaps(start, end):
+            actions += builder.for_finding(finding, diagnostic)
+            if finding.code in ("duplicate-entry", "empty-entry") and finding.entry is not None:
+                fixed_entries.add(finding.entry.index)
+    entry = analysis.outline.entry_at(start)
+    if entry is not None and entry.index not in fixed_entries:
+        target = await ls.view_of(folder, other_file(file))
+        actions += builder.for_entry(entry, target)
+    return actions

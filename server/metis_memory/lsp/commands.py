@@ -1,0 +1,252 @@
+"""`workspace/executeCommand`: the stable contract editors and agents call.
+
+Every command takes one JSON object. Failures are JSON-RPC errors whose `message`
+is the text to show and whose `data` is ``{"code": <tool error code>,
+"is_user_visible": true}``; `invalid_input` uses JSON-RPC code -32602 (invalid
+params), every other failure -32803 (LSP RequestFailed). Writes go through the
+tool dispatcher (same validation as the agent's tools, same events), in a worker
+thread because the store takes a file lock and fsyncs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+
+from ..analysis.positions import utf8_size
+from ..analysis.usage import Usage, usage_json
+from ..errors import InvalidMemoryFile, MemoryStoreError, NotUtf8
+from ..files import MemoryFile, parse_memory_file
+from .views import editor_text
+from .workspaces import Folder, WorkspaceArgumentError
+
+if TYPE_CHECKING:
+    from ..events import MemoryEvent
+    from .server import MetisLanguageServer
+
+MEMORY_ADD = "metis.memoryAdd"
+MEMORY_REPLACE = "metis.memoryReplace"
+MEMORY_CONSOLIDATE = "metis.memoryConsolidate"
+ASSEMBLE_PROMPT = "metis.assemblePrompt"
+USAGE = "metis.usage"
+TIDY = "metis.tidy"
+
+TOOL_OF = {
+    MEMORY_ADD: "memory_add",
+    MEMORY_REPLACE: "memory_replace",
+    MEMORY_CONSOLIDATE: "memory_consolidate",
+}
+_OPERATION_OF = {MEMORY_ADD: "add", MEMORY_REPLACE: "replace", MEMORY_CONSOLIDATE: "consolidate"}
+
+MEMORY_UPDATED = "metis/memoryUpdated"
+MEMORY_EVICTION = "metis/memoryEviction"
+
+# Client-side commands the server's code actions invoke. The server does NOT
+# register them (clients register every listed command; duplicates crash VS Code).
+OPEN_CONSOLIDATION = "metis.openConsolidation"
+REPLACE_ENTRY_PROMPT = "metis.replaceEntryPrompt"
+
+INVALID_PARAMS = -32602
+REQUEST_FAILED = -32803
+
+
+class CommandError(JsonRpcException):
+    """A command failure the user or agent caused, sent as a JSON-RPC error."""
+
+    def __init__(self, code: str, message: str) -> None:
+        rpc_code = INVALID_PARAMS if code == "invalid_input" else REQUEST_FAILED
+        super().__init__(
+            message=message, code=rpc_code, data={"code": code, "is_user_visible": True}
+        )
+        self.error_code = code
+
+
+def from_store_error(exc: MemoryStoreError) -> CommandError:
+    from ..tools.dispatch import to_tool_error
+
+    tool_error = to_tool_error(exc)
+    return CommandError(tool_error.code, tool_error.message)
+
+
+# ---- argument handling ---------------------------------------------------------
+def one_object(command: str, args: tuple[Any, ...], shape: str) -> dict[str, Any]:
+    """The command's single JSON-object argument (a copy)."""
+    if len(args) != 1 or not isinstance(args[0], dict):
+        got = f"{len(args)} arguments" if len(args) != 1 else type(args[0]).__name__
+        raise CommandError(
+            "invalid_input",
+            f"invalid input for {command}: expected exactly one JSON object argument, got "
+            f"{got}. Expected {shape}.",
+        )
+    return dict(args[0])
+
+
+def take_folder(ls: MetisLanguageServer, command: str, params: dict[str, Any]) -> Folder:
+    """Pop `workspace` from `params` and resolve it to a folder."""
+    try:
+        return ls.folders.resolve(params.pop("workspace", None))
+    except WorkspaceArgumentError as exc:
+        raise CommandError("invalid_input", f"invalid input for {command}: {exc}") from None
+
+
+def check_fields(
+    command: str, params: dict[str, Any], required: tuple[str, ...], shape: str
+) -> None:
+    problems = [f"'{name}' is required" for name in required if name not in params]
+    problems += [
+        f"'{name}' must be a string"
+        for name in required
+        if name in params and not isinstance(params[name], str)
+    ]
+    problems += [f"'{name}' is not an accepted field" for name in params if name not in required]
+    if problems:
+        raise CommandError(
+            "invalid_input",
+            f"invalid input for {command}: {'; '.join(problems)}. Expected {shape}.",
+        )
+
+
+def take_file(command: str, value: object, shape: str) -> MemoryFile:
+    try:
+        return parse_memory_file(value)
+    except InvalidMemoryFile as exc:
+        raise CommandError(
+            "invalid_input", f"invalid input for {command}: {exc}. Expected {shape}."
+        ) from None
+
+
+_WS = '"workspace"?: <folder URI>'
+SHAPES = {
+    MEMORY_ADD: '{"file": "MEMORY.md" | "USER.md", "entry": <text>, ' + _WS + "}",
+    MEMORY_REPLACE: '{"file": "MEMORY.md" | "USER.md", "old": <text>, "new": <text>, ' + _WS + "}",
+    MEMORY_CONSOLIDATE: '{"file": "MEMORY.md" | "USER.md", "content": <text>, ' + _WS + "}",
+    ASSEMBLE_PROMPT: '{"base": <text>, ' + _WS + "}",
+    USAGE: "{" + _WS + "}",
+    TIDY: '{"file": "MEMORY.md" | "USER.md", ' + _WS + "}",
+}
+
+
+# ---- the commands ----------------------------------------------------------------
+async def memory_write(
+    ls: MetisLanguageServer, command: str, args: tuple[Any, ...]
+) -> dict[str, object]:
+    """metis.memoryAdd / memoryReplace / memoryConsolidate."""
+    from ..tools import ToolExecutionError
+
+    params = one_object(command, args, SHAPES[command])
+    folder = take_folder(ls, command, params)
+    try:
+        file: MemoryFile | None = parse_memory_file(params.get("file"))
+    except InvalidMemoryFile:
+        file = None  # the dispatcher reports it, with the tool's own wording
+    if file is not None:
+        await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
+    dispatcher = folder.dispatcher()
+    try:
+        result = await asyncio.to_thread(dispatcher.dispatch, TOOL_OF[command], params)
+    except ToolExecutionError as exc:
+        raise CommandError(exc.code, exc.message) from None
+    write = result.write
+    assert write is not None
+    ls.refresher.request(folder.file_key(write.file))
+    return {
+        "file": write.file.value,
+        "operation": result.operation,
+        "before_hash": write.before_hash,
+        "after_hash": write.after_hash,
+        "before_size_bytes": write.before_size_bytes,
+        "after_size_bytes": write.after_size_bytes,
+        "over_soft_cap": write.over_soft_cap,
+        "over_hard_cap": write.over_hard_cap,
+        "message": result.text,
+    }
+
+
+async def refuse_unsaved(
+    ls: MetisLanguageServer, folder: Folder, file: MemoryFile, operation: str
+) -> None:
+    """Refuse to write under the user's edits: an open buffer that differs from disk and
+    from every recent disk version (a clean buffer the editor has yet to reload is not an
+    edit; the write goes to disk and the editor reloads it)."""
+    doc = ls.open_document(folder.file_key(file))
+    if doc is None:
+        return
+    text = editor_text(doc.source)  # a byte-order mark is not an edit
+    try:
+        snap = await asyncio.to_thread(folder.store.snapshot, file)
+    except MemoryStoreError as exc:
+        raise from_store_error(exc) from None
+    on_disk = editor_text(snap.text)
+    folder.remember_disk_text(file, on_disk)
+    if text != on_disk and not folder.was_on_disk(file, text):
+        raise CommandError(
+            "unsaved_changes",
+            f"{file.value} has unsaved changes in the editor: save or revert them first, then "
+            f"retry. Nothing was written (the {operation} would have replaced the file under "
+            "your edits).",
+        )
+
+
+async def assemble_prompt(ls: MetisLanguageServer, args: tuple[Any, ...]) -> str:
+    params = one_object(ASSEMBLE_PROMPT, args, SHAPES[ASSEMBLE_PROMPT])
+    folder = take_folder(ls, ASSEMBLE_PROMPT, params)
+    check_fields(ASSEMBLE_PROMPT, params, ("base",), SHAPES[ASSEMBLE_PROMPT])
+    try:
+        return await asyncio.to_thread(folder.store.assemble_system_prompt, params["base"])
+    except MemoryStoreError as exc:
+        raise from_store_error(exc) from None
+
+
+async def usage(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
+    params = one_object(USAGE, args, SHAPES[USAGE])
+    folder = take_folder(ls, USAGE, params)
+    check_fields(USAGE, params, (), SHAPES[USAGE])
+    return usage_json(await current_usage(ls, folder))
+
+
+async def current_usage(ls: MetisLanguageServer, folder: Folder) -> dict[MemoryFile, Usage]:
+    """Each file's size: the open buffer's when open, else the disk's."""
+    usages: dict[MemoryFile, Usage] = {}
+    for file in MemoryFile:
+        doc = ls.open_document(folder.file_key(file))
+        if doc is not None:
+            usages[file] = Usage(file, utf8_size(doc.source), "buffer")
+            continue
+        try:
+            size = await asyncio.to_thread(folder.store.size_bytes, file)
+        except MemoryStoreError as exc:
+            raise from_store_error(exc) from None
+        usages[file] = Usage(file, size, "disk")
+    return usages
+
+
+async def tidy(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
+    from ..analysis.tidy import tidy as tidy_text
+
+    params = one_object(TIDY, args, SHAPES[TIDY])
+    folder = take_folder(ls, TIDY, params)
+    check_fields(TIDY, params, ("file",), SHAPES[TIDY])
+    file = take_file(TIDY, params["file"], SHAPES[TIDY])
+    doc = ls.open_document(folder.file_key(file))
+    if doc is not None:
+        text = doc.source
+    else:
+        try:
+            snap = await asyncio.to_thread(folder.store.snapshot, file)
+        except MemoryStoreError as exc:
+            raise from_store_error(exc) from None
+        if snap.utf8_error_offset is not None:
+            raise from_store_error(NotUtf8(file.value, snap.utf8_error_offset))
+        text = snap.text
+    content = tidy_text(text)
+    return {"file": file.value, "content": content, "changed": content != text}
+
+
+# ---- events ----------------------------------------------------------------------
+def forward_event(ls: MetisLanguageServer, folder: Folder, event: MemoryEvent) -> None:
+    """Send a store event to the client (called in the writing thread)."""
+    method = MEMORY_UPDATED if event.event_type == "memory.updated" else MEMORY_EVICTION
+    payload = {**event.payload(), "workspace": folder.uri}
+    ls.call_on_loop(ls.protocol.notify, method, payload)

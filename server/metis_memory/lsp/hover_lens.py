@@ -1,0 +1,49 @@
+"""Usage where the eye is: a code lens on the first line and a hover on the title
+(the first non-blank line), both for the buffer as typed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..analysis.entries import LineKind, Outline
+from ..analysis.usage import hover_markdown, lens_title
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+
+
+def title_line(outline: Outline) -> int:
+    """The file's title: its first non-blank line (line 0 for an empty file)."""
+    for line, kind in enumerate(outline.kinds):
+        if kind is not LineKind.BLANK:
+            return line
+    return 0
+
+
+def hover(ls: MetisLanguageServer, params: types.HoverParams) -> types.Hover | None:
+    analysis = ls.analysis_of_open(params.text_document.uri)
+    if analysis is None:
+        return None
+    line = title_line(analysis.outline)
+    if params.position.line != line:
+        return None
+    outline = analysis.outline
+    return types.Hover(
+        contents=types.MarkupContent(types.MarkupKind.Markdown, hover_markdown(analysis.usage)),
+        range=analysis.range(outline.line_starts[line], outline.line_ends[line]),
+    )
+
+
+def code_lens(ls: MetisLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+    analysis = ls.analysis_of_open(params.text_document.uri)
+    if analysis is None:
+        return None
+    # An empty command id: clients show the title as plain text (nothing to click).
+    command = types.Command(title=lens_title(analysis.usage), command="")
+    return [
+        types.CodeLens(
+            range=types.Range(types.Position(0, 0), types.Position(0, 0)), command=command
+        )
+    ]

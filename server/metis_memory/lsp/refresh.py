@@ -1,0 +1,169 @@
+"""Keeping diagnostics and usage current without queueing work.
+
+Each memory file has at most one analysis in flight. Disk reads and large buffers
+are analysed in a worker thread so the event loop keeps reading the client's
+messages; a memory-sized buffer (the hard caps are a few KiB) is analysed inline,
+which is faster than any hand-over. A change while the file is idle starts an
+analysis at once (no added latency); changes while it is busy only mark it dirty,
+and when the analysis finishes one more runs on the latest state.
+A burst of keystrokes or writes therefore costs at most two analyses, however
+long it is. Disk refreshes that change nothing send nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import partial
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..analysis.usage import Usage, usage_json
+from ..errors import MemoryStoreError
+from ..files import MemoryFile
+from .diagnostics import FileAnalysis, analyse
+from .views import buffer_view, disk_view
+from .workspaces import FileKey, Folder
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+
+log = logging.getLogger(__name__)
+
+USAGE_CHANGED = "metis/usageChanged"
+INLINE_CHARS = 64 * 1024
+"""Buffers up to this size are analysed on the event loop; larger ones in a thread."""
+
+
+def _analyse_disk(folder: Folder, file: MemoryFile, encoding: str) -> FileAnalysis:
+    return analyse(disk_view(folder, file), encoding)
+
+
+class Refresher:
+    def __init__(self, ls: MetisLanguageServer) -> None:
+        self._ls = ls
+        self._running: set[FileKey] = set()
+        self._dirty: set[FileKey] = set()
+        self._published: dict[str, tuple[list[types.Diagnostic], int | None]] = {}
+        self._uri_of: dict[FileKey, str] = {}
+        self._usage: dict[str, dict[MemoryFile, Usage]] = {}
+        self._usage_sent: dict[str, dict[str, dict[str, object]]] = {}
+        self.analyses: dict[FileKey, FileAnalysis] = {}
+        """The latest analysis of each file (buffer or disk)."""
+
+    def request(self, key: FileKey) -> None:
+        """Bring `key`'s diagnostics and usage up to date (call on the event loop)."""
+        if self._ls.stopping:
+            return
+        self._dirty.add(key)
+        if key not in self._running:
+            self._start(key)
+
+    def request_folder(self, folder: Folder) -> None:
+        for file in MemoryFile:
+            self.request(folder.file_key(file))
+
+    def forget_folder(self, folder: Folder) -> None:
+        """A folder was removed: clear what was published for its files."""
+        for file in MemoryFile:
+            key = folder.file_key(file)
+            self._dirty.discard(key)
+            self.analyses.pop(key, None)
+            uri = self._uri_of.pop(key, None)
+            if uri is not None:
+                self._publish(uri, [], None)
+        self._usage.pop(folder.key, None)
+        self._usage_sent.pop(folder.key, None)
+
+    # ---- internals -----------------------------------------------------------
+    def _start(self, key: FileKey) -> None:
+        folder = self._ls.folders.get(key[0])
+        self._dirty.discard(key)
+        if folder is None:
+            return
+        self._running.add(key)
+        file = key[1]
+        encoding = self._ls.encoding
+        doc = self._ls.open_document(key)
+        if doc is not None:
+            text = doc.source
+            view = buffer_view(file, doc.uri, text, doc.version)
+            if len(text) <= INLINE_CHARS:
+                # A memory-sized buffer analyses in well under a millisecond: a thread
+                # hop would cost more than the work.
+                analysis: FileAnalysis | None = None
+                try:
+                    analysis = analyse(view, encoding)
+                except Exception:  # pragma: no cover - a bug; keep the file refreshable
+                    log.exception("analysis of %s failed", key)
+                self._complete(key, folder, analysis)
+                return
+            job = partial(analyse, view, encoding)
+        else:
+            job = partial(_analyse_disk, folder, file, encoding)
+        future = asyncio.get_running_loop().run_in_executor(None, job)
+        future.add_done_callback(partial(self._finished, key, folder))
+
+    def _finished(self, key: FileKey, folder: Folder, future: asyncio.Future[FileAnalysis]) -> None:
+        analysis: FileAnalysis | None = None
+        try:
+            analysis = future.result()
+        except MemoryStoreError as exc:
+            if not self._ls.stopping:
+                self._ls.log_to_client(f"metis: cannot read {key[1].value} of {folder.uri}: {exc}")
+        except Exception:  # pragma: no cover - a bug; keep the server alive
+            log.exception("analysis of %s failed", key)
+        self._complete(key, folder, analysis)
+
+    def _complete(self, key: FileKey, folder: Folder, analysis: FileAnalysis | None) -> None:
+        self._running.discard(key)
+        if self._ls.stopping or self._ls.folders.get(key[0]) is not folder:
+            return
+        if analysis is not None:
+            self.analyses[key] = analysis
+            self._publish_analysis(key, analysis)
+            self._update_usage(folder, analysis.usage)
+        else:
+            # Unreadable (`.metis` became a file, permissions...): nothing stale may stand
+            # in for it, neither published diagnostics nor a cached view.
+            self.analyses.pop(key, None)
+            uri = self._uri_of.get(key)
+            if uri is not None:
+                self._publish(uri, [], None)
+            self._update_usage(folder, Usage(key[1], 0, "disk"))
+        if key in self._dirty:
+            self._start(key)
+
+    def _publish_analysis(self, key: FileKey, analysis: FileAnalysis) -> None:
+        uri = analysis.view.uri
+        previous = self._uri_of.get(key)
+        if previous is not None and previous != uri:
+            self._publish(previous, [], None)
+        self._uri_of[key] = uri
+        self._publish(uri, analysis.diagnostics, analysis.view.version)
+
+    def _publish(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:
+        """Send unless nothing changed. Each analysed version of an open document is
+        published even when its diagnostics are the same, so a client can tell they are
+        current for what it has typed; disk refreshes send only real changes."""
+        last = self._published.get(uri)
+        if last is not None and last[0] == diagnostics and (version is None or last[1] == version):
+            return
+        if last is None and not diagnostics and version is None:
+            return
+        self._published[uri] = (diagnostics, version)
+        self._ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
+
+    def _update_usage(self, folder: Folder, usage: Usage) -> None:
+        usages = self._usage.setdefault(folder.key, {})
+        usages[usage.file] = usage
+        if len(usages) < len(MemoryFile):
+            return
+        payload = usage_json(usages)
+        if self._usage_sent.get(folder.key) == payload:
+            return
+        self._usage_sent[folder.key] = payload
+        self._ls.protocol.notify(USAGE_CHANGED, {"workspace": folder.uri, "usage": payload})

@@ -1,0 +1,57 @@
+"""What the server sees of a memory file: the editor's buffer when the file is open,
+else the disk as the store reads it. Building a view from the disk does I/O, so
+callers on the event loop run `disk_view` in a worker thread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..analysis.positions import utf8_size
+from ..analysis.usage import Source, Usage
+from ..files import MemoryFile
+from .workspaces import Folder
+
+
+@dataclass(frozen=True)
+class FileView:
+    file: MemoryFile
+    uri: str
+    """The buffer's URI when open, else the file's canonical URI."""
+    text: str
+    source: Source
+    size_bytes: int
+    version: int | None
+    """The buffer's version (None for the disk)."""
+    utf8_error_offset: int | None = None
+    exists: bool = True
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.file, self.size_bytes, self.source)
+
+
+def buffer_view(file: MemoryFile, uri: str, text: str, version: int | None) -> FileView:
+    return FileView(file, uri, text, "buffer", utf8_size(text), version)
+
+
+def editor_text(text: str) -> str:
+    """A file's text as editors hold it: without a leading byte-order mark (they keep it
+    aside and write it back on save), so positions and comparisons match theirs."""
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def disk_view(folder: Folder, file: MemoryFile) -> FileView:
+    """Read `file` through the store (raises MemoryStoreError). `size_bytes` is the
+    file's, byte-order mark included: that is what the caps count."""
+    snap = folder.store.snapshot(file)
+    folder.remember_disk_text(file, editor_text(snap.text))
+    return FileView(
+        file,
+        folder.file_uri(file),
+        editor_text(snap.text),
+        "disk",
+        snap.size_bytes,
+        None,
+        snap.utf8_error_offset,
+        snap.exists,
+    )

@@ -1,0 +1,159 @@
+"""Watching `.metis/` of every workspace folder, and nothing else.
+
+One thread runs one watchfiles (Rust `notify`) watcher, non-recursive, over each
+folder's `.metis/` when it exists and over the folder itself: notify reports
+nothing when a watched directory is itself deleted, so the folder's own
+(non-recursive) watch is what sees `.metis/` go and come back. Only direct children
+are watched, nothing is ever walked, so a folder of 100,000 files costs the same as
+an empty one. When `.metis/` appears or disappears, or the folders change, the
+watcher is rebuilt, and then every folder is reported once, which covers anything
+that happened while no watch was in place. The thread sleeps in the Rust side (GIL
+released) between its checks of the stop event, so idle costs no measurable CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..files import METIS_DIR, MemoryFile
+
+log = logging.getLogger(__name__)
+
+NAMES = frozenset(f.value for f in MemoryFile)
+DEBOUNCE_MS = 100
+"""Longest time a burst of file events is grouped before it is reported."""
+STEP_MS = 50
+"""How long the watcher waits for more events before reporting a burst."""
+RETRY_S = 2.0
+"""Wait before retrying a watch the OS refused (only on errors)."""
+
+
+def _force_polling() -> bool:
+    value = os.environ.get("WATCHFILES_FORCE_POLLING", "")
+    return bool(value) and value.lower() not in ("false", "disable", "disabled")
+
+
+class MemoryWatcher:
+    """Reports, through `on_change(folder_path)`, folders whose memory files may have
+    changed on disk. `on_change` runs in the watcher thread."""
+
+    def __init__(self, on_change: Callable[[Path], None]) -> None:
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._folders: tuple[Path, ...] = ()
+        self._closing = False
+        self._session = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def set_folders(self, folders: Iterable[Path]) -> None:
+        """Watch exactly these folders (thread-safe; starts the thread on first use)."""
+        with self._lock:
+            if self._closing:
+                return
+            self._folders = tuple(dict.fromkeys(folders))
+            self._session.set()  # rebuild the watch
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="metis-watcher")
+                self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop watching and join the thread (idempotent)."""
+        with self._lock:
+            self._closing = True
+            self._session.set()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+            if thread.is_alive():  # pragma: no cover - the Rust loop checks every STEP_MS
+                log.warning("watcher thread did not stop within %.1f s", timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ---- the thread --------------------------------------------------------------
+    def _run(self) -> None:
+        from watchfiles._rust_notify import RustNotify
+
+        while True:
+            with self._lock:
+                if self._closing:
+                    return
+                session = self._session = threading.Event()
+                folders = self._folders
+            present = {f: _has_metis(f) for f in folders if f.is_dir()}
+            paths = [str(p) for f, has in present.items() for p in _targets(f, has)]
+            if not paths:
+                session.wait()  # until folders change or stop(): no polling
+                continue
+            try:
+                notify = RustNotify(paths, False, _force_polling(), 300, False, True)
+            except Exception as exc:
+                # A target vanished between the check and the watch, or the OS refused.
+                log.warning("cannot watch %s: %s", paths, exc)
+                session.wait(RETRY_S)
+                continue
+            log.debug("watching %s", paths)
+            with notify:
+                # `.metis/` may have come or gone while the watch was being set up, unseen
+                # by it (renamed back at once, say): its targets are stale, so rebuild.
+                if any(_has_metis(f) != had for f, had in present.items()):
+                    continue
+                # Anything may have changed while no watch was in place: report every folder.
+                self._report(present)
+                self._watch(notify, present, session)
+
+    def _watch(self, notify: object, present: dict[Path, bool], session: threading.Event) -> None:
+        from watchfiles._rust_notify import RustNotify
+
+        assert isinstance(notify, RustNotify)
+        while True:
+            result = notify.watch(DEBOUNCE_MS, STEP_MS, 0, session)
+            if result == "stop":
+                return
+            if not isinstance(result, set):  # "signal" / "timeout"
+                continue
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("watch events: %s", sorted(result))
+            changed: set[Path] = set()
+            rebuild = False
+            for _change, raw in result:
+                path = Path(raw)
+                if path.name == METIS_DIR and path.parent in present:
+                    # `.metis/` itself came or went, perhaps both within this batch: the
+                    # directory now there may not be the one being watched.
+                    changed.add(path.parent)
+                    rebuild = True
+                elif (
+                    path.name in NAMES
+                    and path.parent.name == METIS_DIR
+                    and path.parent.parent in present
+                ):
+                    changed.add(path.parent.parent)  # a memory file in a watched .metis/
+            for folder, had in present.items():
+                if _has_metis(folder) != had:  # .metis/ came or went: watch it, or stop
+                    changed.add(folder)
+                    rebuild = True
+            self._report(changed)
+            if rebuild:
+                return
+
+    def _report(self, folders: Iterable[Path]) -> None:
+        for folder in folders:
+            try:
+                self._on_change(folder)
+            except Exception:  # pragma: no cover - never let a callback kill the thread
+                log.exception("watch callback failed for %s", folder)
+
+
+def _has_metis(folder: Path) -> bool:
+    return (folder / METIS_DIR).is_dir()
+
+
+def _targets(folder: Path, has_metis: bool) -> list[Path]:
+    """The folder itself (to see `.metis/` come and go) and, if present, `.metis/`."""
+    return [folder, folder / METIS_DIR] if has_metis else [folder]

@@ -1,0 +1,195 @@
+"""Workspace folders: each has a store (and, once written to, a tool dispatcher), and
+owns the two memory files directly under its `.metis/`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pygls.uris import from_fs_path, to_fs_path
+
+from ..errors import short_repr
+from ..files import METIS_DIR, MemoryFile
+from ..store import MemoryStore
+
+if TYPE_CHECKING:
+    from ..events import MemoryEvent
+    from ..tools import ToolDispatcher
+
+FileKey = tuple[str, MemoryFile]
+"""(folder key, file): one memory file of one workspace folder."""
+
+
+class WorkspaceArgumentError(ValueError):
+    """A command's `workspace` argument names no single known folder."""
+
+
+def folder_key(path: str | os.PathLike[str]) -> str:
+    """How folders are compared: absolute, normalised path (not resolved: the editor
+    and the store both see the path the user opened)."""
+    return str(os.path.normcase(os.path.abspath(os.fspath(path))))
+
+
+def uri_to_path(uri: str) -> Path | None:
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+SEEN_DISK_TEXTS = 16
+"""Recent disk texts kept per file: enough for a burst of agent writes while the editor's
+clean buffer catches up."""
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class Folder:
+    """One workspace folder."""
+
+    uri: str
+    """The folder URI exactly as the client sent it (used in payloads)."""
+    name: str
+    path: Path
+    store: MemoryStore
+    on_event: Callable[[Folder, MemoryEvent], None] | None = None
+    _dispatcher: ToolDispatcher | None = field(default=None, repr=False)
+    _seen_on_disk: dict[MemoryFile, deque[str]] = field(default_factory=dict, repr=False)
+
+    def remember_disk_text(self, file: MemoryFile, text: str) -> None:
+        """Note a text the file had on disk, so a buffer still showing it reads as stale,
+        not edited (editors reload a clean buffer a moment after the disk changes)."""
+        seen = self._seen_on_disk.setdefault(file, deque(maxlen=SEEN_DISK_TEXTS))
+        seen.append(_digest(text))
+
+    def was_on_disk(self, file: MemoryFile, text: str) -> bool:
+        return _digest(text) in self._seen_on_disk.get(file, ())
+
+    @property
+    def key(self) -> str:
+        return folder_key(self.path)
+
+    @property
+    def metis_dir(self) -> Path:
+        return self.path / METIS_DIR
+
+    def file_key(self, file: MemoryFile) -> FileKey:
+        return (self.key, file)
+
+    def file_uri(self, file: MemoryFile) -> str:
+        """The canonical URI of a memory file (for diagnostics of closed files)."""
+        uri: str | None = from_fs_path(str(self.store.path(file)))
+        assert uri is not None
+        return uri
+
+    def dispatcher(self) -> ToolDispatcher:
+        """The tool dispatcher over this folder's store, created on first write
+        (importing the tools costs pydantic, which startup does not need)."""
+        if self._dispatcher is None:
+            from ..events import EventSink
+            from ..tools import memory_dispatcher
+
+            sink = EventSink()
+            callback = self.on_event
+            if callback is not None:
+                sink.subscribe(lambda event: callback(self, event))
+            self._dispatcher = memory_dispatcher(self.store, sink)
+        return self._dispatcher
+
+
+class Workspaces:
+    """The folders the client has open, by folder key."""
+
+    def __init__(self, on_event: Callable[[Folder, MemoryEvent], None] | None = None) -> None:
+        self._folders: dict[str, Folder] = {}
+        self._on_event = on_event
+        self._located: dict[str, tuple[Folder, MemoryFile] | None] = {}
+        """locate() per URI (asked on every keystroke); cleared when folders change."""
+
+    def all(self) -> list[Folder]:
+        return list(self._folders.values())
+
+    def get(self, key: str) -> Folder | None:
+        return self._folders.get(key)
+
+    def add(self, uri: str, name: str | None = None) -> Folder | None:
+        """Start tracking the folder at `uri` (a no-op for one already tracked)."""
+        path = uri_to_path(uri)
+        if path is None:
+            return None
+        key = folder_key(path)
+        if key in self._folders:
+            return None
+        folder = Folder(
+            uri, name or path.name or str(path), path, MemoryStore(path), self._on_event
+        )
+        self._folders[key] = folder
+        self._located.clear()
+        return folder
+
+    def remove(self, uri: str) -> Folder | None:
+        path = uri_to_path(uri)
+        self._located.clear()
+        return self._folders.pop(folder_key(path), None) if path is not None else None
+
+    def locate(self, uri: str) -> tuple[Folder, MemoryFile] | None:
+        """The folder and memory file a document URI is, if it is one: exactly
+        `<folder>/.metis/MEMORY.md` or `<folder>/.metis/USER.md`."""
+        if uri in self._located:
+            return self._located[uri]
+        if len(self._located) > 1024:  # URIs of every document ever opened: keep it small
+            self._located.clear()
+        found = self._locate(uri)
+        self._located[uri] = found
+        return found
+
+    def _locate(self, uri: str) -> tuple[Folder, MemoryFile] | None:
+        path = uri_to_path(uri)
+        if path is None or path.parent.name != METIS_DIR:
+            return None
+        folder = self._folders.get(folder_key(path.parent.parent))
+        if folder is None:
+            return None
+        for file in MemoryFile:
+            if path.name == file.value:
+                return folder, file
+        return None
+
+    def resolve(self, workspace: object) -> Folder:
+        """The folder a command's optional `workspace` argument designates."""
+        folders = self.all()
+        if workspace is None:
+            if len(folders) == 1:
+                return folders[0]
+            if not folders:
+                raise WorkspaceArgumentError(
+                    "no workspace folder is open: open the folder that holds .metis/ "
+                    "(or pass its URI as 'workspace')"
+                )
+            raise WorkspaceArgumentError(
+                f"{len(folders)} workspace folders are open, so 'workspace' is required: "
+                f"pass one of {self._known(folders)}"
+            )
+        if not isinstance(workspace, str) or not workspace:
+            raise WorkspaceArgumentError(
+                f"'workspace' must be a folder URI string, got {type(workspace).__name__}; "
+                f"known folders: {self._known(folders)}"
+            )
+        path = uri_to_path(workspace) if "://" in workspace else None
+        folder = self._folders.get(folder_key(path)) if path is not None else None
+        if folder is None:
+            raise WorkspaceArgumentError(
+                f"'workspace' {short_repr(workspace)} is not an open workspace folder; "
+                f"known folders: {self._known(folders)}"
+            )
+        return folder
+
+    @staticmethod
+    def _known(folders: list[Folder]) -> str:
+        return ", ".join(repr(f.uri) for f in folders) if folders else "(none)"

@@ -1,0 +1,336 @@
+"""End-to-end harness: the real server (`python -m metis_memory lsp`) over stdio,
+driven by pytest-lsp's client, on real files under tmp_path.
+
+`MetisClient` records every notification the server sends (diagnostics by URI,
+`metis/*` payloads in order) and lets a test wait, with a bounded timeout, until
+a condition over them holds: no sleeps. Edits are applied with a position
+converter written independently of the server's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Union
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCNotification, default_converter
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+SERVER_COMMAND = [sys.executable, "-m", "metis_memory", "lsp"]
+METIS_NOTIFICATIONS = (
+    "metis/usageChanged",
+    "metis/memoryUpdated",
+    "metis/memoryEviction",
+)
+WAIT_S = 10.0
+"""Upper bound for waits on a loaded machine; a pass normally takes milliseconds."""
+
+
+def file_uri(path: Path) -> str:
+    return path.as_uri()
+
+
+class MetisClient(LanguageClient):
+    """A pytest-lsp client with recording and bounded waiting."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes: dict[str, list[Any]] = {m: [] for m in METIS_NOTIFICATIONS}
+        self.publish_count: dict[str, int] = {}
+        self.published_versions: dict[str, int | None] = {}
+        self._pulse: asyncio.Event | None = None
+        self.encoding = "utf-16"
+        self.initialize_result: types.InitializeResult | None = None
+        self.texts: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+
+    # ---- recording -----------------------------------------------------------
+    def pulse(self) -> None:
+        if self._pulse is not None:
+            self._pulse.set()
+
+    async def wait_until(
+        self, predicate: Callable[[], bool], what: str, timeout: float = WAIT_S
+    ) -> None:
+        """Wait until `predicate()` holds, re-checking after each notification."""
+        if self._pulse is None:
+            self._pulse = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            self._pulse.clear()
+            if predicate():
+                return
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise AssertionError(
+                    f"timed out after {timeout:g} s waiting for {what}; diagnostics: "
+                    f"{ {u: [d.code for d in ds] for u, ds in self.diagnostics.items()} }"
+                )
+            try:
+                await asyncio.wait_for(self._pulse.wait(), remaining)
+            except asyncio.TimeoutError:
+                continue
+
+    def codes(self, path: Path) -> list[str]:
+        return sorted(str(d.code) for d in self.diagnostics.get(file_uri(path), []))
+
+    def diagnostic(self, path: Path, code: str) -> types.Diagnostic:
+        found = [d for d in self.diagnostics.get(file_uri(path), []) if d.code == code]
+        assert len(found) == 1, f"expected one {code} on {path.name}, got {found}"
+        return found[0]
+
+    async def wait_for_codes(
+        self, path: Path, codes: Sequence[str], timeout: float = WAIT_S
+    ) -> None:
+        wanted = sorted(codes)
+        await self.wait_until(
+            lambda: self.codes(path) == wanted, f"{wanted} on {path}", timeout=timeout
+        )
+
+    async def wait_for_note(
+        self, method: str, predicate: Callable[[Any], bool], timeout: float = WAIT_S
+    ) -> Any:
+        found: list[Any] = []
+
+        def check() -> bool:
+            found[:] = [p for p in self.notes[method] if predicate(p)]
+            return bool(found)
+
+        await self.wait_until(check, f"a matching {method}", timeout=timeout)
+        return found[-1]
+
+    # ---- session ---------------------------------------------------------------
+    async def start_session(
+        self,
+        folders: Sequence[Path],
+        *,
+        client: str = "visual-studio-code",
+    ) -> types.InitializeResult:
+        capabilities = client_capabilities(client)
+        result = await self.initialize_session(
+            types.InitializeParams(
+                capabilities=capabilities,
+                root_uri=file_uri(folders[0]) if folders else None,
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=file_uri(f), name=f.name) for f in folders
+                ],
+            )
+        )
+        self.initialize_result = result
+        self.encoding = str(result.capabilities.position_encoding or "utf-16")
+        return result
+
+    def open(self, path: Path, text: str | None = None) -> str:
+        uri = file_uri(path)
+        if text is None:
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+        self.texts[uri] = text
+        self.versions[uri] = 1
+        self.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id="markdown", version=1, text=text)
+            )
+        )
+        return uri
+
+    def replace_all(self, path: Path, text: str) -> None:
+        """Type: replace the whole buffer (a ranged change, as editors send)."""
+        uri = file_uri(path)
+        old = self.texts[uri]
+        end = position_of(old, len(old), self.encoding)
+        self.edit(path, [types.TextEdit(types.Range(types.Position(0, 0), end), text)])
+
+    def edit(self, path: Path, edits: Sequence[types.TextEdit]) -> None:
+        uri = file_uri(path)
+        self.versions[uri] += 1
+        self.texts[uri] = apply_text_edits(self.texts[uri], edits, self.encoding)
+        changes: list[types.TextDocumentContentChangeEvent] = [
+            types.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
+            for e in sorted(edits, key=lambda e: _key(e.range.start), reverse=True)
+        ]
+        self.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                changes,
+            )
+        )
+
+    def close(self, path: Path) -> None:
+        uri = file_uri(path)
+        self.texts.pop(uri, None)
+        self.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+        )
+
+    async def command(self, name: str, *arguments: Any) -> Any:
+        return await asyncio.wait_for(
+            self.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=name, arguments=list(arguments))
+            ),
+            WAIT_S,
+        )
+
+    async def command_error(self, name: str, *arguments: Any) -> JsonRpcException:
+        try:
+            result = await self.command(name, *arguments)
+        except JsonRpcException as exc:
+            return exc
+        raise AssertionError(f"{name} succeeded with {result!r}; expected an error")
+
+    async def actions(
+        self, path: Path, start: tuple[int, int], end: tuple[int, int] | None = None
+    ) -> list[types.CodeAction]:
+        uri = file_uri(path)
+        end = end or start
+        rng = types.Range(types.Position(*start), types.Position(*end))
+        result = await asyncio.wait_for(
+            self.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=rng,
+                    context=types.CodeActionContext(
+                        diagnostics=list(self.diagnostics.get(uri, []))
+                    ),
+                )
+            ),
+            WAIT_S,
+        )
+        return [a for a in result or [] if isinstance(a, types.CodeAction)]
+
+
+def _key(p: types.Position) -> tuple[int, int]:
+    return (p.line, p.character)
+
+
+# ---- an independent position converter, for applying edits in tests -----------------
+def _units(ch: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(ch.encode("utf-8"))
+    if encoding == "utf-32":
+        return 1
+    return len(ch.encode("utf-16-le")) // 2
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    i = 0
+    while i < len(text):
+        if text[i] == "\r" and i + 1 < len(text) and text[i + 1] == "\n":
+            starts.append(i + 2)
+            i += 2
+            continue
+        if text[i] in "\r\n":
+            starts.append(i + 1)
+        i += 1
+    return starts
+
+
+def index_of(text: str, pos: types.Position, encoding: str) -> int:
+    starts = _line_starts(text)
+    if pos.line >= len(starts):
+        return len(text)
+    i = starts[pos.line]
+    units = 0
+    while units < pos.character and i < len(text) and text[i] not in "\r\n":
+        units += _units(text[i], encoding)
+        i += 1
+    assert units == pos.character, f"position {pos} is not on a character boundary"
+    return i
+
+
+def position_of(text: str, index: int, encoding: str) -> types.Position:
+    starts = _line_starts(text)
+    line = max(n for n, s in enumerate(starts) if s <= index)
+    chars = sum(_units(c, encoding) for c in text[starts[line] : index])
+    return types.Position(line, chars)
+
+
+def apply_text_edits(text: str, edits: Sequence[types.TextEdit], encoding: str) -> str:
+    spans = [
+        (index_of(text, e.range.start, encoding), index_of(text, e.range.end, encoding), e.new_text)
+        for e in edits
+    ]
+    for start, end, new in sorted(spans, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def apply_workspace_edit(
+    edit: types.WorkspaceEdit, read: Callable[[str], str], encoding: str
+) -> dict[str, str]:
+    """The new text of every document the edit touches (`read(uri)` gives the old)."""
+    result: dict[str, str] = {}
+    if edit.changes:
+        for uri, edits in edit.changes.items():
+            result[uri] = apply_text_edits(read(uri), edits, encoding)
+    for change in edit.document_changes or []:
+        if isinstance(change, types.CreateFile):
+            result.setdefault(change.uri, "")
+        elif isinstance(change, types.TextDocumentEdit):
+            uri = change.text_document.uri
+            old = result[uri] if uri in result else read(uri)
+            plain = [e for e in change.edits if isinstance(e, types.TextEdit)]
+            result[uri] = apply_text_edits(old, plain, encoding)
+        else:  # pragma: no cover
+            raise AssertionError(f"unexpected resource operation {change!r}")
+    return result
+
+
+# ---- the fixture -------------------------------------------------------------------------
+def _converter() -> Any:
+    """pygls turns a notification's params into namedtuples (renaming keys such as
+    "MEMORY.md"); keep `metis/*` payloads as the plain JSON the server sent."""
+    converter = default_converter()
+    converter.register_structure_hook(JsonRPCNotification, lambda obj, cls: cls(**obj))
+
+    # lsprotocol takes any object with a "command" key for a Command, so a CodeAction
+    # that runs a command would arrive as a bare Command; tell them apart by its type.
+    def command_or_action(obj: Any, _: type) -> types.Command | types.CodeAction:
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, types.Command)
+        return converter.structure(obj, types.CodeAction)
+
+    # typing.Union, not `|`: the hook table is keyed by the very type lsprotocol used.
+    command_or_action_type = Union[types.Command, types.CodeAction]  # noqa: UP007
+    converter.register_structure_hook(command_or_action_type, command_or_action)
+    return converter
+
+
+def make_client() -> MetisClient:
+    client = MetisClient(converter_factory=_converter)
+    features = dict(DEFAULT_CLIENT_FEATURES)
+
+    def publish(ls: MetisClient, params: types.PublishDiagnosticsParams) -> None:
+        ls.diagnostics[params.uri] = params.diagnostics
+        ls.publish_count[params.uri] = ls.publish_count.get(params.uri, 0) + 1
+        ls.published_versions[params.uri] = params.version
+        ls.pulse()
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+    register_lsp_features(client, features)
+    for method in METIS_NOTIFICATIONS:
+
+        def record(ls: MetisClient, params: Any, method: str = method) -> None:
+            ls.notes[method].append(params)
+            ls.pulse()
+
+        client.feature(method)(record)
+    return client
+
+
+def memory_dir(folder: Path) -> Path:
+    path = folder / ".metis"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_memory(folder: Path, name: str, text: str) -> Path:
+    path = memory_dir(folder) / name
+    path.write_bytes(text.encode("utf-8"))
+    return path

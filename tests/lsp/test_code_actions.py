@@ -1,0 +1,223 @@
+"""Quick fixes over real stdio: each action's workspace edit is applied and the
+result checked; the client-side commands carry the documented arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsp_harness import MetisClient, apply_workspace_edit, file_uri, write_memory
+from lsprotocol import types
+
+TOKEN = "AKIAIOSFODNN7EXAMPLE"
+MEMORY_TEXT = (
+    "# Memory 😀\n"  # 0
+    "\n"  # 1
+    "- uses make 日本\n"  # 2
+    "- prefers tabs\n"  # 3
+    "- USES  make 日本\n"  # 4: duplicate of line 2
+    "-\n"  # 5: empty
+    f"- deploy key 🔑 {TOKEN}\n"  # 6: secret
+)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+def titled(actions: list[types.CodeAction], title: str) -> types.CodeAction:
+    found = [a for a in actions if a.title == title]
+    assert len(found) == 1, f"no single {title!r} in {[a.title for a in actions]}"
+    return found[0]
+
+
+def applied(client: MetisClient, action: types.CodeAction) -> dict[str, str]:
+    assert action.edit is not None, f"{action.title} has no edit"
+
+    def read(uri: str) -> str:
+        if uri in client.texts:
+            return client.texts[uri]
+        path = Path(uri.removeprefix("file://"))
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+
+    return apply_workspace_edit(action.edit, read, client.encoding)
+
+
+async def open_memory(
+    client: MetisClient, ws: Path, text: str = MEMORY_TEXT, caps: str = "visual-studio-code"
+) -> Path:
+    memory = write_memory(ws, "MEMORY.md", text)
+    await client.start_session([ws], client=caps)
+    client.open(memory)
+    return memory
+
+
+async def test_remove_duplicate_entry(client: MetisClient, ws: Path) -> None:
+    memory = await open_memory(client, ws)
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    actions = await client.actions(memory, (4, 3))
+    action = titled(actions, "Remove duplicate entry")
+    assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
+    assert action.diagnostics and action.diagnostics[0].code == "duplicate-entry"
+    result = applied(client, action)[file_uri(memory)]
+    assert result == MEMORY_TEXT.replace("- USES  make 日本\n", "")
+    # The edit is versioned (VS Code supports documentChanges).
+    assert action.edit is not None and action.edit.document_changes
+    change = action.edit.document_changes[0]
+    assert isinstance(change, types.TextDocumentEdit)
+    assert change.text_document.version == client.versions[file_uri(memory)]
+    assert not any(a.title == "Remove entry" for a in actions)  # not offered twice
+
+
+async def test_remove_empty_entry(client: MetisClient, ws: Path) -> None:
+    memory = await open_memory(client, ws)
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    action = titled(await client.actions(memory, (5, 0)), "Remove empty entry")
+    assert applied(client, action)[file_uri(memory)] == MEMORY_TEXT.replace("\n-\n", "\n")
+
+
+async def test_redact_secret(client: MetisClient, ws: Path) -> None:
+    memory = await open_memory(client, ws)
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    action = titled(await client.actions(memory, (6, 12), (6, 20)), "Redact secret")
+    result = applied(client, action)[file_uri(memory)]
+    assert result == MEMORY_TEXT.replace(TOKEN, "[REDACTED]")
+
+
+async def test_remove_entry_and_replace_entry_prompt(client: MetisClient, ws: Path) -> None:
+    memory = await open_memory(client, ws)
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    actions = await client.actions(memory, (3, 5))
+    remove = titled(actions, "Remove entry")
+    assert applied(client, remove)[file_uri(memory)] == MEMORY_TEXT.replace("- prefers tabs\n", "")
+    replace = titled(actions, "Replace entry…")
+    assert replace.edit is None and replace.command is not None
+    assert replace.command.command == "metis.replaceEntryPrompt"
+    assert list(replace.command.arguments or ()) == [
+        {"file": "MEMORY.md", "old": "- prefers tabs", "workspace": file_uri(ws)}
+    ]
+
+
+async def test_no_entry_actions_on_a_heading(client: MetisClient, ws: Path) -> None:
+    memory = await open_memory(client, ws)
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    assert await client.actions(memory, (0, 3)) == []
+
+
+async def test_move_entry_to_user_md_edits_both_files(client: MetisClient, ws: Path) -> None:
+    user = write_memory(ws, "USER.md", "# User\n- likes 🍵")  # closed, no final newline
+    memory = await open_memory(client, ws)
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
+    result = applied(client, action)
+    assert result[file_uri(memory)] == MEMORY_TEXT.replace("- prefers tabs\n", "")
+    assert result[file_uri(user)] == "# User\n- likes 🍵\n- prefers tabs\n"
+
+
+async def test_move_creates_the_target_when_missing(client: MetisClient, ws: Path) -> None:
+    memory = await open_memory(client, ws)
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
+    assert action.edit is not None and action.edit.document_changes
+    create = action.edit.document_changes[0]
+    assert isinstance(create, types.CreateFile)
+    assert create.uri == file_uri(ws / ".metis" / "USER.md")
+    assert applied(client, action)[create.uri] == "- prefers tabs\n"
+
+
+async def test_move_from_user_md_back_to_memory_md(client: MetisClient, ws: Path) -> None:
+    memory = write_memory(ws, "MEMORY.md", "# Memory\n")
+    user = write_memory(ws, "USER.md", "- a\n- b\n")
+    await client.start_session([ws])
+    client.open(user)
+    action = titled(await client.actions(user, (0, 2)), "Move entry to MEMORY.md")
+    result = applied(client, action)
+    assert result == {file_uri(user): "- b\n", file_uri(memory): "# Memory\n- a\n"}
+
+
+async def test_move_is_refused_when_the_target_would_pass_its_hard_cap(
+    client: MetisClient, ws: Path
+) -> None:
+    write_memory(ws, "USER.md", "u" * 3060 + "\n")
+    memory = await open_memory(client, ws)
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
+    assert action.edit is None and action.disabled is not None
+    assert action.disabled.reason == (
+        "Moving this entry would make USER.md 3,076 B, over its 3,072 B hard cap: "
+        "consolidate USER.md first"
+    )
+
+
+async def test_cap_actions_consolidate_and_tidy(client: MetisClient, ws: Path) -> None:
+    text = "# Memory\n\n\n\n- fact one   \n- FACT one\n\n\n" + "- filler ✓ line\n" * 130
+    memory = await open_memory(client, ws, text)
+    await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
+    cap = client.diagnostic(memory, "over-soft-cap")
+    actions = await client.actions(memory, (cap.range.start.line, cap.range.start.character))
+    consolidate = titled(actions, "Consolidate MEMORY.md…")
+    assert consolidate.command is not None and consolidate.edit is None
+    assert consolidate.command.command == "metis.openConsolidation"
+    assert list(consolidate.command.arguments or ()) == [
+        {"file": "MEMORY.md", "workspace": file_uri(ws)}
+    ]
+    assert consolidate.diagnostics and consolidate.diagnostics[0].code == "over-soft-cap"
+    tidy = titled(actions, "Tidy MEMORY.md")
+    tidied = applied(client, tidy)[file_uri(memory)]
+    assert tidied == "# Memory\n\n- fact one\n\n- filler ✓ line\n"
+    # It agrees with the metis.tidy command.
+    proposal = await client.command("metis.tidy", {"file": "MEMORY.md"})
+    assert proposal == {"file": "MEMORY.md", "content": tidied, "changed": True}
+
+
+async def test_no_tidy_when_nothing_to_tidy(client: MetisClient, ws: Path) -> None:
+    memory = await open_memory(client, ws, "".join(f"- fact {i:04}\n" for i in range(200)))
+    await client.wait_for_codes(memory, ["over-soft-cap"])
+    cap = client.diagnostic(memory, "over-soft-cap")
+    start = (cap.range.start.line, cap.range.start.character)
+    titles = [a.title for a in await client.actions(memory, start)]
+    assert "Consolidate MEMORY.md…" in titles and "Tidy MEMORY.md" not in titles
+
+
+async def test_a_utf8_client_without_document_changes_gets_plain_changes(
+    client: MetisClient, ws: Path
+) -> None:
+    memory = await open_memory(client, ws, caps="neovim")
+    assert client.encoding == "utf-8"
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    redact = titled(await client.actions(memory, (6, 20)), "Redact secret")
+    assert redact.edit is not None and redact.edit.changes and not redact.edit.document_changes
+    (edit,) = redact.edit.changes[file_uri(memory)]
+    assert edit.range.start == types.Position(6, 18)  # "- deploy key " + 🔑 as 4 UTF-8 bytes
+    assert applied(client, redact)[file_uri(memory)] == MEMORY_TEXT.replace(TOKEN, "[REDACTED]")
+    move = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
+    result = applied(client, move)
+    assert result[file_uri(ws / ".metis" / "USER.md")] == "- prefers tabs\n"
+
+
+async def test_a_client_without_disabled_support_gets_no_refused_move(
+    client: MetisClient, ws: Path
+) -> None:
+    write_memory(ws, "USER.md", "u" * 3060 + "\n")
+    memory = await open_memory(client, ws, caps="neovim")
+    await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
+    titles = [a.title for a in await client.actions(memory, (3, 0))]
+    assert "Remove entry" in titles and "Move entry to USER.md" not in titles
+
+
+async def test_client_side_commands_are_not_advertised(client: MetisClient, ws: Path) -> None:
+    result = await client.start_session([ws])
+    provider = result.capabilities.execute_command_provider
+    assert provider is not None
+    assert sorted(provider.commands) == [
+        "metis.assemblePrompt",
+        "metis.memoryAdd",
+        "metis.memoryConsolidate",
+        "metis.memoryReplace",
+        "metis.tidy",
+        "metis.usage",
+    ]
+    assert result.capabilities.code_action_provider is not None

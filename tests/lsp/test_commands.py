@@ -1,0 +1,288 @@
+"""workspace/executeCommand over real stdio: success shapes, error shapes (JSON-RPC
+code, message and data), the notifications that follow writes, and the refusal to
+write under unsaved edits."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from lsp_harness import MetisClient, file_uri, write_memory
+
+from metis_memory.store import MemoryStore
+
+INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+async def test_memory_add_writes_and_notifies(client: MetisClient, ws: Path) -> None:
+    await client.start_session([ws])
+    await client.wait_for_note("metis/usageChanged", lambda p: True)
+    result = await client.command("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- uses make"})
+    memory = ws / ".metis" / "MEMORY.md"
+    assert memory.read_bytes() == b"- uses make\n"
+    assert result == {
+        "file": "MEMORY.md",
+        "operation": "add",
+        "before_hash": sha(b""),
+        "after_hash": sha(b"- uses make\n"),
+        "before_size_bytes": 0,
+        "after_size_bytes": 12,
+        "over_soft_cap": False,
+        "over_hard_cap": False,
+        "message": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B).",
+    }
+    updated = await client.wait_for_note("metis/memoryUpdated", lambda p: True)
+    assert updated == {
+        "file": "MEMORY.md",
+        "operation": "add",
+        "before_hash": sha(b""),
+        "after_hash": sha(b"- uses make\n"),
+        "before_size_bytes": 0,
+        "after_size_bytes": 12,
+        "workspace": file_uri(ws),
+    }
+    usage = await client.wait_for_note(
+        "metis/usageChanged", lambda p: p["usage"]["MEMORY.md"]["size_bytes"] == 12
+    )
+    assert usage["workspace"] == file_uri(ws)
+    assert usage["usage"]["MEMORY.md"]["source"] == "disk"
+    assert client.notes["metis/memoryEviction"] == []
+
+
+async def test_a_write_over_the_soft_cap_sends_an_eviction(client: MetisClient, ws: Path) -> None:
+    write_memory(ws, "USER.md", "u" * 1530 + "\n")
+    await client.start_session([ws])
+    result = await client.command("metis.memoryAdd", {"file": "USER.md", "entry": "- likes tea"})
+    assert result["over_soft_cap"] is True
+    assert result["message"].endswith("— over soft cap; consider memory_consolidate")
+    eviction = await client.wait_for_note("metis/memoryEviction", lambda p: True)
+    assert eviction == {
+        "file": "USER.md",
+        "trigger": "size_cap_exceeded",
+        "entries_evicted": 0,
+        "size_before_bytes": 1531,
+        "size_after_bytes": 1543,
+        "workspace": file_uri(ws),
+    }
+    await client.wait_for_codes(ws / ".metis" / "USER.md", ["over-soft-cap"])
+
+
+async def test_hard_cap_error_shape(client: MetisClient, ws: Path) -> None:
+    write_memory(ws, "MEMORY.md", "m" * 4090 + "\n")
+    await client.start_session([ws])
+    before = (ws / ".metis" / "MEMORY.md").read_bytes()
+    error = await client.command_error(
+        "metis.memoryAdd", {"file": "MEMORY.md", "entry": "- one more fact"}
+    )
+    assert error.code == REQUEST_FAILED
+    assert error.data == {"code": "hard_cap_exceeded", "is_user_visible": True}
+    assert error.message.startswith(
+        "add rejected: MEMORY.md would be 4,107 B, 11 B over its hard cap of 4,096 B"
+    )
+    assert (ws / ".metis" / "MEMORY.md").read_bytes() == before
+
+
+async def test_replace_and_its_errors(client: MetisClient, ws: Path) -> None:
+    memory = write_memory(ws, "MEMORY.md", "- a\n- b\n- b\n")
+    await client.start_session([ws])
+    result = await client.command(
+        "metis.memoryReplace", {"file": "MEMORY.md", "old": "- a", "new": "- A 😀"}
+    )
+    assert result["operation"] == "replace"
+    assert memory.read_text(encoding="utf-8") == "- A 😀\n- b\n- b\n"
+
+    missing = await client.command_error(
+        "metis.memoryReplace", {"file": "MEMORY.md", "old": "- zzz", "new": ""}
+    )
+    assert (missing.code, missing.data) == (
+        REQUEST_FAILED,
+        {"code": "not_found", "is_user_visible": True},
+    )
+    assert "was not found in MEMORY.md" in missing.message
+
+    twice = await client.command_error(
+        "metis.memoryReplace", {"file": "MEMORY.md", "old": "- b", "new": "- c"}
+    )
+    assert twice.data == {"code": "not_unique", "is_user_visible": True}
+    assert "occurs 2 times" in twice.message
+
+
+async def test_consolidate(client: MetisClient, ws: Path) -> None:
+    memory = write_memory(ws, "MEMORY.md", "- old\n- old\n")
+    await client.start_session([ws])
+    await client.wait_for_codes(memory, ["duplicate-entry"])
+    result = await client.command(
+        "metis.memoryConsolidate", {"file": "MEMORY.md", "content": "- merged\n"}
+    )
+    assert result["operation"] == "consolidate"
+    assert result["after_size_bytes"] == 9
+    assert memory.read_text() == "- merged\n"
+    await client.wait_for_codes(memory, [])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        ([{"file": "NOTES.md", "entry": "x"}], "'file' must be exactly 'MEMORY.md' or 'USER.md'"),
+        ([{"file": "MEMORY.md", "entry": "x", "extra": 1}], "'extra' is not an accepted field"),
+        ([{"file": "MEMORY.md"}], "'entry' is required"),
+        ([{"file": "MEMORY.md", "entry": "   "}], "empty or only whitespace"),
+        (["MEMORY.md", "x"], "expected exactly one JSON object argument, got 2 arguments"),
+        ([], "expected exactly one JSON object argument, got 0 arguments"),
+        (["just text"], "expected exactly one JSON object argument, got str"),
+    ],
+)
+async def test_invalid_input_is_an_invalid_params_error(
+    client: MetisClient, ws: Path, arguments: list[object], fragment: str
+) -> None:
+    await client.start_session([ws])
+    error = await client.command_error("metis.memoryAdd", *arguments)
+    assert error.code == INVALID_PARAMS
+    assert error.data == {"code": "invalid_input", "is_user_visible": True}
+    assert fragment in error.message
+    assert not (ws / ".metis").exists()
+
+
+async def test_unsaved_changes_are_never_written_under(client: MetisClient, ws: Path) -> None:
+    memory = write_memory(ws, "MEMORY.md", "- on disk\n")
+    await client.start_session([ws])
+    client.open(memory)
+    client.replace_all(memory, "- on disk\n- typed, not saved\n")
+    error = await client.command_error("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- x"})
+    assert error.code == REQUEST_FAILED
+    assert error.data == {"code": "unsaved_changes", "is_user_visible": True}
+    assert error.message.startswith(
+        "MEMORY.md has unsaved changes in the editor: save or revert them first"
+    )
+    assert memory.read_text() == "- on disk\n"
+    # Another file, and the same file once the buffer matches the disk, can be written.
+    await client.command("metis.memoryAdd", {"file": "USER.md", "entry": "- fine"})
+    client.replace_all(memory, "- on disk\n")
+    await client.command("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- x"})
+    assert memory.read_text() == "- on disk\n- x\n"
+
+
+async def test_a_clean_buffer_the_editor_has_not_reloaded_is_not_an_edit(
+    client: MetisClient, ws: Path
+) -> None:
+    """Agent writes in a row while the editor still shows an earlier disk version: the
+    buffer is stale, not edited, so the writes go through; a real edit still refuses."""
+    memory = write_memory(ws, "MEMORY.md", "- on disk\n")
+    await client.start_session([ws])
+    client.open(memory)
+    for entry in ("- first", "- second", "- third"):
+        await client.command("metis.memoryAdd", {"file": "MEMORY.md", "entry": entry})
+    assert memory.read_text() == "- on disk\n- first\n- second\n- third\n"
+    client.replace_all(memory, "- on disk\n- typed by hand\n")
+    error = await client.command_error("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- x"})
+    assert error.data == {"code": "unsaved_changes", "is_user_visible": True}
+    assert memory.read_text() == "- on disk\n- first\n- second\n- third\n"
+
+
+async def test_assemble_prompt_matches_the_store(client: MetisClient, ws: Path) -> None:
+    write_memory(ws, "MEMORY.md", "- uses make\n")
+    write_memory(ws, "USER.md", "- likes tea 🍵\n")
+    await client.start_session([ws])
+    prompt = await client.command("metis.assemblePrompt", {"base": "You are helpful."})
+    assert prompt == MemoryStore(ws).assemble_system_prompt("You are helpful.")
+    assert "## User context (USER.md)" in prompt
+    error = await client.command_error("metis.assemblePrompt", {"bass": "typo"})
+    assert error.data == {"code": "invalid_input", "is_user_visible": True}
+    assert "'base' is required" in error.message and "'bass' is not an accepted" in error.message
+
+
+async def test_usage_reports_the_buffer_when_open(client: MetisClient, ws: Path) -> None:
+    memory = write_memory(ws, "MEMORY.md", "- on disk\n")
+    await client.start_session([ws])
+    usage = await client.command("metis.usage", {})
+    assert usage["MEMORY.md"] == {
+        "size_bytes": 10,
+        "soft_cap": 2048,
+        "hard_cap": 4096,
+        "over_soft_cap": False,
+        "over_hard_cap": False,
+        "source": "disk",
+    }
+    assert usage["USER.md"]["size_bytes"] == 0 and usage["USER.md"]["source"] == "disk"
+    client.open(memory)
+    client.replace_all(memory, "- 日本語\n" * 300)
+    usage = await client.command("metis.usage", {"workspace": file_uri(ws)})
+    assert usage["MEMORY.md"]["size_bytes"] == 12 * 300
+    assert usage["MEMORY.md"]["source"] == "buffer"
+    assert usage["MEMORY.md"]["over_soft_cap"] is True
+    changed = await client.wait_for_note(
+        "metis/usageChanged", lambda p: p["usage"]["MEMORY.md"]["size_bytes"] == 3600
+    )
+    assert changed["usage"] == usage
+
+
+async def test_tidy_proposes_for_disk_and_buffer(client: MetisClient, ws: Path) -> None:
+    memory = write_memory(ws, "MEMORY.md", "- a\n\n\n- A  \n- b\n")
+    await client.start_session([ws])
+    assert await client.command("metis.tidy", {"file": "MEMORY.md"}) == {
+        "file": "MEMORY.md",
+        "content": "- a\n\n- b\n",
+        "changed": True,
+    }
+    assert memory.read_text() == "- a\n\n\n- A  \n- b\n"  # a proposal, nothing written
+    client.open(memory)
+    client.replace_all(memory, "- c\n")
+    assert await client.command("metis.tidy", {"file": "MEMORY.md"}) == {
+        "file": "MEMORY.md",
+        "content": "- c\n",
+        "changed": False,
+    }
+    error = await client.command_error("metis.tidy", {"file": "memory.md"})
+    assert error.data == {"code": "invalid_input", "is_user_visible": True}
+
+
+async def test_tidy_refuses_a_file_that_is_not_utf8(client: MetisClient, ws: Path) -> None:
+    (ws / ".metis").mkdir()
+    (ws / ".metis" / "USER.md").write_bytes(b"- \xff\n")
+    await client.start_session([ws])
+    error = await client.command_error("metis.tidy", {"file": "USER.md"})
+    assert error.data == {"code": "not_utf8", "is_user_visible": True}
+    assert "not valid UTF-8" in error.message
+
+
+async def test_the_workspace_argument_with_two_folders(client: MetisClient, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    await client.start_session([one, two])
+    missing = await client.command_error("metis.memoryAdd", {"file": "USER.md", "entry": "- x"})
+    assert missing.data == {"code": "invalid_input", "is_user_visible": True}
+    assert "2 workspace folders are open, so 'workspace' is required" in missing.message
+    assert file_uri(one) in missing.message and file_uri(two) in missing.message
+
+    unknown = await client.command_error(
+        "metis.usage", {"workspace": file_uri(tmp_path / "elsewhere")}
+    )
+    assert unknown.data == {"code": "invalid_input", "is_user_visible": True}
+    assert "is not an open workspace folder; known folders:" in unknown.message
+
+    await client.command(
+        "metis.memoryAdd", {"file": "USER.md", "entry": "- x", "workspace": file_uri(two)}
+    )
+    assert (two / ".metis" / "USER.md").read_text() == "- x\n"
+    assert not (one / ".metis").exists()
+    updated = await client.wait_for_note("metis/memoryUpdated", lambda p: True)
+    assert updated["workspace"] == file_uri(two)
+
+
+async def test_an_unknown_command_is_an_error(client: MetisClient, ws: Path) -> None:
+    await client.start_session([ws])
+    error = await client.command_error("metis.openConsolidation", {"file": "MEMORY.md"})
+    assert error.code == INVALID_PARAMS

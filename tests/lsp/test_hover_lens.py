@@ -1,0 +1,78 @@
+"""Usage where the eye is: the code lens on line 0 and the hover on the title,
+both for the buffer as typed."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsp_harness import WAIT_S, MetisClient, file_uri, write_memory
+from lsprotocol import types
+
+
+async def lenses(client: MetisClient, path: Path) -> list[types.CodeLens]:
+    result = await asyncio.wait_for(
+        client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=file_uri(path)))
+        ),
+        WAIT_S,
+    )
+    return list(result or [])
+
+
+async def hover(client: MetisClient, path: Path, line: int, character: int) -> types.Hover | None:
+    return await asyncio.wait_for(
+        client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=file_uri(path)),
+                position=types.Position(line, character),
+            )
+        ),
+        WAIT_S,
+    )
+
+
+async def test_lens_follows_the_buffer(client: MetisClient, tmp_path: Path) -> None:
+    memory = write_memory(tmp_path / "ws", "MEMORY.md", "# Memory\n\n- fact\n")
+    await client.start_session([tmp_path / "ws"])
+    client.open(memory)
+    (lens,) = await lenses(client, memory)
+    assert lens.range == types.Range(types.Position(0, 0), types.Position(0, 0))
+    assert lens.command is not None
+    assert lens.command.title == (
+        "MEMORY.md: 17 B · 1% of 2,048 B soft cap · 0% of 4,096 B hard cap · within caps"
+    )
+    client.replace_all(memory, "# Memory\n\n" + "- 日本語 fact\n" * 200)
+    (lens,) = await lenses(client, memory)
+    assert lens.command is not None
+    assert lens.command.title == (
+        "MEMORY.md: 3,410 B · 167% of 2,048 B soft cap · 83% of 4,096 B hard cap · over soft cap"
+    )
+
+
+async def test_hover_on_the_title_only(client: MetisClient, tmp_path: Path) -> None:
+    user = write_memory(tmp_path / "ws", "USER.md", "\n# About me 😀\n\n- likes tea\n")
+    await client.start_session([tmp_path / "ws"])
+    client.open(user)
+    result = await hover(client, user, 1, 4)
+    assert result is not None and isinstance(result.contents, types.MarkupContent)
+    assert result.contents.kind == types.MarkupKind.Markdown
+    assert result.contents.value.startswith(
+        "**USER.md** — within caps (editor buffer, UTF-8 bytes)"
+    )
+    assert "| size | 30 | |" in result.contents.value
+    assert result.range == types.Range(types.Position(1, 0), types.Position(1, 13))
+    assert await hover(client, user, 3, 3) is None
+    assert await hover(client, user, 0, 0) is None
+
+
+async def test_other_documents_are_left_alone(client: MetisClient, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    notes = ws / "notes.md"
+    notes.parent.mkdir()
+    notes.write_text("- dup\n- dup\n")
+    await client.start_session([ws])
+    client.open(notes)
+    assert await lenses(client, notes) == []
+    assert await hover(client, notes, 0, 0) is None
+    assert await client.actions(notes, (0, 0)) == []
