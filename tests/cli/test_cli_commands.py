@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -285,6 +286,36 @@ def test_tool_errors_exit_1_with_the_message_on_stderr(
     assert message in result.stderr
     assert path.read_bytes() == b"- a\n- a\n"
     assert not memory(workspace, "USER.md").exists()
+
+
+def test_json_output_chains_hashes_and_names_error_codes(cli: Runner, workspace: Path) -> None:
+    first = cli("add", "--json", "MEMORY.md", "- uses ruff")
+    assert first.returncode == 0, first.stderr
+    added = json.loads(first.stdout)
+    data = memory(workspace).read_bytes()
+    assert data == b"- uses ruff\n"
+    assert added == {
+        "file": "MEMORY.md",
+        "operation": "add",
+        "before_hash": hashlib.sha256(b"").hexdigest(),
+        "after_hash": hashlib.sha256(data).hexdigest(),
+        "before_size_bytes": 0,
+        "after_size_bytes": len(data),
+        "over_soft_cap": False,
+        "over_hard_cap": False,
+        "message": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B).",
+    }
+    second = json.loads(cli("replace", "--json", "MEMORY.md", "ruff", "ruff 0.6").stdout)
+    assert second["operation"] == "replace"
+    assert second["before_hash"] == added["after_hash"]
+    assert second["after_hash"] == hashlib.sha256(memory(workspace).read_bytes()).hexdigest()
+
+    failed = cli("replace", "--json", "MEMORY.md", "absent", "x")
+    assert failed.returncode == 1
+    assert failed.stderr.startswith("metis-memory: text to replace was not found")
+    error = json.loads(failed.stdout)["error"]
+    assert error["code"] == "not_found"
+    assert failed.stderr == f"metis-memory: {error['message']}\n"
 
 
 def test_a_symlink_out_of_the_workspace_is_refused(
