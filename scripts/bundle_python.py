@@ -4,7 +4,7 @@ Why: pydantic-core and watchfiles are compiled, so one folder of wheels cannot s
 interpreter. For each CPython 3.10-3.13 we `pip install --target` the platform's binary wheels
 (no build, no network at run time); the launcher (extension/python/server.py) puts the folder
 matching the running interpreter first on sys.path. Top-level entries that are byte-identical
-for every version (pure-Python packages) are moved to `common/` so the VSIX carries them once.
+for several versions are kept once (see `share`).
 
 Usage: python scripts/bundle_python.py OUT_DIR [--target linux-x64] [--constraints FILE]
 """
@@ -18,6 +18,15 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+
+try:
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+except ImportError:  # pip always carries a copy
+    from pip._vendor.packaging.markers import default_environment  # type: ignore[no-redef,unused-ignore]
+    from pip._vendor.packaging.requirements import Requirement  # type: ignore[assignment,unused-ignore]
+    from pip._vendor.packaging.utils import canonicalize_name  # type: ignore[assignment,unused-ignore]
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
@@ -34,10 +43,23 @@ PLATFORMS: dict[str, list[str]] = {
 }
 
 
-def dependencies() -> list[str]:
-    """The runtime requirements of metis-memory as installed in the running (project) venv."""
-    requires = metadata.requires("metis-memory") or []
-    return [r for r in requires if "extra ==" not in r]
+# Optional features the VSIX carries: `mcp` lets the extension offer `metis-memory mcp` to
+# VS Code's MCP support (what `pip install 'metis-memory[mcp]'` adds).
+EXTRAS = ("mcp",)
+
+
+def dependencies(version: str, target: str) -> list[str]:
+    """The runtime requirements of metis-memory[mcp] (read from the project venv's metadata)
+    that apply to CPython `version` on `target`."""
+    env = target_environment(version, target)
+    selected: list[str] = []
+    for line in metadata.requires("metis-memory") or []:
+        req = Requirement(line)
+        if req.marker is None or any(
+            req.marker.evaluate({**env, "extra": extra}) for extra in ("", *EXTRAS)
+        ):
+            selected.append(str(req).split(";")[0].strip())
+    return selected
 
 
 def tree_hash(path: Path) -> str:
@@ -72,7 +94,7 @@ def install(
         cmd += ["--platform", platform]
     if constraints is not None:
         cmd += ["--constraint", str(constraints)]
-    subprocess.run([*cmd, *dependencies()], check=True)
+    subprocess.run([*cmd, *dependencies(version, target)], check=True)
     for _ in range(10):  # dependencies behind markers for the target version, to a fixed point
         missing = missing_requirements(dest, version, target)
         if not missing:
@@ -130,25 +152,21 @@ MARKER_PLATFORM: dict[str, dict[str, str]] = {
 }
 
 
-def missing_requirements(dest: Path, version: str, target: str) -> list[str]:
-    """Requirements of the installed distributions that apply to the target but are absent."""
-    try:
-        from packaging.markers import default_environment
-        from packaging.requirements import Requirement
-        from packaging.utils import canonicalize_name
-    except ImportError:  # pip always carries a copy
-        from pip._vendor.packaging.markers import default_environment  # type: ignore[no-redef]
-        from pip._vendor.packaging.requirements import Requirement  # type: ignore[no-redef]
-        from pip._vendor.packaging.utils import canonicalize_name  # type: ignore[no-redef]
-
-    env: dict[str, str] = {
-        **default_environment(),
+def target_environment(version: str, target: str) -> dict[str, str]:
+    """The marker environment of CPython `version` on a vsce target."""
+    return {
+        **{key: str(value) for key, value in default_environment().items()},
         **MARKER_PLATFORM[target],
         "python_version": version,
         "python_full_version": f"{version}.0",
         "implementation_name": "cpython",
         "platform_python_implementation": "CPython",
     }
+
+
+def missing_requirements(dest: Path, version: str, target: str) -> list[str]:
+    """Requirements of the installed distributions that apply to the target but are absent."""
+    env = target_environment(version, target)
     installed: set[str] = set()
     requires: list[Requirement] = []
     for dist in metadata.distributions(path=[str(dest)]):
@@ -171,6 +189,68 @@ def prune(dest: Path) -> None:
     shutil.rmtree(dest / "bin", ignore_errors=True)
 
 
+def reuse_abi3(per_version: dict[str, Path]) -> None:
+    """Where every version resolved the same release of a dist to a stable-ABI (abi3) wheel,
+    give them all the oldest version's build: a `cp3X-abi3` wheel runs on every CPython >= 3.X,
+    but pip picks the newest tag each version allows (cryptography: cp39-abi3 for 3.10,
+    cp311-abi3 for 3.11+), which would keep two copies of the same release."""
+    oldest, *others = per_version.values()
+    owners: dict[str, int] = {}
+    for dist_info in oldest.glob("*.dist-info"):
+        for entry in _record_entries(dist_info):
+            owners[entry] = owners.get(entry, 0) + 1
+    for dist_info in sorted(oldest.glob("*.dist-info")):
+        if any(owners[entry] > 1 for entry in _record_entries(dist_info)):
+            continue  # shares a folder (a namespace package) with another dist: leave it be
+        wheel = (dist_info / "WHEEL").read_text(encoding="utf-8")
+        tags = [
+            line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:")
+        ]
+        if not tags or not all(tag.split("-")[1] == "abi3" for tag in tags):
+            continue
+        if not all((folder / dist_info.name).is_dir() for folder in others):
+            continue  # not the same release everywhere
+        for folder in others:
+            for entry in _record_entries(folder / dist_info.name):
+                path = folder / entry
+                shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+            for entry in _record_entries(dist_info):
+                source = oldest / entry
+                if source.is_dir():
+                    shutil.copytree(source, folder / entry)
+                else:
+                    shutil.copy2(source, folder / entry)
+
+
+def _record_entries(dist_info: Path) -> set[str]:
+    """The top-level entries a distribution installed (from its RECORD)."""
+    lines = (dist_info / "RECORD").read_text(encoding="utf-8").splitlines()
+    entries = {line.split(",", 1)[0].split("/", 1)[0] for line in lines if line.strip()}
+    return {e for e in entries if e and e != ".." and (dist_info.parent / e).exists()}
+
+
+def share(libs: Path, per_version: dict[str, Path]) -> None:
+    """Keep one copy of each top-level entry that several versions have byte for byte: in
+    `common/` when all have it, else in a folder named for the versions that do
+    (`cp311+cp312+cp313`: e.g. a starlette release that needs Python 3.11, where 3.10 gets an
+    older one), which the launcher puts on sys.path for each of them."""
+    names = sorted({entry.name for folder in per_version.values() for entry in folder.iterdir()})
+    for name in names:
+        groups: dict[str, list[str]] = {}
+        for tag, folder in per_version.items():
+            if (folder / name).exists():
+                groups.setdefault(tree_hash(folder / name), []).append(tag)
+        for tags in groups.values():
+            if len(tags) < 2:
+                continue
+            shared = libs / ("common" if len(tags) == len(per_version) else "+".join(tags))
+            shared.mkdir(exist_ok=True)
+            shutil.move(str(per_version[tags[0]] / name), shared / name)
+            for tag in tags[1:]:
+                path = per_version[tag] / name
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
@@ -190,18 +270,12 @@ def main() -> int:
         prune(dest)
         per_version[tag] = dest
 
-    # Entries identical in every version's folder move to common/ once.
-    common = libs / "common"
-    common.mkdir(parents=True)
-    first = next(iter(per_version.values()))
-    for entry in sorted(first.iterdir()):
-        paths = [d / entry.name for d in per_version.values()]
-        if all(p.exists() for p in paths) and len({tree_hash(p) for p in paths}) == 1:
-            shutil.move(str(paths[0]), common / entry.name)
-            for p in paths[1:]:
-                shutil.rmtree(p) if p.is_dir() else p.unlink()
+    reuse_abi3(per_version)
+    share(libs, per_version)
 
     # The server itself is pure Python: copy the source package.
+    common = libs / "common"
+    common.mkdir(exist_ok=True)
     shutil.copytree(
         ROOT / "server" / "metis_memory",
         common / "metis_memory",

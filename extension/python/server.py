@@ -1,13 +1,17 @@
-"""Launch the Metis Memory language server from the libraries bundled in the VSIX.
+"""Launch the Metis Memory servers from the libraries bundled in the VSIX.
 
-Why a launcher: the compiled dependencies (pydantic-core, watchfiles) differ per CPython
-version, so the VSIX carries one folder per version (libs/cp310 ... libs/cp313) plus the
-pure-Python ones once (libs/common). This picks the folder for the running interpreter and
-puts it first on sys.path; nothing is installed and nothing is downloaded.
+Why a launcher: the compiled dependencies (pydantic-core, watchfiles, cryptography, ...) differ
+per CPython version, so the VSIX carries one folder per version (libs/cp310 ... libs/cp313),
+folders shared by some versions (named for them: libs/cp311+cp312+cp313) and the libraries
+every version shares once (libs/common). This puts the folders for the running interpreter
+first on sys.path; nothing is installed and nothing is downloaded.
 
-`server.py --check` prints one JSON line describing whether this interpreter can run the
-server (the extension calls it before starting, to give one clear message); without it, the
-language server runs on stdio. Nothing else is ever printed to stdout: it is the protocol.
+    server.py [lsp]              the language server on stdio (what the extension starts)
+    server.py mcp [WORKSPACE]    the MCP server on stdio (what VS Code's MCP support starts)
+    server.py --check [lsp|mcp]  one JSON line: can this interpreter run that server?
+
+The extension runs `--check` before starting the language server, to give one clear message.
+Nothing else is ever printed to stdout: it is the protocol channel.
 """
 
 from __future__ import annotations
@@ -15,23 +19,38 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import sys
 
 MIN = (3, 10)
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIBS = os.path.join(os.path.dirname(HERE), "libs")
+# What each mode imports to prove the bundled libraries load (compiled ones fail here on a
+# wrong platform or version).
+PROBES = {"lsp": "metis_memory.lsp.server", "mcp": "metis_memory.mcp_server"}
+NAMES = {"lsp": "language server", "mcp": "MCP server"}
+
+
+def _folders() -> list[str]:
+    try:
+        return sorted(os.listdir(LIBS))
+    except OSError:
+        return []
 
 
 def _available() -> list[str]:
-    try:
-        names = sorted(n for n in os.listdir(LIBS) if n.startswith("cp"))
-    except OSError:
-        return []
-    return [f"{n[2]}.{n[3:]}" for n in names]
+    tags = [n for n in _folders() if re.fullmatch(r"cp3\d+", n)]
+    return [f"{t[2]}.{t[3:]}" for t in tags]
 
 
-def _problem() -> str | None:
-    """What stops this interpreter from running the bundled server, or None."""
+def _lib_path(tag: str) -> list[str]:
+    """The running version's folder, the folders it shares with other versions, common/."""
+    shared = [n for n in _folders() if "+" in n and tag in n.split("+")]
+    return [os.path.join(LIBS, n) for n in [tag, *shared, "common"]]
+
+
+def _problem(mode: str) -> str | None:
+    """What stops this interpreter from running the bundled server in `mode`, or None."""
     version = "{}.{}".format(*sys.version_info[:2])
     if sys.implementation.name != "cpython":
         return f"it is {platform.python_implementation()} {version}; the server needs CPython"
@@ -44,12 +63,9 @@ def _problem() -> str | None:
             f"it is Python {version}, and this package carries the server for Python {carried} "
             f"only; pick one of those"
         )
-    sys.path[0:0] = [os.path.join(LIBS, tag), os.path.join(LIBS, "common")]
+    sys.path[0:0] = _lib_path(tag)
     try:
-        import pydantic_core  # noqa: F401  (compiled: fails here on a wrong platform)
-        import watchfiles  # noqa: F401  (compiled)
-
-        from metis_memory.lsp import server  # noqa: F401
+        __import__(PROBES[mode])
     except Exception as exc:  # any import failure means this interpreter cannot run it
         return (
             f"the bundled libraries do not load in Python {version} on "
@@ -58,9 +74,13 @@ def _problem() -> str | None:
     return None
 
 
-def main() -> int:
-    problem = _problem()
-    if len(sys.argv) > 1 and sys.argv[1] == "--check":
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--check"]:
+        mode = argv[1] if len(argv) > 1 else "lsp"
+        if mode not in PROBES:
+            sys.stderr.write(f"server.py: --check takes lsp or mcp, not {mode!r}\n")
+            return 2
+        problem = _problem(mode)
         report = {
             "ok": problem is None,
             "problem": problem,
@@ -70,13 +90,19 @@ def main() -> int:
         }
         sys.stdout.write(json.dumps(report) + "\n")
         return 0 if problem is None else 1
+    args = argv or ["lsp"]
+    mode = args[0]
+    if mode not in PROBES or (mode == "lsp" and len(args) > 1) or len(args) > 2:
+        sys.stderr.write("usage: server.py [lsp] | mcp [WORKSPACE] | --check [lsp|mcp]\n")
+        return 2
+    problem = _problem(mode)
     if problem is not None:
-        sys.stderr.write(f"metis-memory: cannot start the language server: {problem}\n")
+        sys.stderr.write(f"metis-memory: cannot start the {NAMES[mode]}: {problem}\n")
         return 3
     from metis_memory.cli import main as cli_main
 
-    return cli_main(["lsp"])
+    return cli_main(args)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

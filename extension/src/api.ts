@@ -6,8 +6,10 @@
  */
 
 import type * as vscode from 'vscode';
+import type { McpServerSpec } from './mcpDefinition';
 import type { MemoryFileName, MemoryUpdatedParams, Usage, WriteResult } from './protocol';
 
+export type { McpServerSpec } from './mcpDefinition';
 export type { FileUsage, MemoryFileName, Usage, WriteResult } from './protocol';
 
 export const API_VERSION = 1 as const;
@@ -37,6 +39,13 @@ export interface MetisMemoryApi {
   memoryReplace(file: MemoryFileName, oldText: string, newText: string, folder?: vscode.Uri): Promise<WriteResult>;
   memoryConsolidate(file: MemoryFileName, content: string, folder?: vscode.Uri): Promise<WriteResult>;
   readonly onDidUpdateMemory: vscode.Event<MemoryUpdatedEvent>;
+  /**
+   * How to start the MCP server (`metis-memory mcp`) for a workspace folder over stdio: the
+   * definition this extension gives VS Code's MCP support (`{label, command, args, env, cwd,
+   * version}`; spawn `command` with `args`, `env` added to the inherited environment).
+   * Undefined when no Python interpreter is found.
+   */
+  mcpServerDefinition(folder?: vscode.Uri): Promise<McpServerSpec | undefined>;
 }
 
 export function toUpdatedEvent(params: MemoryUpdatedParams, folder: vscode.Uri): MemoryUpdatedEvent {

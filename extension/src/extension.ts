@@ -1,7 +1,8 @@
 /**
  * Metis Memory for VS Code: a thin shell around the language server (`metis-memory lsp`).
  * It starts the server, renders what the server computes (diagnostics, usage, the assembled
- * prompt) and forwards commands; every memory rule lives in the server.
+ * prompt) and forwards commands; every memory rule lives in the server. It also tells VS Code's
+ * MCP support how to start the MCP server (`metis-memory mcp`) for each folder.
  */
 
 import { execFile } from 'node:child_process';
@@ -11,6 +12,7 @@ import { Consolidation } from './consolidation';
 import { formatBytes } from './format';
 import { activeFolder, chooseFolder, folderFromKey, memoryUri, readDisk } from './folders';
 import { findOnPath } from './interpreter';
+import { currentMcpServerSpecs, registerMcpServerProvider } from './mcp';
 import { assemblePrompt, PromptDocuments } from './prompt';
 import {
   isMemoryFileName,
@@ -139,6 +141,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
   context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => void updateModelContext()));
 
   void srv.start();
+  const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0');
+  context.subscriptions.push(registerMcpServerProvider(srv, version));
 
   const folderOrActive = (folder?: vscode.Uri): string => {
     const f = folder ?? activeFolder()?.uri;
@@ -162,6 +166,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
     memoryConsolidate: (file, content, folder) =>
       srv.command<WriteResult>(ServerCommand.memoryConsolidate, { file, content, workspace: folderOrActive(folder) }),
     onDidUpdateMemory: updated.event,
+    mcpServerDefinition: async (folder) => {
+      const wanted = folderOrActive(folder);
+      if (!vscode.workspace.workspaceFolders?.some((f) => f.uri.toString() === wanted)) {
+        throw new MetisCommandError(`${wanted} is not a workspace folder of this window.`, 'no_workspace');
+      }
+      const specs = await currentMcpServerSpecs(srv, version);
+      return specs.find((s) => s.folder.uri.toString() === wanted)?.spec;
+    },
   };
   return api;
 }

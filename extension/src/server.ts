@@ -60,6 +60,11 @@ export class MetisServer implements vscode.Disposable {
   /** Fires with the failure message when the server cannot run, and undefined once it does. */
   readonly onDidChangeFailure = this.failedEmitter.event;
   private failureText: string | undefined;
+  private resolving: Promise<ResolvedInterpreter | undefined> | undefined;
+  private resolutions = 0;
+  private readonly interpreterEmitter = new vscode.EventEmitter<ResolvedInterpreter | undefined>();
+  /** Fires when the interpreter that runs the server changes (a setting, a restart). */
+  readonly onDidChangeInterpreter = this.interpreterEmitter.event;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -130,26 +135,55 @@ export class MetisServer implements vscode.Disposable {
     }
   }
 
-  private launcher(): string {
+  /** The bundled launcher (`server.py [lsp] | mcp WORKSPACE | --check`). */
+  get launcher(): string {
     return this.context.asAbsolutePath('dist/bundled/tool/server.py');
   }
 
+  /**
+   * Find the Python that runs the server (setting, Python extension, PATH) and remember it.
+   * Each call looks again (settings may have just changed); only the latest call's answer is kept.
+   */
+  resolveInterpreter(): Promise<ResolvedInterpreter | undefined> {
+    const seq = ++this.resolutions;
+    const resolving = (async () => {
+      const config = vscode.workspace.getConfiguration('metis');
+      const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+      let interp: ResolvedInterpreter | undefined;
+      try {
+        interp = await resolveInterpreter({
+          setting: () => config.get<string>('interpreter'),
+          pythonExtension: () => pythonExtensionInterpreter(folder, this.log),
+          onPath: async (names) => findOnPath(names),
+        });
+      } finally {
+        if (seq === this.resolutions) this.resolving = undefined;
+      }
+      if (seq !== this.resolutions) return this.resolving ?? this.interpreter;
+      const changed = interp?.path !== this.interpreter?.path;
+      this.interpreter = interp;
+      if (changed) this.interpreterEmitter.fire(interp);
+      return interp;
+    })();
+    this.resolving = resolving;
+    return resolving;
+  }
+
+  /** The interpreter the server runs with (or is about to), resolving it if nobody has yet. */
+  async interpreterInUse(): Promise<ResolvedInterpreter | undefined> {
+    if (this.resolving) return this.resolving;
+    return this.interpreter ?? this.resolveInterpreter();
+  }
+
   private async doStart(): Promise<boolean> {
-    const config = vscode.workspace.getConfiguration('metis');
-    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const interp = await resolveInterpreter({
-      setting: () => config.get<string>('interpreter'),
-      pythonExtension: () => pythonExtensionInterpreter(folder, this.log),
-      onPath: async (names) => findOnPath(names),
-    });
-    this.interpreter = interp;
+    const interp = await this.resolveInterpreter();
     if (!interp) {
       this.fail(undefined, 'no interpreter found');
       return false;
     }
     this.log.info(`Python interpreter: ${interp.path} (from ${describeSource(interp.source)})`);
 
-    const launcher = this.launcher();
+    const launcher = this.launcher;
     if (!fs.existsSync(launcher)) {
       this.fail(interp, `this installation has no bundled server (${launcher} is missing); reinstall the extension`);
       return false;
@@ -162,7 +196,7 @@ export class MetisServer implements vscode.Disposable {
 
     const serverOptions: ServerOptions = {
       command: interp.path,
-      args: [launcher],
+      args: [launcher, 'lsp'],
       options: { env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' } },
     };
     const clientOptions: LanguageClientOptions = {
@@ -269,6 +303,7 @@ export class MetisServer implements vscode.Disposable {
     void this.stop();
     this.startedEmitter.dispose();
     this.failedEmitter.dispose();
+    this.interpreterEmitter.dispose();
   }
 }
 

@@ -10,28 +10,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT } from './lib/codeServer';
+import { MEMORY_ADD_SCHEMA, McpStdioClient, resultText } from './lib/mcpClient';
+import { interpreters, supportedInterpreters } from './lib/python';
 
 const LAUNCHER = path.join(ROOT, 'dist', 'bundled', 'tool', 'server.py');
-
-/** Interpreters on this machine: versioned names on PATH and pyenv's installs, if any. */
-function interpreters(): Map<string, string> {
-  const found = new Map<string, string>();
-  const candidates: string[] = [];
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    for (const v of ['3.9', '3.10', '3.11', '3.12', '3.13', '3.14']) candidates.push(path.join(dir, `python${v}`));
-  }
-  const pyenv = path.join(os.homedir(), '.pyenv', 'versions');
-  if (fs.existsSync(pyenv)) {
-    for (const v of fs.readdirSync(pyenv)) candidates.push(path.join(pyenv, v, 'bin', 'python3'));
-  }
-  for (const exe of candidates) {
-    if (!fs.existsSync(exe)) continue;
-    const r = spawnSync(exe, ['-c', 'import sys; print("%d.%d" % sys.version_info[:2])'], { encoding: 'utf8' });
-    const version = r.stdout?.trim();
-    if (r.status === 0 && version && !found.has(version)) found.set(version, exe);
-  }
-  return found;
-}
 
 interface Report {
   ok: boolean;
@@ -39,8 +21,8 @@ interface Report {
   version: string;
 }
 
-function check(exe: string): Report {
-  const r = spawnSync(exe, [LAUNCHER, '--check'], { encoding: 'utf8', env: { ...process.env, PYTHONNOUSERSITE: '1' } });
+function check(exe: string, mode: 'lsp' | 'mcp' = 'lsp'): Report {
+  const r = spawnSync(exe, [LAUNCHER, '--check', mode], { encoding: 'utf8', env: { ...process.env, PYTHONNOUSERSITE: '1' } });
   return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Report;
 }
 
@@ -48,16 +30,59 @@ describe('the bundled server', () => {
   it('carries libraries for CPython 3.10-3.13 and runs on each interpreter found here', () => {
     assert.ok(fs.existsSync(LAUNCHER), `${LAUNCHER} is missing: run make vsix`);
     const libs = fs.readdirSync(path.join(ROOT, 'dist', 'bundled', 'libs')).sort();
-    assert.deepEqual(libs, ['common', 'cp310', 'cp311', 'cp312', 'cp313']);
-    const found = interpreters();
-    const supported = [...found].filter(([v]) => ['3.10', '3.11', '3.12', '3.13'].includes(v));
+    const tags = ['cp310', 'cp311', 'cp312', 'cp313'];
+    for (const folder of ['common', ...tags]) assert.ok(libs.includes(folder), `libs/${folder} is missing`);
+    // The rest are folders shared by some versions, named for them (cp311+cp312+cp313).
+    for (const folder of libs.filter((f) => f !== 'common' && !tags.includes(f))) {
+      assert.ok(folder.split('+').length >= 2 && folder.split('+').every((t) => tags.includes(t)), `unexpected libs/${folder}`);
+    }
+    const supported = supportedInterpreters();
     assert.ok(supported.length >= 1, 'no CPython 3.10-3.13 found on this machine');
     for (const [version, exe] of supported) {
-      const report = check(exe);
-      assert.equal(report.problem, null, `${exe} (${version})`);
-      assert.equal(report.ok, true);
+      for (const mode of ['lsp', 'mcp'] as const) {
+        const report = check(exe, mode);
+        assert.equal(report.problem, null, `${exe} (${version}), ${mode}`);
+        assert.equal(report.ok, true);
+      }
     }
     console.log(`# launcher checked on CPython ${supported.map(([v]) => v).join(', ')}`);
+  });
+
+  it('runs the MCP server (mcp WORKSPACE) on each CPython 3.10-3.13 found here', async () => {
+    const supported = supportedInterpreters();
+    assert.ok(supported.length >= 1, 'no CPython 3.10-3.13 found on this machine');
+    for (const [version, exe] of supported) {
+      const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'metis-mcp-'));
+      const client = new McpStdioClient({ command: exe, args: [LAUNCHER, 'mcp', ws], env: { PYTHONNOUSERSITE: '1' } });
+      try {
+        const init = await client.initialize();
+        assert.equal(init.serverInfo.name, 'metis-memory', `Python ${version}`);
+        const tools = await client.listTools();
+        assert.deepEqual(
+          tools.map((t) => t.name).sort(),
+          ['memory_add', 'memory_assemble_prompt', 'memory_consolidate', 'memory_read', 'memory_replace'],
+          `Python ${version}`,
+        );
+        assert.deepEqual(tools.find((t) => t.name === 'memory_add')?.inputSchema, MEMORY_ADD_SCHEMA);
+        const added = await client.callTool('memory_add', { file: 'MEMORY.md', entry: `- Written by CPython ${version}.` });
+        assert.equal(added.isError ?? false, false, resultText(added));
+        assert.equal(fs.readFileSync(path.join(ws, '.metis', 'MEMORY.md'), 'utf8'), `- Written by CPython ${version}.\n`);
+      } finally {
+        await client.close();
+        fs.rmSync(ws, { recursive: true, force: true });
+      }
+    }
+    console.log(`# MCP server run on CPython ${supported.map(([v]) => v).join(', ')}`);
+  });
+
+  it('says why it cannot start the MCP server, on stderr, with nothing on stdout', () => {
+    const [, exe] = supportedInterpreters()[0] ?? [];
+    assert.ok(exe, 'no CPython 3.10-3.13 found on this machine');
+    const missing = path.join(os.tmpdir(), 'metis-no-such-folder');
+    const r = spawnSync(exe, [LAUNCHER, 'mcp', missing], { encoding: 'utf8', input: '', timeout: 30_000 });
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /workspace .*metis-no-such-folder.* is not a directory/);
+    assert.notEqual(r.status, 0);
   });
 
   it('refuses an interpreter older than 3.10 with a clear reason', (t) => {

