@@ -7,15 +7,11 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .analysis.usage import Usage
 from .errors import MemoryStoreError, fmt_bytes
 from .files import MemoryFile
 from .store import MemoryStore
-from .usage import snapshot_usage
-
-if TYPE_CHECKING:
-    from .tools import ToolResult
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -126,32 +122,25 @@ def _check(workspace: str, as_json: bool) -> int:
     store = _workspace(workspace)
     report: dict[str, dict[str, object]] = {}
     lines: list[str] = []
-    failed = False
     for f in MemoryFile:
         snap = store.snapshot(f)
-        usage = snapshot_usage(snap)
-        failed = failed or usage["over_hard_cap"]
-        status = (
-            "over hard cap"
-            if usage["over_hard_cap"]
-            else "over soft cap"
-            if usage["over_soft_cap"]
-            else "ok"
-        )
+        usage = Usage(f, snap.size_bytes, "disk")
+        status = "ok" if usage.status == "within caps" else usage.status
         if not snap.utf8_valid:
             status += ", not UTF-8"
         report[f.value] = {
-            **usage,
+            **{k: v for k, v in usage.to_json().items() if k != "source"},
             "utf8_valid": snap.utf8_valid,
             "exists": snap.exists,
             "status": status,
         }
         lines.append(
-            f"{f.value:<10} {fmt_bytes(snap.size_bytes):>10} / soft {fmt_bytes(usage['soft_cap'])}"
-            f" / hard {fmt_bytes(usage['hard_cap'])}"
-            f"  {100 * snap.size_bytes / usage['soft_cap']:5.1f}%  {status}"
+            f"{f.value:<10} {fmt_bytes(usage.size_bytes):>10} / soft {fmt_bytes(usage.soft_cap)}"
+            f" / hard {fmt_bytes(usage.hard_cap)}"
+            f"  {100 * usage.size_bytes / usage.soft_cap:5.1f}%  {status}"
         )
     print(json.dumps(report, indent=2) if as_json else "\n".join(lines))
+    failed = any(r["over_hard_cap"] for r in report.values())
     return EXIT_FAIL if failed else EXIT_OK
 
 
@@ -185,28 +174,10 @@ def _tool(args: argparse.Namespace) -> int:
             print(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
         return EXIT_FAIL
     if args.json:
-        print(json.dumps(_write_json(result)))
+        print(json.dumps(result.to_json()))
     else:
         print(result.text)
     return EXIT_OK
-
-
-def _write_json(result: ToolResult) -> dict[str, object]:
-    """A successful write as `--json` prints it: the `memory.updated` fields (so scripts
-    can chain `before_hash` to `after_hash`), the cap flags and the tool's message."""
-    write = result.write
-    assert write is not None
-    return {
-        "file": write.file.value,
-        "operation": result.operation,
-        "before_hash": write.before_hash,
-        "after_hash": write.after_hash,
-        "before_size_bytes": write.before_size_bytes,
-        "after_size_bytes": write.after_size_bytes,
-        "over_soft_cap": write.over_soft_cap,
-        "over_hard_cap": write.over_hard_cap,
-        "message": result.text,
-    }
 
 
 def _content(args: argparse.Namespace) -> str:

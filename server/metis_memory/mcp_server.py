@@ -17,11 +17,11 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 
 from . import __version__
+from .analysis.usage import Usage
 from .errors import MemoryStoreError
 from .files import MemoryFile
 from .store import MemoryStore
 from .tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
-from .usage import snapshot_usage
 
 INSTRUCTIONS = (
     "Durable memory for this workspace, kept in .metis/MEMORY.md (workspace facts) and "
@@ -100,7 +100,7 @@ class MemoryMCPServer(MCPServer):
             for f in MemoryFile:
                 snap = self.store.snapshot(f)
                 out[f.value] = {
-                    **snapshot_usage(snap),
+                    **Usage(f, snap.size_bytes, "disk").to_json(),
                     "utf8_valid": snap.utf8_valid,
                     "content": snap.text,
                 }

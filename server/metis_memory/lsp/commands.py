@@ -151,17 +151,7 @@ async def memory_write(
     write = result.write
     assert write is not None
     ls.refresher.request(folder.file_key(write.file))
-    return {
-        "file": write.file.value,
-        "operation": result.operation,
-        "before_hash": write.before_hash,
-        "after_hash": write.after_hash,
-        "before_size_bytes": write.before_size_bytes,
-        "after_size_bytes": write.after_size_bytes,
-        "over_soft_cap": write.over_soft_cap,
-        "over_hard_cap": write.over_hard_cap,
-        "message": result.text,
-    }
+    return result.to_json()
 
 
 async def refuse_unsaved(

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..files import CAPS, MemoryFile
 from .inputs import MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput, input_schema
 
 
@@ -39,10 +40,11 @@ class ToolDefinition:
         }
 
 
+_MEM, _USR = CAPS[MemoryFile.MEMORY], CAPS[MemoryFile.USER]
 _CAPS_NOTE = (
-    "Budgets are in UTF-8 bytes: MEMORY.md soft cap 2048, hard cap 4096; "
-    "USER.md soft cap 1536, hard cap 3072. A write that would pass the hard cap is "
-    "rejected; over the soft cap it succeeds with a hint to consolidate."
+    f"Budgets are in UTF-8 bytes: MEMORY.md soft cap {_MEM.soft}, hard cap {_MEM.hard}; "
+    f"USER.md soft cap {_USR.soft}, hard cap {_USR.hard}. A write that would pass the hard cap "
+    "is rejected; over the soft cap it succeeds with a hint to consolidate."
 )
 
 MEMORY_ADD = ToolDefinition(

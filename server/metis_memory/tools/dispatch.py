@@ -67,6 +67,23 @@ class ToolResult:
     write: WriteResult | None = None
     operation: Operation | None = None
 
+    def to_json(self) -> dict[str, object]:
+        """A write as the LSP command and `metis-memory ... --json` return it: the
+        `memory.updated` fields (so callers can chain hashes), the cap flags, the text."""
+        write = self.write
+        assert write is not None, "only writes have a JSON result"
+        return {
+            "file": write.file.value,
+            "operation": self.operation,
+            "before_hash": write.before_hash,
+            "after_hash": write.after_hash,
+            "before_size_bytes": write.before_size_bytes,
+            "after_size_bytes": write.after_size_bytes,
+            "over_soft_cap": write.over_soft_cap,
+            "over_hard_cap": write.over_hard_cap,
+            "message": self.text,
+        }
+
 
 Handler = Callable[[BaseModel], ToolResult]
 
