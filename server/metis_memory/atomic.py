@@ -17,8 +17,6 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import filelock
-
 from .errors import LockTimeout, StorageError
 
 LOCK_NAME = ".lock"
@@ -33,6 +31,8 @@ def temp_prefix(target_name: str) -> str:
 @contextlib.contextmanager
 def workspace_lock(metis_dir: Path, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold the exclusive lock on `metis_dir` (an OS lock: freed when its holder dies)."""
+    import filelock  # only writers pay for it: the language server starts without it
+
     lock_path = metis_dir / LOCK_NAME
     lock = filelock.FileLock(lock_path, timeout=timeout, mode=0o600, thread_local=False)
     try:

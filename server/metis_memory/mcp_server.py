@@ -2,7 +2,9 @@
 
 Built on the SDK's `MCPServer`. The three write tools keep the spec's exact input
 schemas and go through the same dispatcher (validation, store, error text) as the
-language server and CLI; MCP only adds transport. Nothing here prints to stdout.
+language server and CLI; MCP only adds transport. Nothing here prints to stdout, and
+while it serves, the SDK's `stdio_server` points fd 1 at stderr so a stray write from a
+library cannot corrupt the protocol stream either.
 """
 
 from __future__ import annotations
