@@ -84,6 +84,7 @@ export const ServerCommand = {
   assemblePrompt: 'metis.assemblePrompt',
   usage: 'metis.usage',
   tidy: 'metis.tidy',
+  read: 'metis.read',
 } as const;
 
 export const ServerNotification = {

@@ -7,9 +7,8 @@
  */
 
 import * as vscode from 'vscode';
-import { usageLine } from './format';
 import { toolFolder } from './folders';
-import { MEMORY_FILES, ServerCommand, type Usage, type WriteResult } from './protocol';
+import { ServerCommand, type WriteResult } from './protocol';
 import { MetisCommandError, type MetisServer } from './server';
 
 const WRITE_TOOLS = {
@@ -63,14 +62,9 @@ export function registerTools(server: MetisServer): vscode.Disposable {
         const folder = toolFolder();
         if (typeof folder === 'string') return text(`Error (no_workspace): ${folder}`);
         try {
-          const workspace = folder.uri.toString();
-          const [sections, usage] = await Promise.all([
-            server.command<string>(ServerCommand.assemblePrompt, { base: '', workspace }),
-            server.command<Usage>(ServerCommand.usage, { workspace }),
-          ]);
-          const sizes = MEMORY_FILES.map((f) => `- ${usageLine(f, usage[f])}`).join('\n');
-          const body = sections.trim() === '' ? 'Both memory files are empty.' : sections;
-          return text(`${body}\n\n## Sizes\n\n${sizes}`);
+          // The server's answer, the same JSON as the MCP server's memory_read.
+          const read = await server.command<unknown>(ServerCommand.read, { workspace: folder.uri.toString() });
+          return text(JSON.stringify(read, null, 2));
         } catch (err) {
           return failure(err);
         }

@@ -19,11 +19,10 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import Tool as MCPTool
 
 from . import __version__
-from .analysis.usage import Usage
 from .errors import MemoryStoreError
-from .files import MemoryFile
 from .store import MemoryStore
 from .tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
+from .tools.read import memory_read
 
 INSTRUCTIONS = (
     "Durable memory for this workspace, kept in .metis/MEMORY.md (workspace facts) and "
@@ -97,18 +96,10 @@ class MemoryMCPServer(MCPServer):
         return await anyio.to_thread.run_sync(self._assemble, base)
 
     def _read_both(self) -> str:
-        out: dict[str, Any] = {}
         try:
-            for f in MemoryFile:
-                snap = self.store.snapshot(f)
-                out[f.value] = {
-                    **Usage(f, snap.size_bytes, "disk").to_json(),
-                    "utf8_valid": snap.utf8_valid,
-                    "content": snap.text,
-                }
+            return json.dumps(memory_read(self.store), ensure_ascii=False, indent=2)
         except MemoryStoreError as exc:
             raise _tool_error(exc) from exc
-        return json.dumps(out, ensure_ascii=False, indent=2)
 
     def _assemble(self, base: str) -> str:
         try:

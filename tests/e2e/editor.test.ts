@@ -308,12 +308,14 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     assert.equal(disk(memoryPath()), content);
   });
 
-  step('memory_read returns the assembled sections and sizes', async () => {
+  step('memory_read returns both files and their usage, as the MCP tool does', async () => {
     await buffersInSync();
     const text = await bridge.call<string>('/invokeTool', { name: 'memory_read', input: {} });
-    assert.match(text, /## User context \(USER\.md\)/);
-    assert.match(text, /## Workspace memory \(MEMORY\.md\)\n\n# Workspace memory\n\n- tallyd: Go 1\.23/);
-    assert.match(text, new RegExp(`MEMORY\\.md: ${bytes(memoryPath())} B`));
+    const read = JSON.parse(text) as Record<string, { content: string; size_bytes: number; soft_cap: number }>;
+    assert.equal(read['MEMORY.md']?.content, disk(memoryPath()));
+    assert.equal(read['MEMORY.md']?.size_bytes, bytes(memoryPath()));
+    assert.equal(read['USER.md']?.content, disk(userPath()));
+    assert.equal(read['USER.md']?.soft_cap, 1536);
   });
 
   step('the exported API reports usage and fires onDidUpdateMemory for every write', async () => {

@@ -217,6 +217,7 @@ async def test_client_side_commands_are_not_advertised(client: MetisClient, ws: 
         "metis.memoryAdd",
         "metis.memoryConsolidate",
         "metis.memoryReplace",
+        "metis.read",
         "metis.tidy",
         "metis.usage",
     ]

@@ -203,6 +203,25 @@ async def test_assemble_prompt_matches_the_store(client: MetisClient, ws: Path) 
     assert "'base' is required" in error.message and "'bass' is not an accepted" in error.message
 
 
+async def test_read_returns_what_mcp_memory_read_returns(client: MetisClient, ws: Path) -> None:
+    write_memory(ws, "MEMORY.md", "- uses make\n")
+    await client.start_session([ws])
+    read = await client.command("metis.read", {})
+    assert read["MEMORY.md"] == {
+        "size_bytes": 12,
+        "soft_cap": 2048,
+        "hard_cap": 4096,
+        "over_soft_cap": False,
+        "over_hard_cap": False,
+        "source": "disk",
+        "utf8_valid": True,
+        "content": "- uses make\n",
+    }
+    assert read["USER.md"]["content"] == "" and read["USER.md"]["size_bytes"] == 0
+    error = await client.command_error("metis.read", {"extra": 1})
+    assert error.data == {"code": "invalid_input", "is_user_visible": True}
+
+
 async def test_usage_reports_the_buffer_when_open(client: MetisClient, ws: Path) -> None:
     memory = write_memory(ws, "MEMORY.md", "- on disk\n")
     await client.start_session([ws])

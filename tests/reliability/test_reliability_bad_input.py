@@ -33,6 +33,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "metis.assemblePrompt": ("base",),
     "metis.usage": (),
     "metis.tidy": ("file",),
+    "metis.read": (),
 }
 TEXT_FIELDS = ("entry", "old", "new", "content", "base")
 SEED = "# Memory\n- builds with make\n"

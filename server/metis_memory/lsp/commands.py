@@ -32,6 +32,7 @@ MEMORY_CONSOLIDATE = "metis.memoryConsolidate"
 ASSEMBLE_PROMPT = "metis.assemblePrompt"
 USAGE = "metis.usage"
 TIDY = "metis.tidy"
+READ = "metis.read"
 
 TOOL_OF = {
     MEMORY_ADD: "memory_add",
@@ -125,6 +126,7 @@ SHAPES = {
     ASSEMBLE_PROMPT: '{"base": <text>, ' + _WS + "}",
     USAGE: "{" + _WS + "}",
     TIDY: '{"file": "MEMORY.md" | "USER.md", ' + _WS + "}",
+    READ: "{" + _WS + "}",
 }
 
 
@@ -194,6 +196,19 @@ async def usage(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, dic
     folder = take_folder(ls, USAGE, params)
     check_fields(USAGE, params, (), SHAPES[USAGE])
     return usage_json(await current_usage(ls, folder))
+
+
+async def read(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
+    """`memory_read` from the disk (what an agent's next prompt holds), not the buffers."""
+    from ..tools.read import memory_read
+
+    params = one_object(READ, args, SHAPES[READ])
+    folder = take_folder(ls, READ, params)
+    check_fields(READ, params, (), SHAPES[READ])
+    try:
+        return await asyncio.to_thread(memory_read, folder.store)
+    except MemoryStoreError as exc:
+        raise from_store_error(exc) from None
 
 
 async def current_usage(ls: MetisLanguageServer, folder: Folder) -> dict[MemoryFile, Usage]:

@@ -274,6 +274,10 @@ async def assemble_prompt(ls: MetisLanguageServer, *args: Any) -> str:
     return await commands.assemble_prompt(ls, args)
 
 
+async def read(ls: MetisLanguageServer, *args: Any) -> dict[str, dict[str, object]]:
+    return await commands.read(ls, args)
+
+
 async def usage(ls: MetisLanguageServer, *args: Any) -> dict[str, dict[str, object]]:
     return await commands.usage(ls, args)
 
@@ -305,6 +309,7 @@ def create_server() -> MetisLanguageServer:
     server.command(commands.ASSEMBLE_PROMPT)(assemble_prompt)
     server.command(commands.USAGE)(usage)
     server.command(commands.TIDY)(tidy)
+    server.command(commands.READ)(read)
     return server
 
 
