@@ -21,13 +21,6 @@ def _console_script() -> str:
     return found
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
 def _runner(prefix: list[str], default_cwd: Path) -> Runner:
     def run(
         *args: str, cwd: Path | None = None, stdin: str | None = None

@@ -14,20 +14,6 @@ from pathlib import Path
 import pytest
 from store_helpers import NOBODY, OpenRecorder
 
-from metis_memory import MemoryStore
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def store(workspace: Path) -> MemoryStore:
-    return MemoryStore(workspace)
-
 
 @pytest.fixture
 def nobody_dir() -> Iterator[Path]:

@@ -3,25 +3,11 @@ event sink whose subscriber records what it receives."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from metis_memory import EventSink, MemoryStore
 from metis_memory.events import MemoryEvent
 from metis_memory.tools import ToolDispatcher, memory_dispatcher
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    return ws
-
-
-@pytest.fixture
-def store(workspace: Path) -> MemoryStore:
-    return MemoryStore(workspace)
 
 
 @pytest.fixture
