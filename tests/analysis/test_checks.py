@@ -44,6 +44,15 @@ def test_an_emoji_straddling_the_cap_starts_the_range() -> None:
     assert text[finding.start :] == "😀z"
 
 
+def test_a_byte_order_mark_the_editor_hides_still_counts_toward_the_cap() -> None:
+    # On disk: EF BB BF + 2,045 "a" fill bytes 0..2047; "b" is byte 2048, the first past
+    # the cap. The editor shows the text without the mark, so "b" is at index 2045 there.
+    text = "a" * 2045 + "bcd"
+    (finding,) = check(MEMORY, text, size_bytes=3 + len(text), hidden_prefix_bytes=3)
+    assert text[finding.start :] == "bcd"
+    assert "2,051 B" in finding.message
+
+
 def test_over_the_hard_cap_only_the_error_is_reported() -> None:
     text = "a" * 4096 + "é"
     (finding,) = check(MEMORY, text)

@@ -106,6 +106,19 @@ async def test_soft_cap_range_starts_at_an_emoji_straddling_the_boundary(
     assert span(client.diagnostic(memory, "over-soft-cap")) == ((1, 6 if utf8 else 4), end)
 
 
+async def test_a_byte_order_mark_on_disk_counts_but_is_not_a_character(
+    client: MetisClient, ws: Path
+) -> None:
+    # EF BB BF + 2,045 "a" are bytes 0..2047; "b" (byte 2048) is the first past the cap,
+    # at character 2045 of the text an editor shows (without the mark).
+    memory = write_memory(ws, "MEMORY.md", "\ufeff" + "a" * 2045 + "bcd")
+    await client.start_session([ws])
+    await client.wait_for_codes(memory, ["over-soft-cap"])
+    d = client.diagnostic(memory, "over-soft-cap")
+    assert span(d) == ((0, 2045), (0, 2048))
+    assert d.message.startswith("MEMORY.md is 2,051 B,")
+
+
 async def test_over_the_hard_cap_only_the_error_is_published(
     client: MetisClient, ws: Path, client_name: str
 ) -> None:

@@ -25,14 +25,17 @@ def check(
     size_bytes: int | None = None,
     utf8_error_offset: int | None = None,
     outline: Outline | None = None,
+    hidden_prefix_bytes: int = 0,
 ) -> list[Finding]:
     """Every finding for `file` holding `text`, ordered by position.
 
     `size_bytes` is the file's size when it differs from the text's UTF-8 size (a
-    file on disk that is not valid UTF-8); `utf8_error_offset` is its first bad byte.
+    file on disk that is not valid UTF-8, or one with a byte-order mark);
+    `utf8_error_offset` is its first bad byte; `hidden_prefix_bytes` counts bytes the
+    file has before `text` begins (a byte-order mark the editor does not show).
     """
     outline = outline if outline is not None else parse(text)
-    findings = cap_findings(file, text, size_bytes)
+    findings = cap_findings(file, text, size_bytes, hidden_prefix_bytes)
     if (utf8_size(text) if size_bytes is None else size_bytes) <= ENTRY_CHECKS_LIMIT:
         findings += entry_findings(outline)
         findings += secret_findings(file, outline)
@@ -42,7 +45,9 @@ def check(
     return findings
 
 
-def cap_findings(file: MemoryFile, text: str, size_bytes: int | None = None) -> list[Finding]:
+def cap_findings(
+    file: MemoryFile, text: str, size_bytes: int | None = None, hidden_prefix_bytes: int = 0
+) -> list[Finding]:
     """At most one finding: the hard cap's when over it, else the soft cap's.
 
     Its range starts at the character holding the first byte past the cap (a
@@ -77,7 +82,7 @@ def cap_findings(file: MemoryFile, text: str, size_bytes: int | None = None) -> 
     else:
         return []
     end = len(text)
-    start = min(char_index_at_byte(text, cap), end)
+    start = min(char_index_at_byte(text, max(0, cap - hidden_prefix_bytes)), end)
     return [_with_range(finding, start, end)]
 
 

@@ -55,6 +55,7 @@ def analyse(view: FileView, encoding: str) -> FileAnalysis:
         size_bytes=view.size_bytes,
         utf8_error_offset=view.utf8_error_offset,
         outline=outline,
+        hidden_prefix_bytes=view.hidden_prefix_bytes,
     )
     lines = LineIndex(view.text, outline.line_starts, outline.line_ends)
     diagnostics = [to_diagnostic(f, lines, view.uri, encoding) for f in findings]

@@ -4,6 +4,7 @@ callers on the event loop run `disk_view` in a worker thread."""
 
 from __future__ import annotations
 
+from codecs import BOM_UTF8
 from dataclasses import dataclass
 
 from ..analysis.positions import utf8_size
@@ -24,6 +25,8 @@ class FileView:
     """The buffer's version (None for the disk)."""
     utf8_error_offset: int | None = None
     exists: bool = True
+    hidden_prefix_bytes: int = 0
+    """Bytes of the file before `text` (a byte-order mark editors do not show)."""
 
     @property
     def usage(self) -> Usage:
@@ -54,4 +57,5 @@ def disk_view(folder: Folder, file: MemoryFile) -> FileView:
         None,
         snap.utf8_error_offset,
         snap.exists,
+        len(BOM_UTF8) if snap.text.startswith("\ufeff") else 0,
     )
