@@ -16,6 +16,7 @@ from mcp import StdioServerParameters
 from metis_memory import MemoryFile, MemoryStore
 from metis_memory.mcp_server import MemoryMCPServer
 from metis_memory.tools import MEMORY_TOOL_DEFINITIONS
+from spec_schemas import SPEC_SCHEMAS
 
 WRITE_TOOLS = {d.name: d for d in MEMORY_TOOL_DEFINITIONS}
 
@@ -41,8 +42,8 @@ async def test_lists_the_five_tools_with_the_spec_schemas(tmp_path: Path) -> Non
             "memory_read",
             "memory_assemble_prompt",
         }
-        for name, definition in WRITE_TOOLS.items():
-            assert tools[name].input_schema == definition.input_schema
+        for name in WRITE_TOOLS:
+            assert tools[name].input_schema == SPEC_SCHEMAS[name]
             assert tools[name].input_schema["additionalProperties"] is False
             assert tools[name].annotations is not None
             assert tools[name].annotations.read_only_hint is False
@@ -108,8 +109,17 @@ async def test_memory_read_and_assemble_prompt(tmp_path: Path) -> None:
         assert data["USER.md"]["content"] == "name: Ada\n"
         assert data["USER.md"]["size_bytes"] == len(b"name: Ada\n")
         assert data["MEMORY.md"]["soft_cap"] == 2048
+        assert data["MEMORY.md"]["over_soft_cap"] is False
+        store.add_entry(MemoryFile.USER, "x" * 1600)
+        data = json.loads(text_of(await client.call_tool("memory_read", {})))
+        assert data["USER.md"]["over_soft_cap"] is True
+        assert data["USER.md"]["over_hard_cap"] is False
         r = await client.call_tool("memory_assemble_prompt", {"base": "You help."})
-        assert text_of(r) == store.assemble_system_prompt("You help.")
+        assert text_of(r) == (
+            "You help.\n\n## User context (USER.md)\n\nname: Ada\n"
+            + "x" * 1600
+            + "\n\n## Workspace memory (MEMORY.md)\n\n- make test runs everything"
+        )
 
 
 def _stdio_params(workspace: Path) -> StdioServerParameters:

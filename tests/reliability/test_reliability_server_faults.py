@@ -15,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -282,35 +281,14 @@ def test_a_killed_lock_holder_frees_the_waiting_writers(ws: Path, start_server: 
 # ---- a full disk and a read-only filesystem, under the server ----------------------------------
 
 
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs (root can fill it, and remount it read-only), or a skip saying why."""
-    mount_point = tmp_path / "small-fs"
-    mount_point.mkdir()
-    if shutil.which("mount") is None:
-        pytest.skip("no mount command to create a small tmpfs")
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False, capture_output=True)
-
-
 def remount(mount_point: Path, mode: str) -> None:
     subprocess.run(["mount", "-o", f"remount,{mode}", str(mount_point)], check=True)
 
 
 def test_a_full_disk_and_a_read_only_filesystem_under_the_server(
-    small_fs: Path, start_server: Any
+    small_tmpfs: Path, start_server: Any
 ) -> None:
-    ws = small_fs / "ws"
+    ws = small_tmpfs / "ws"
     metis = ws / ".metis"
     metis.mkdir(parents=True)
     memory = metis / "MEMORY.md"
@@ -319,7 +297,7 @@ def test_a_full_disk_and_a_read_only_filesystem_under_the_server(
     server: LspServer = start_server(ws)
     server.command("metis.usage", {})
 
-    filler = small_fs / "filler"
+    filler = small_tmpfs / "filler"
     with filler.open("wb", buffering=0) as out:  # fill the disk to the last byte
         for size in (4096, 1):
             try:
@@ -342,7 +320,7 @@ def test_a_full_disk_and_a_read_only_filesystem_under_the_server(
     assert memory.read_bytes() == original + b"- space again\n"
 
     saved = memory.read_bytes()
-    remount(small_fs, "ro")
+    remount(small_tmpfs, "ro")
     try:
         for command, args in writes:
             error = server.command_error(command, args)
@@ -350,7 +328,7 @@ def test_a_full_disk_and_a_read_only_filesystem_under_the_server(
             assert "read-only" in error.message and "Nothing was changed" in error.message
         assert server.command("metis.usage", {})["MEMORY.md"]["size_bytes"] == len(saved)
     finally:
-        remount(small_fs, "rw")
+        remount(small_tmpfs, "rw")
     assert memory.read_bytes() == saved and temp_files(metis) == []
     server.command("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- writable again"})
     assert memory.read_bytes() == saved + b"- writable again\n"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -34,27 +33,6 @@ def nobody_dir() -> Iterator[Path]:
         yield base
     finally:
         shutil.rmtree(base, ignore_errors=True)
-
-
-@pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs mount, or a skip that says why it could not be mounted."""
-    mount_point = tmp_path / "small-fs"
-    mount_point.mkdir()
-    if shutil.which("mount") is None:
-        pytest.skip("no mount command to create a small tmpfs")
-    result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {result.stderr.strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False, capture_output=True)
 
 
 _RECORDER: OpenRecorder | None = None

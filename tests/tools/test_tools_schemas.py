@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
@@ -15,38 +14,7 @@ from metis_memory.tools import (
     ToolExecutionError,
     register_memory_tools,
 )
-
-# Copied from the spec, character for character.
-SPEC_SCHEMAS: dict[str, dict[str, Any]] = {
-    "memory_add": {
-        "type": "object",
-        "properties": {
-            "file": {"type": "string", "enum": ["MEMORY.md", "USER.md"]},
-            "entry": {"type": "string", "minLength": 1},
-        },
-        "required": ["file", "entry"],
-        "additionalProperties": False,
-    },
-    "memory_replace": {
-        "type": "object",
-        "properties": {
-            "file": {"type": "string", "enum": ["MEMORY.md", "USER.md"]},
-            "old": {"type": "string"},
-            "new": {"type": "string"},
-        },
-        "required": ["file", "old", "new"],
-        "additionalProperties": False,
-    },
-    "memory_consolidate": {
-        "type": "object",
-        "properties": {
-            "file": {"type": "string", "enum": ["MEMORY.md", "USER.md"]},
-            "content": {"type": "string"},
-        },
-        "required": ["file", "content"],
-        "additionalProperties": False,
-    },
-}
+from spec_schemas import SPEC_SCHEMAS
 
 
 @pytest.mark.parametrize("name", list(SPEC_SCHEMAS))
