@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from .errors import (
         EmptyEntry,
         InvalidMemoryFile,
+        LockTimeout,
+        MemoryFileTooLarge,
         MemoryHardCapExceeded,
         MemoryStoreError,
         NotUtf8,
@@ -30,6 +32,8 @@ __version__ = "0.1.0"
 _HOMES = {
     "EmptyEntry": "errors",
     "InvalidMemoryFile": "errors",
+    "LockTimeout": "errors",
+    "MemoryFileTooLarge": "errors",
     "MemoryHardCapExceeded": "errors",
     "MemoryStoreError": "errors",
     "NotUtf8": "errors",
@@ -50,8 +54,10 @@ __all__ = [
     "EmptyEntry",
     "EventSink",
     "InvalidMemoryFile",
+    "LockTimeout",
     "MemoryEviction",
     "MemoryFile",
+    "MemoryFileTooLarge",
     "MemoryHardCapExceeded",
     "MemorySnapshot",
     "MemoryStore",

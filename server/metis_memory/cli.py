@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .analysis.usage import Usage
-from .errors import MemoryStoreError, fmt_bytes
+from .errors import MemoryFileTooLarge, MemoryStoreError, fmt_bytes
 from .files import MemoryFile
 from .store import MemoryStore
 
@@ -75,9 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         if args.command == "check":
-            return _check(args.workspace, args.json)
+            return _flushed(args.command, lambda: _check(args.workspace, args.json))
         if args.command == "prompt":
-            return _prompt(args)
+            return _flushed(args.command, lambda: _prompt(args))
         if args.command == "lsp":
             from .lsp.server import run_stdio
 
@@ -85,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "mcp":
             return _mcp(args.workspace)
-        return _tool(args)
+        return _flushed(args.command, lambda: _tool(args))
     except UsageError as exc:
         print(f"metis-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -96,6 +99,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class UsageError(Exception):
     pass
+
+
+def _flushed(command: str, run: Callable[[], int]) -> int:
+    """Run a command whose result goes to stdout, and flush it here: a full disk or a
+    closed pipe is then a message and an exit code, not a traceback at exit."""
+    try:
+        code = run()
+        sys.stdout.flush()
+        return code
+    except OSError as exc:
+        if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
+            raise
+        # Nothing more can reach stdout: point it at /dev/null so the exit flush is quiet.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        if exc.errno == errno.EPIPE:  # the reader went away (`| head`): not our failure
+            return EXIT_FAIL
+        done = (
+            " The write may have been done: see `metis-memory check` before repeating it."
+            if command in ("add", "replace", "consolidate")
+            else ""
+        )
+        print(
+            f"metis-memory: could not write the {command} output to stdout: "
+            f"{exc.strerror or exc}.{done} Free some space or send the output elsewhere.",
+            file=sys.stderr,
+        )
+        return EXIT_FAIL
 
 
 def _workspace(path: str) -> MemoryStore:
@@ -123,15 +155,21 @@ def _check(workspace: str, as_json: bool) -> int:
     report: dict[str, dict[str, object]] = {}
     lines: list[str] = []
     for f in MemoryFile:
-        snap = store.snapshot(f)
-        usage = Usage(f, snap.size_bytes, "disk")
+        try:
+            snap = store.snapshot(f)
+            size, utf8_valid, exists = snap.size_bytes, snap.utf8_valid, snap.exists
+        except MemoryFileTooLarge as exc:  # its size is all there is to report
+            size, utf8_valid, exists = exc.size, None, True
+        usage = Usage(f, size, "disk")
         status = "ok" if usage.status == "within caps" else usage.status
-        if not snap.utf8_valid:
+        if utf8_valid is None:
+            status += ", too large to read"
+        elif not utf8_valid:
             status += ", not UTF-8"
         report[f.value] = {
             **{k: v for k, v in usage.to_json().items() if k != "source"},
-            "utf8_valid": snap.utf8_valid,
-            "exists": snap.exists,
+            "utf8_valid": utf8_valid,
+            "exists": exists,
             "status": status,
         }
         lines.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -137,13 +138,44 @@ class UnsafePath(MemoryStoreError):
 class StorageError(MemoryStoreError):
     """The filesystem refused (disk full, read-only, permission, `.metis` is a file...)."""
 
-    def __init__(self, action: str, path: Path, cause: OSError) -> None:
+    def __init__(self, action: str, path: Path, cause: OSError, hint: str | None = None) -> None:
         self.action = action
         self.path = path
         self.cause = cause
         reason = cause.strerror or str(cause)
         super().__init__(
-            f"could not {action} {path}: {reason}. Nothing was changed. {_hint(cause, path)}"
+            f"could not {action} {path}: {reason}. Nothing was changed. "
+            f"{hint or _hint(cause, path, action)}"
+        )
+
+    @classmethod
+    def wrong_kind(cls, action: str, path: Path, kind: str) -> StorageError:
+        """`path` is `kind` (a symlink, a directory...) where the store needs a regular file
+        it owns: say so, rather than the errno's generic meaning."""
+        cause = OSError(errno.EINVAL, f"it is {kind}, not a regular file")
+        what = "the store's lock file" if path.name == ".lock" else "a memory file"
+        return cls(
+            action,
+            path,
+            cause,
+            f"{path.name} must be {what}: remove or move it away, and the next write recreates it.",
+        )
+
+
+class MemoryFileTooLarge(MemoryStoreError):
+    """A memory file far past its hard cap (written behind the store's back): reading it
+    whole could exhaust memory, so it is refused before any byte is read."""
+
+    def __init__(self, file: str, size: int, limit: int, hard_cap: int) -> None:
+        self.file = file
+        self.size = size
+        self.limit = limit
+        self.hard_cap = hard_cap
+        super().__init__(
+            f"{file} is {fmt_bytes(size)}, far past its hard cap of {fmt_bytes(hard_cap)}; "
+            f"the store reads at most {fmt_bytes(limit)}, so nothing was read or written. "
+            f"Replace the whole file with memory_consolidate (it does not need to read the "
+            f"old content), or trim {file} by hand."
         )
 
 
@@ -159,21 +191,21 @@ class LockTimeout(MemoryStoreError):
         )
 
 
-def _hint(cause: OSError, path: Path) -> str:
-    import errno
-
+def _hint(cause: OSError, path: Path, action: str) -> str:
+    access = "read" if action in ("read", "inspect", "open the workspace") else "write"
     hints = {
         errno.ENOSPC: "The disk is full: free some space and retry.",
         errno.EDQUOT: "The disk quota is exhausted: free some space and retry.",
         errno.EROFS: "The filesystem is read-only: make it writable and retry.",
-        errno.EACCES: "Permission denied: give your user write access to it and retry.",
+        errno.EACCES: f"Permission denied: give your user {access} access to it and retry.",
         errno.EPERM: "Operation not permitted: check the permissions of the path and retry.",
         errno.ENOTDIR: f"A file stands where a directory is needed: move it away so "
         f"{path.name if path.name == '.metis' else '.metis'} can be a directory.",
         errno.EEXIST: "A file stands where the .metis directory is needed: move it away.",
         errno.EISDIR: "A directory stands where the memory file is needed: move it away.",
         errno.EFBIG: "A file-size limit (ulimit -f) stopped the write: raise it and retry.",
-        errno.ELOOP: "A symlink loop: point the symlink at a real directory or remove it.",
+        errno.ELOOP: "A symlink loop, or a symlink swapped in while the store was using the "
+        "path: point the symlink at a real file or directory (or remove it) and retry.",
     }
     return hints.get(cause.errno or 0, "Check the path and its permissions, then retry.")
 

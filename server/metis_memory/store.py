@@ -7,26 +7,28 @@ under the workspace lock, atomic, and refuse results over the hard cap.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
 import stat
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
-from .atomic import atomic_write, ensure_private_dir, remove_stale_temps, workspace_lock
+from .atomic import atomic_write, lock_in, make_private_dir, remove_stale_temps
+from .confined import Dir, Located, resolve_beneath
 from .errors import (
     EmptyEntry,
     EmptyOldText,
     InvalidText,
+    MemoryFileTooLarge,
     MemoryHardCapExceeded,
     NotUtf8,
     OldTextNotFound,
     OldTextNotUnique,
     StorageError,
-    UnsafePath,
 )
 from .files import CAPS, METIS_DIR, MemoryFile, parse_memory_file
 from .prompt import compose_prompt
@@ -101,7 +103,7 @@ class MemoryStore:
 
     def snapshot(self, file: MemoryFile | str) -> MemorySnapshot:
         f = parse_memory_file(file)
-        data = self._read_bytes(self._safe_target(f))
+        data = self._read(f)
         text, bad = decode(data or b"")
         return MemorySnapshot(
             file=f,
@@ -124,16 +126,23 @@ class MemoryStore:
         return snap.text
 
     def exists(self, file: MemoryFile | str) -> bool:
-        return self._safe_target(parse_memory_file(file)).is_file()
+        st = self._stat(parse_memory_file(file))
+        return st is not None and stat.S_ISREG(st.st_mode)
 
     def size_bytes(self, file: MemoryFile | str) -> int:
-        target = self._safe_target(parse_memory_file(file))
+        st = self._stat(parse_memory_file(file))
+        return st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0
+
+    def _stat(self, f: MemoryFile) -> os.stat_result | None:
+        """The file's stat, None when it is missing (also under a `.metis` that is a file:
+        there is no memory file there, as far as a size or existence query goes)."""
         try:
-            return target.stat().st_size if target.is_file() else 0
-        except FileNotFoundError:
-            return 0
-        except OSError as exc:
-            raise StorageError("inspect", target, exc) from exc
+            with self._located(f, create=False) as found:
+                return found.st if found is not None else None
+        except StorageError as exc:
+            if exc.cause.errno == errno.ENOTDIR:
+                return None
+            raise
 
     def assemble_system_prompt(self, base: str) -> str:
         """Compose: base + USER.md section + MEMORY.md section, read fresh. A `base` that
@@ -196,34 +205,45 @@ class MemoryStore:
     def _write(
         self, f: MemoryFile, operation: str, transform: Callable[[str], str], *, needs_utf8: bool
     ) -> WriteResult:
+        """Read-modify-write under the lock of the directory that really holds the file.
+
+        Only consolidate (`needs_utf8=False`) may replace a file it cannot read: it needs
+        the old content for its hash alone, so one too large to read is not read.
+        """
         caps = CAPS[f]
-        metis_dir, target = self._safe_paths(f)
-        if not metis_dir.exists():
-            # Validate against the empty file before creating anything, so a rejected
-            # first write leaves no `.metis/` behind.
-            self._encode_within_caps(f, operation, transform(""), current_size=0)
-        ensure_private_dir(metis_dir)
-        # The lock lives in `.metis/` even when the file is a symlink to elsewhere in the
-        # workspace; temp files must sit beside the real file for the rename to be atomic.
-        with workspace_lock(metis_dir):
-            remove_stale_temps(target.parent, target.name)
-            before = self._read_bytes(target) or b""
-            current, bad = decode(before)
-            if needs_utf8 and bad is not None:
-                raise NotUtf8(f.value, bad)
-            after = self._encode_within_caps(
-                f, operation, transform(current), current_size=len(before)
-            )
-            atomic_write(target, after)
-        return WriteResult(
-            file=f,
-            before_hash=sha256_hex(before),
-            after_hash=sha256_hex(after),
-            before_size_bytes=len(before),
-            after_size_bytes=len(after),
-            over_soft_cap=len(after) > caps.soft,
-            over_hard_cap=False,
-        )
+        with Dir.open_root(self._root()) as root:
+            for _attempt in range(_RACE_RETRIES):
+                with self._resolve(root, f, create=(operation, transform)) as found:
+                    assert found is not None
+                    with lock_in(found.directory):
+                        # Whatever was swapped in while this writer waited is seen now: the
+                        # held directory must still be the one the path leads to.
+                        if not self._still_there(root, f, found):
+                            continue
+                        remove_stale_temps(found.directory, found.name)
+                        try:
+                            current = self._current(f, found, may_skip=not needs_utf8)
+                        except _Swapped:
+                            continue
+                        before = current.data
+                        text, bad = decode(before or b"")
+                        if needs_utf8 and bad is not None:
+                            raise NotUtf8(f.value, bad)
+                        after = self._encode_within_caps(
+                            f, operation, transform(text), current_size=current.size
+                        )
+                        atomic_write(found.directory, found.name, after, current.st)
+                return WriteResult(
+                    file=f,
+                    before_hash=sha256_hex(before) if before is not None else "",
+                    after_hash=sha256_hex(after),
+                    before_size_bytes=current.size,
+                    after_size_bytes=len(after),
+                    over_soft_cap=len(after) > caps.soft,
+                    over_hard_cap=False,
+                )
+        changing = OSError(errno.EAGAIN, "the directory kept being replaced during the write")
+        raise StorageError("write", self.path(f), changing)
 
     @staticmethod
     def _encode_within_caps(f: MemoryFile, operation: str, text: str, current_size: int) -> bytes:
@@ -235,43 +255,170 @@ class MemoryStore:
             )
         return data
 
-    def _safe_target(self, f: MemoryFile) -> Path:
-        """The file's real path, refusing symlinks (of the dir or file) leading outside."""
-        return self._safe_paths(f)[1]
+    def _root(self) -> Path:
+        return _resolve(self._workspace)
 
-    def _safe_paths(self, f: MemoryFile) -> tuple[Path, Path]:
-        """The real paths of `.metis/` and of the file, both checked to be in the workspace."""
-        root = _resolve(self._workspace)
-        metis_dir = self._workspace / METIS_DIR
-        target = metis_dir / f.value
-        resolved: list[Path] = []
-        for path in (metis_dir, target):
-            real = _resolve(path)
-            if not real.is_relative_to(root):
-                raise UnsafePath(path, real, root)
-            resolved.append(real)
-        return resolved[0], resolved[1]
-
-    @staticmethod
-    def _read_bytes(target: Path) -> bytes | None:
-        """The file's bytes, or None when it is missing. Opened non-blocking and checked to
-        be a regular file: a FIFO in its place would otherwise hang the reader."""
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    @contextlib.contextmanager
+    def _located(self, f: MemoryFile, *, create: bool) -> Iterator[Located | None]:
+        """The file's place for a read: None when the workspace or `.metis/` is missing."""
         try:
-            fd = os.open(target, flags)
+            root = Dir.open_root(self._root())
+        except StorageError as exc:
+            if isinstance(exc.cause, FileNotFoundError):
+                yield None
+                return
+            raise
+        with root, self._resolve(root, f, create=None) as found:
+            yield found
+
+    @contextlib.contextmanager
+    def _resolve(
+        self, root: Dir, f: MemoryFile, *, create: tuple[str, Callable[[str], str]] | None
+    ) -> Iterator[Located | None]:
+        """Resolve `.metis/<file>` beneath `root` (see `confined`), holding its directory.
+
+        With `create` (a write's operation and transform), a missing `.metis/` is created,
+        after checking the write against the empty file so a refused first write leaves no
+        `.metis/` behind; without it, a missing directory is None.
+        """
+        shown = self.path(f)
+        rel = PurePath(METIS_DIR, f.value)
+        try:
+            if create is not None and _lstat_in(root, METIS_DIR) is None:
+                operation, transform = create
+                self._encode_within_caps(f, operation, transform(""), current_size=0)
+                make_private_dir(root, METIS_DIR)
+            found = resolve_beneath(root, rel, shown=shown)
+        except FileNotFoundError as exc:
+            if create is None:
+                yield None
+                return
+            raise StorageError("create directory", _failed_path(exc, shown), exc) from exc
+        except OSError as exc:
+            action = "read" if create is None else "write"
+            raise StorageError(action, _failed_path(exc, shown), exc) from exc
+        with found.directory:
+            yield found
+
+    def _still_there(self, root: Dir, f: MemoryFile, held: Located) -> bool:
+        with self._resolve(root, f, create=None) as again:
+            return (
+                again is not None
+                and again.name == held.name
+                and again.directory.identity() == held.directory.identity()
+            )
+
+    def _read(self, f: MemoryFile) -> bytes | None:
+        """The file's bytes, or None when it is missing."""
+        for _attempt in range(_RACE_RETRIES):
+            with self._located(f, create=False) as found:
+                if found is None:
+                    return None
+                try:
+                    current = self._current(f, found, may_skip=False)
+                    return current.data if current.st is not None else None
+                except _Swapped:
+                    continue  # the name became a symlink after it was resolved: resolve again
+        raise StorageError("read", self.path(f), OSError(errno.ELOOP, "it keeps changing"))
+
+    def _current(self, f: MemoryFile, found: Located, *, may_skip: bool) -> _Current:
+        """What the file holds now. Refuses what is not a regular file, and reads nothing of
+        a file past `READ_LIMIT_BYTES` (reading a 100 GB sparse file would exhaust memory):
+        that raises, or with `may_skip` returns its size without its bytes."""
+        path = found.path
+        try:
+            # Fresh, not `found.st`: a writer resolved the path before it waited for the lock.
+            st = found.directory.lstat(found.name)
         except FileNotFoundError:
-            return None
+            return _Current(b"", 0, None)
         except OSError as exc:
-            raise StorageError("read", target, exc) from exc
+            raise StorageError("read", path, exc) from exc
+        if stat.S_ISLNK(st.st_mode):
+            raise _Swapped
+        if not stat.S_ISREG(st.st_mode):
+            raise StorageError.wrong_kind("read", path, _kind(st.st_mode))
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
         try:
-            with open(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise StorageError(
-                        "read", target, OSError(errno.EINVAL, "it is not a regular file")
-                    )
-                return fh.read()
+            fd = found.directory.open(found.name, flags)
+        except FileNotFoundError:
+            return _Current(b"", 0, None)
         except OSError as exc:
-            raise StorageError("read", target, exc) from exc
+            if exc.errno == errno.ELOOP:
+                raise _Swapped from exc
+            raise StorageError("read", path, exc) from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise StorageError.wrong_kind("read", path, _kind(st.st_mode))
+            if st.st_size > READ_LIMIT_BYTES:
+                if may_skip:
+                    return _Current(None, st.st_size, st)
+                raise MemoryFileTooLarge(f.value, st.st_size, READ_LIMIT_BYTES, CAPS[f].hard)
+            data = _read_at_most(fd, READ_LIMIT_BYTES + 1)
+        except OSError as exc:
+            raise StorageError("read", path, exc) from exc
+        finally:
+            os.close(fd)
+        if len(data) > READ_LIMIT_BYTES:  # it grew after the fstat
+            if may_skip:
+                return _Current(None, len(data), st)
+            raise MemoryFileTooLarge(f.value, len(data), READ_LIMIT_BYTES, CAPS[f].hard)
+        return _Current(data, len(data), st)
+
+
+READ_LIMIT_BYTES = 16 * 2**20
+"""The most the store reads of a memory file: 4,096 times MEMORY.md's hard cap. Only an
+edit behind the store's back makes a file this large; past it, reads refuse."""
+_RACE_RETRIES = 3
+"""Resolutions tried when the path changes under a read or while a writer waits."""
+
+
+@dataclass(frozen=True)
+class _Current:
+    """A file's content before a write: `data` is None when it was too large to read."""
+
+    data: bytes | None
+    size: int
+    st: os.stat_result | None
+
+
+class _Swapped(Exception):
+    """The resolved name turned into a symlink before it was opened."""
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        chunk = os.read(fd, min(limit - total, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def _lstat_in(directory: Dir, name: str) -> os.stat_result | None:
+    try:
+        return directory.lstat(name)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StorageError("inspect", directory.path / name, exc) from exc
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
+def _failed_path(exc: OSError, shown: Path) -> Path:
+    return Path(exc.filename) if isinstance(exc.filename, str) else shown
 
 
 def count_occurrences(text: str, sub: str) -> int:

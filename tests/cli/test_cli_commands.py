@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -328,6 +329,59 @@ def test_a_symlink_out_of_the_workspace_is_refused(
     assert result.returncode == 1
     assert "outside the workspace" in result.stderr
     assert os.listdir(outside) == []
+
+
+# ---- output that cannot be written, a file too large to read -------------------------------------
+
+
+def run_into_dev_full(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    console = Path(sys.executable).parent / "metis-memory"
+    with open("/dev/full", "w") as full:
+        return subprocess.run(
+            [str(console), *args],
+            cwd=workspace,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            encoding="utf-8",
+            timeout=60,
+            check=False,
+        )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["prompt", "--base", "base"], ["check"], ["check", "--json"], ["add", "MEMORY.md", "x"]],
+)
+def test_output_to_a_full_disk_is_a_message_not_a_traceback(
+    workspace: Path, args: list[str]
+) -> None:
+    seed(workspace, b"- a fact\n")
+    result = run_into_dev_full(workspace, *args)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+    assert result.stderr.startswith(
+        f"metis-memory: could not write the {args[0]} output to stdout: No space left on device."
+    ), result.stderr
+    if args[0] == "add":
+        assert "see `metis-memory check` before repeating it" in result.stderr
+
+
+def test_a_file_too_large_to_read_is_refused_with_its_size(cli: Runner, workspace: Path) -> None:
+    path = seed(workspace, b"- a fact\n")
+    os.truncate(path, 100 * 1024**3)  # a 100 GB sparse file
+    checked = cli("check", "--json")
+    assert checked.returncode == 1, checked.stderr
+    report = json.loads(checked.stdout)["MEMORY.md"]
+    assert report["size_bytes"] == 100 * 1024**3 and report["over_hard_cap"] is True
+    assert report["utf8_valid"] is None and report["status"].endswith("too large to read")
+    for args in (["prompt"], ["add", "MEMORY.md", "more"]):
+        result = cli(*args)
+        assert result.returncode == 1, result.stderr
+        assert "Traceback" not in result.stderr
+        assert "MEMORY.md is 107,374,182,400 B, far past its hard cap of 4,096 B" in result.stderr
+    result = cli("consolidate", "MEMORY.md", "--content", "- the facts that matter\n")
+    assert result.returncode == 0, result.stderr
+    assert path.read_bytes() == b"- the facts that matter\n"
 
 
 # ---- python -m metis_memory --------------------------------------------------------------------

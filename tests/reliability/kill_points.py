@@ -1,28 +1,39 @@
-"""Named instants of a write, told apart by the audit events the store's own calls raise
-(PEP 578), and a hook that SIGKILLs the process when it reaches one.
+"""Named instants of a write, told apart by the `metis_memory.write` audit events (PEP 578)
+the store raises before each step, and a hook that SIGKILLs the process when it reaches one.
 
-Audit hooks run before the audited operation, so "before-rename" kills the writer after
-its temp file is written, fsynced and closed, and before `os.replace` renames it: the
-instant between fsync and rename.
+Audit hooks run before the audited step, so "before-rename" kills the writer after its
+temp file is written, fsynced and closed, and before `os.replace` renames it: the instant
+between fsync and rename.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import signal
 import sys
 from typing import Any
 
+from metis_memory.atomic import AUDIT_EVENT
+
 POINTS = (
     "lock-attempt",  # about to flock .metis/.lock
     "before-cleanup",  # holding the lock, about to remove stale temp files
     "before-temp",  # stale temp files removed; about to create this write's temp file
-    "temp-synced",  # temp file written, fsynced and closed; about to chmod it
+    "temp-synced",  # temp file written, fsynced and closed
     "before-rename",  # about to rename the temp file over the memory file
     "after-rename",  # renamed; about to fsync the directory
     "lock-release",  # about to release the lock
 )
+STEPS = {
+    "lock-attempt": "lock",
+    "before-cleanup": "sweep",
+    "before-temp": "temp",
+    "temp-synced": "synced",
+    "before-rename": "rename",
+    "after-rename": "renamed",
+    "lock-release": "unlock",
+}
+"""The store's step (the audit event's first argument) at each kill point."""
 OLD_AFTER = frozenset(POINTS[:5])
 """Kill points after which the memory file must still hold the old content."""
 TEMPS_AFTER = {
@@ -38,23 +49,11 @@ FULL_TEMP_AFTER = frozenset({"temp-synced", "before-rename"})
 
 
 def reached(point: str, event: str, args: tuple[Any, ...], metis: str) -> bool:
-    path = str(args[0]) if args else ""
-    inside = path.startswith(metis + os.sep)
-    if point == "lock-attempt":
-        return event == "fcntl.flock" and bool(args[1] & fcntl.LOCK_EX)
-    if point == "lock-release":
-        return event == "fcntl.flock" and bool(args[1] & fcntl.LOCK_UN)
-    if point == "before-cleanup":
-        return event == "os.listdir" and path == metis
-    if point == "before-temp":
-        return event == "tempfile.mkstemp" and inside
-    if point == "temp-synced":
-        return event == "os.chmod" and inside
-    if point == "before-rename":
-        return event == "os.rename" and inside
-    if point == "after-rename":
-        return event == "open" and path == metis
-    raise ValueError(f"unknown kill point {point!r}")
+    if point not in STEPS:
+        raise ValueError(f"unknown kill point {point!r}")
+    if event != AUDIT_EVENT or len(args) < 2:
+        return False
+    return bool(args[0] == STEPS[point] and str(args[1]).startswith(metis + os.sep))
 
 
 def arm(point: str, metis: str) -> None:

@@ -19,7 +19,7 @@ import pytest
 from reliability_helpers import report, server_tracebacks, tree
 from rpc_client import LspServer, file_uri
 
-from metis_memory.files import CAPS, MemoryFile
+from metis_memory.store import READ_LIMIT_BYTES
 
 WRITES: list[tuple[str, dict[str, str]]] = [
     ("metis.memoryAdd", {"entry": "- leaked?"}),
@@ -173,9 +173,10 @@ def test_crlf_line_ends_are_kept_byte_for_byte(ws: Path, start_server: Any) -> N
 
 BIG = 50 * 1024 * 1024
 BIG_BOUND_S = 120.0
-"""Reading and parsing 50 MB on a loaded two-core machine; the point is that it ends."""
-RSS_BOUND_KIB = 2 * 1024 * 1024
-"""The text, its outline and the reads of two refused writes: linear in the file, bounded."""
+"""A bound for a loaded two-core machine; the point is that it ends."""
+RSS_BOUND_KIB = 256 * 1024
+"""The store refuses to read a file past READ_LIMIT_BYTES: the server never holds it (it held
+~1 GB when it read and parsed all 50 MB)."""
 
 
 def test_a_fifty_megabyte_file_gets_one_bounded_diagnostic_and_loses_nothing(
@@ -201,10 +202,14 @@ def test_a_fifty_megabyte_file_gets_one_bounded_diagnostic_and_loses_nothing(
     took = time.monotonic() - started
     over = diagnostic(server, memory, "over-hard-cap")
     assert f"MEMORY.md is {size:,} B" in over["message"]
-    hard = CAPS[MemoryFile.MEMORY].hard
-    cap_line, cap_column = divmod(hard, len(line.format(n=0)))  # every line has one length
-    assert over["range"]["start"] == {"line": cap_line, "character": cap_column}
+    # Past the store's read limit nothing is read: the diagnostic sits at the file's start.
+    assert size > READ_LIMIT_BYTES
+    assert over["range"]["start"] == {"line": 0, "character": 0}
     assert server.command("metis.usage", {})["MEMORY.md"]["size_bytes"] == size
+    for command in ("metis.read", "metis.assemblePrompt"):
+        error = server.command_error(command, {"base": "b"} if "Prompt" in command else {})
+        assert error.tool_code == "hard_cap_exceeded", error.message
+        assert f"MEMORY.md is {size:,} B, far past its hard cap" in error.message
 
     for command, args in (
         ("metis.memoryAdd", {"entry": "- one more"}),

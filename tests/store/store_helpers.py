@@ -134,8 +134,13 @@ class OpenRecorder:
             return
         path = args[0]
         if isinstance(path, (str, bytes, os.PathLike)):
-            key = os.path.abspath(os.fsdecode(path))
-            if key in self._watched:
+            name = os.fsdecode(path)
+            # The store opens names relative to a held directory (`dir_fd`), which the
+            # event does not carry: a bare name matches a watched file of that name.
+            absolute = os.path.isabs(name)
+            key = os.path.abspath(name) if absolute else name
+            watched = self._watched if absolute else {os.path.basename(w) for w in self._watched}
+            if key in watched:
                 with self._lock:
                     self._opens.append((key, args[1] if len(args) > 1 else None))
 

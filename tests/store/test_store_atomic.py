@@ -16,6 +16,7 @@ from store_helpers import memory_path, put, temp_files
 
 from metis_memory import MemoryFile, MemoryStore, StorageError
 from metis_memory.atomic import atomic_write, workspace_lock
+from metis_memory.confined import Dir
 from metis_memory.errors import LockTimeout
 
 
@@ -38,9 +39,11 @@ def test_no_temp_file_remains_when_the_rename_fails(
     real_replace = os.replace
     seen: list[str] = []
 
-    def failing_replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    def failing_replace(
+        src: str | os.PathLike[str], dst: str | os.PathLike[str], **dir_fds: int | None
+    ) -> None:
         seen.append(os.fspath(src))
-        assert Path(src).exists(), "the temp file is written before the rename"
+        assert (path.parent / src).exists(), "the temp file is written before the rename"
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
     monkeypatch.setattr(os, "replace", failing_replace)
@@ -72,14 +75,24 @@ def test_no_temp_file_remains_when_interrupted(
 def test_the_next_write_cleans_a_stale_temp_file(store: MemoryStore, workspace: Path) -> None:
     path = put(workspace, MemoryFile.MEMORY, "original\n")
     # What a writer killed between creating and renaming its temp file leaves behind.
-    stale = path.parent / ".MEMORY.md.k1ll3d.tmp"
+    stale = path.parent / ".MEMORY.md.metis-0123456789ab.tmp"
     stale.write_bytes(b"half a wri")
-    unrelated = [path.parent / "notes.tmp", path.parent / "trace.sqlite"]
+    # The user's own files, even named like a temp file of MEMORY.md, are not ours to sweep.
+    unrelated = [
+        path.parent / "notes.tmp",
+        path.parent / "trace.sqlite",
+        path.parent / ".MEMORY.md.k1ll3d.tmp",
+        path.parent / ".MEMORY.md.metis-backup.tmp",
+    ]
     for other in unrelated:
         other.write_bytes(b"other Metis state")
     store.add_entry(MemoryFile.MEMORY, "next")
     assert not stale.exists()
-    assert temp_files(path.parent) == ["notes.tmp"]
+    assert temp_files(path.parent) == [
+        ".MEMORY.md.k1ll3d.tmp",
+        ".MEMORY.md.metis-backup.tmp",
+        "notes.tmp",
+    ]
     assert all(other.read_bytes() == b"other Metis state" for other in unrelated)
     assert path.read_bytes() == b"original\nnext\n"
 
@@ -93,7 +106,8 @@ def test_a_stale_temp_file_never_shows_through_a_read(store: MemoryStore, worksp
 def test_atomic_write_replaces_the_whole_file(tmp_path: Path) -> None:
     target = tmp_path / "f.md"
     target.write_bytes(b"a much longer original content\n")
-    atomic_write(target, b"short")
+    with Dir.open_root(tmp_path) as directory:
+        atomic_write(directory, "f.md", b"short", os.stat(target))
     assert target.read_bytes() == b"short"
     assert temp_files(tmp_path) == []
 

@@ -1,4 +1,4 @@
-"""Bad input loses nothing: non-UTF-8 files, a full disk, a file-size limit, a 50 MB file."""
+"""Bad input loses nothing: non-UTF-8 files, a full disk, a file-size limit, files far too large."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 from store_helpers import OpenRecorder, fill_disk, memory_path, put, run_in_child, temp_files
 
 from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, NotUtf8, StorageError
-from metis_memory.store import MemoryNotUtf8Warning
+from metis_memory.errors import MemoryFileTooLarge
+from metis_memory.store import READ_LIMIT_BYTES, MemoryNotUtf8Warning
 
 # ---- a memory file that is not valid UTF-8 ------------------------------------------------
 
@@ -178,29 +179,35 @@ def test_a_file_size_limit_is_a_clear_error_and_keeps_the_original(
     assert temp_files(path.parent) == []
 
 
-# ---- a 50 MB memory file --------------------------------------------------------------------
+# ---- a large memory file, read whole --------------------------------------------------------
 
-HUGE_SIZE = 50 * 1024 * 1024
+LARGE_SIZE = 12 * 1024 * 1024
+"""Far over the hard cap but under the store's read limit: read, once, and refused by size."""
 
 
-@pytest.fixture
-def huge_file(workspace: Path) -> tuple[Path, str]:
+def fill(workspace: Path, size: int) -> tuple[Path, str]:
     line = b"a line of a memory file someone let grow far too large\n"
-    data = (b"HEADER: the one unique line\n" + line * (HUGE_SIZE // len(line) + 1))[:HUGE_SIZE]
+    data = (b"HEADER: the one unique line\n" + line * (size // len(line) + 1))[:size]
     path = put(workspace, MemoryFile.MEMORY, data)
     return path, hashlib.sha256(data).hexdigest()
 
 
-def test_a_50mb_file_reads_once(
-    store: MemoryStore, huge_file: tuple[Path, str], open_recorder: OpenRecorder
+@pytest.fixture
+def large_file(workspace: Path) -> tuple[Path, str]:
+    assert LARGE_SIZE < READ_LIMIT_BYTES
+    return fill(workspace, LARGE_SIZE)
+
+
+def test_a_large_file_reads_once(
+    store: MemoryStore, large_file: tuple[Path, str], open_recorder: OpenRecorder
 ) -> None:
-    path, _ = huge_file
+    path, _ = large_file
     open_recorder.watch(path)
     text = store.read(MemoryFile.MEMORY)
     assert open_recorder.count() == 1
-    assert len(text) == HUGE_SIZE
+    assert len(text) == LARGE_SIZE
     open_recorder.watch(path)
-    assert store.size_bytes(MemoryFile.MEMORY) == HUGE_SIZE
+    assert store.size_bytes(MemoryFile.MEMORY) == LARGE_SIZE
     assert store.exists(MemoryFile.MEMORY)
     assert open_recorder.count() == 0, "size and existence come from stat, not a read"
     open_recorder.watch(path)
@@ -209,10 +216,10 @@ def test_a_50mb_file_reads_once(
     assert prompt.startswith("base\n\n## Workspace memory (MEMORY.md)\n\nHEADER: the one")
 
 
-def test_writes_to_a_50mb_file_are_rejected_unchanged_reading_it_once(
-    store: MemoryStore, huge_file: tuple[Path, str], open_recorder: OpenRecorder
+def test_writes_to_a_large_file_are_rejected_unchanged_reading_it_once(
+    store: MemoryStore, large_file: tuple[Path, str], open_recorder: OpenRecorder
 ) -> None:
-    path, digest = huge_file
+    path, digest = large_file
     for write in (
         lambda: store.add_entry(MemoryFile.MEMORY, "one more"),
         lambda: store.replace(MemoryFile.MEMORY, "the one unique line", "the unique line"),
@@ -221,20 +228,77 @@ def test_writes_to_a_50mb_file_are_rejected_unchanged_reading_it_once(
         with pytest.raises(MemoryHardCapExceeded) as info:
             write()
         assert open_recorder.count() == 1
-        assert info.value.current_size == HUGE_SIZE
-        assert f"{HUGE_SIZE:,} B" in str(info.value)
-    assert path.stat().st_size == HUGE_SIZE
+        assert info.value.current_size == LARGE_SIZE
+        assert f"{LARGE_SIZE:,} B" in str(info.value)
+    assert path.stat().st_size == LARGE_SIZE
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
     assert temp_files(path.parent) == []
 
 
-def test_a_50mb_file_consolidates_reading_it_once(
-    store: MemoryStore, huge_file: tuple[Path, str], open_recorder: OpenRecorder
+def test_a_large_file_consolidates_reading_it_once(
+    store: MemoryStore, large_file: tuple[Path, str], open_recorder: OpenRecorder
 ) -> None:
-    path, digest = huge_file
+    path, digest = large_file
     open_recorder.watch(path)
     result = store.consolidate(MemoryFile.MEMORY, "the facts that matter\n")
     assert open_recorder.count() == 1
     assert result.before_hash == digest
-    assert result.before_size_bytes == HUGE_SIZE
+    assert result.before_size_bytes == LARGE_SIZE
     assert path.read_bytes() == b"the facts that matter\n"
+
+
+# ---- a file too large to read: 50 MB, and a 100 GB sparse file --------------------------------
+# Reading either whole raised MemoryError (100 GB) or cost a gigabyte in the language server.
+
+SPARSE_SIZE = 100 * 1024**3
+
+
+@pytest.fixture(params=["50MB", "100GB-sparse"])
+def too_large(request: pytest.FixtureRequest, workspace: Path) -> tuple[Path, int]:
+    if request.param == "50MB":
+        path, _ = fill(workspace, 50 * 1024 * 1024)
+    else:
+        path = put(workspace, MemoryFile.MEMORY, b"HEADER: the one unique line\n")
+        try:
+            os.truncate(path, SPARSE_SIZE)
+        except OSError as exc:  # a filesystem without sparse files (or too small)
+            pytest.fail(f"could not make a {SPARSE_SIZE:,} B sparse file here: {exc}")
+        assert os.stat(path).st_blocks * 512 < 1024 * 1024, "the file is sparse"
+    return path, path.stat().st_size
+
+
+def test_reads_refuse_a_file_too_large_without_reading_it(
+    store: MemoryStore, too_large: tuple[Path, int], open_recorder: OpenRecorder
+) -> None:
+    path, size = too_large
+    for read in (
+        lambda: store.read(MemoryFile.MEMORY),
+        lambda: store.snapshot(MemoryFile.MEMORY),
+        lambda: store.assemble_system_prompt("base"),
+        lambda: store.add_entry(MemoryFile.MEMORY, "one more"),
+        lambda: store.replace(MemoryFile.MEMORY, "the one unique line", "x"),
+    ):
+        with pytest.raises(MemoryFileTooLarge) as info:
+            read()
+        message = str(info.value)
+        assert f"is {size:,} B, far past its hard cap of 4,096 B" in message
+        assert f"reads at most {READ_LIMIT_BYTES:,} B" in message
+        assert "memory_consolidate" in message
+        assert info.value.size == size
+    # Size and existence still answer, from stat.
+    assert store.size_bytes(MemoryFile.MEMORY) == size
+    assert store.exists(MemoryFile.MEMORY)
+    assert path.stat().st_size == size
+    assert temp_files(path.parent) == []
+
+
+def test_consolidate_replaces_a_file_too_large_without_reading_it(
+    store: MemoryStore, too_large: tuple[Path, int]
+) -> None:
+    path, size = too_large
+    result = store.consolidate(MemoryFile.MEMORY, "the facts that matter\n")
+    assert result.before_size_bytes == size
+    assert result.before_hash == "", "an unread file has no hash to report"
+    assert result.after_hash == hashlib.sha256(b"the facts that matter\n").hexdigest()
+    assert path.read_bytes() == b"the facts that matter\n"
+    assert store.read(MemoryFile.MEMORY) == "the facts that matter\n"

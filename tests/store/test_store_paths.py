@@ -122,8 +122,9 @@ def test_a_memory_file_symlink_inside_the_workspace_is_followed_and_kept(
     assert result.before_size_bytes == len(b"shared\n")
     assert (workspace / ".metis" / "MEMORY.md").is_symlink()
     assert (notes / "memory.md").read_bytes() == b"shared\nfact\n"
-    # The store's own files (lock, temp files) stay in .metis/, not beside the link's target.
-    assert sorted(os.listdir(notes)) == ["memory.md"]
+    # The lock lives beside the real file, so every link to it shares one lock; no temp is left.
+    assert sorted(os.listdir(notes)) == [".lock", "memory.md"]
+    assert os.listdir(workspace / ".metis") == ["MEMORY.md"]
 
 
 def test_a_symlinked_workspace_works(tmp_path: Path, workspace: Path) -> None:
@@ -312,7 +313,7 @@ def test_an_unreadable_memory_file_is_a_clear_error(nobody_dir: Path) -> None:
     ):
         outcome = run_in_child(call, uid=NOBODY)
         assert outcome.error_type == "StorageError", outcome
-        assert "Permission denied" in outcome.error_message
+        assert "Permission denied: give your user read access" in outcome.error_message
     os.chmod(path, 0o600)
     assert path.read_bytes() == b"secret\n"
 
@@ -347,3 +348,53 @@ def test_a_fifo_in_place_of_the_memory_file_is_an_error_not_a_hang(
         assert "not a regular file" in str(info.value)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert temp_files(fifo.parent) == []
+
+
+# ---- who owns what the store creates -----------------------------------------------------------
+
+
+def owner(path: Path) -> tuple[int, int]:
+    st = os.lstat(path)
+    return st.st_uid, st.st_gid
+
+
+def test_a_root_write_into_a_users_workspace_leaves_files_the_user_owns(nobody_dir: Path) -> None:
+    # The test runs as root (the fixture needs it), like `sudo metis-memory add`.
+    ws = nobody_dir / "ws"
+    ws.mkdir()
+    chown_tree(ws)
+    MemoryStore(ws).add_entry(MemoryFile.MEMORY, "first")
+    for path in (ws / ".metis", ws / ".metis" / "MEMORY.md", ws / ".metis" / ".lock"):
+        assert owner(path) == (NOBODY, NOBODY), path
+    # An existing file keeps its owner (and mode) across a root write, too.
+    MemoryStore(ws).consolidate(MemoryFile.MEMORY, "second\n")
+    assert owner(ws / ".metis" / "MEMORY.md") == (NOBODY, NOBODY)
+    assert mode(ws / ".metis" / "MEMORY.md") == 0o600
+    # So the user can go on writing their own memory.
+    outcome = run_in_child(lambda: add_as_nobody(ws, "third"), uid=NOBODY)
+    assert outcome.error_type is None, outcome
+    assert memory_path(ws, MemoryFile.MEMORY).read_bytes() == b"second\nthird\n"
+
+
+# ---- a lock file that is not a regular file ---------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["symlink", "directory"])
+def test_a_lock_that_is_not_a_regular_file_is_named_as_such(
+    store: MemoryStore, workspace: Path, outside: Path, kind: str
+) -> None:
+    put(workspace, MemoryFile.MEMORY, "mine\n")
+    lock = workspace / ".metis" / ".lock"
+    if kind == "symlink":
+        lock.symlink_to(outside / "MEMORY.md")
+    else:
+        lock.mkdir()
+    before = snapshot_tree(outside)
+    with pytest.raises(StorageError) as info:
+        store.add_entry(MemoryFile.MEMORY, "fact")
+    message = str(info.value)
+    assert f"it is a {kind}, not a regular file" in message
+    assert ".lock must be the store's lock file: remove or move it away" in message
+    assert "symlink loop" not in message and "memory file is needed" not in message
+    assert memory_path(workspace, MemoryFile.MEMORY).read_bytes() == b"mine\n"
+    assert snapshot_tree(outside) == before

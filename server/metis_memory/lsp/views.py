@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..analysis.positions import utf8_size
 from ..analysis.usage import Source, Usage
+from ..errors import MemoryFileTooLarge
 from ..files import MemoryFile
 from .workspaces import Folder
 
@@ -45,8 +46,13 @@ def editor_text(text: str) -> str:
 
 def disk_view(folder: Folder, file: MemoryFile) -> FileView:
     """Read `file` through the store (raises MemoryStoreError). `size_bytes` is the
-    file's, byte-order mark included: that is what the caps count."""
-    snap = folder.store.snapshot(file)
+    file's, byte-order mark included: that is what the caps count. A file too large for
+    the store to read is a view of its size alone (no text): enough for the cap's
+    diagnostic and the usage, and nothing else can be acted on until it is consolidated."""
+    try:
+        snap = folder.store.snapshot(file)
+    except MemoryFileTooLarge as exc:
+        return FileView(file, folder.file_uri(file), "", "disk", exc.size, None)
     folder.remember_disk_text(file, editor_text(snap.text))
     return FileView(
         file,

@@ -18,6 +18,7 @@ from ..errors import (
     InvalidMemoryFile,
     InvalidText,
     LockTimeout,
+    MemoryFileTooLarge,
     MemoryHardCapExceeded,
     MemoryStoreError,
     NotUtf8,
@@ -164,7 +165,7 @@ def _short(value: object, limit: int = 60) -> str:
 
 def to_tool_error(exc: MemoryStoreError) -> ToolExecutionError:
     code: ErrorCode
-    if isinstance(exc, MemoryHardCapExceeded):
+    if isinstance(exc, (MemoryHardCapExceeded, MemoryFileTooLarge)):
         code = "hard_cap_exceeded"
     elif isinstance(exc, OldTextNotFound):
         code = "not_found"
