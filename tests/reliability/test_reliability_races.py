@@ -1,0 +1,143 @@
+"""A second process swaps `.metis/` or `MEMORY.md` for symlinks out of the workspace in a
+tight loop while this one writes and assembles prompts: nothing escapes, nothing is lost.
+
+The deterministic versions of these races (a swap at the exact instant) are in
+`tests/store/test_store_races.py`; this is the attack as it was found, by looping. Before
+the store held its directories open, about half of 1,700 writes and a third of 34,000
+prompt assemblies were redirected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from reliability_helpers import report, scaled, temp_files, tree
+
+from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, MemoryStoreError
+
+SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- the key of someone else"
+WRITES = 1_700
+PROMPTS = 34_000
+
+# Swaps until stdin closes: `.metis` (a directory) <-> a symlink to `outside`, or
+# `.metis/MEMORY.md` (a file) <-> a symlink to `outside/id_ed25519`.
+# Exchanges two names atomically with renameat2(RENAME_EXCHANGE) until stdin closes: the
+# real `.metis/` (or `MEMORY.md`) and a symlink out of the workspace trade places, so the
+# path is never missing and what a string resolved to a moment ago is now the link.
+SWAPPER = r"""
+import ctypes, os, sys, threading
+path, other = sys.argv[1].encode(), sys.argv[2].encode()
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+stop = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+print("swapping", flush=True)
+swaps = 0
+while not stop.is_set():
+    if libc.renameat2(AT_FDCWD, path, AT_FDCWD, other, RENAME_EXCHANGE) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    swaps += 1
+if swaps % 2:  # leave the real one where it was
+    libc.renameat2(AT_FDCWD, path, AT_FDCWD, other, RENAME_EXCHANGE)
+print(swaps, flush=True)
+"""
+
+
+def start_swapper(path: Path, other: Path) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(path), str(other)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "swapping\n"
+    return proc
+
+
+def stop_swapper(proc: subprocess.Popen[str]) -> int:
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    return int(out.strip())
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "id_ed25519").write_text(SECRET + "\n")
+    (folder / "MEMORY.md").write_text(SECRET + "\n")
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("swapped", [".metis", "MEMORY.md"])
+def test_a_swapping_loop_redirects_no_write_and_no_prompt(
+    ws: Path, outside: Path, swapped: str
+) -> None:
+    # `.metis/` (or `.metis/MEMORY.md`) trades places with `evil`, a symlink out.
+    store = MemoryStore(ws)
+    store.consolidate(MemoryFile.MEMORY, "v0\n")
+    if swapped == ".metis":
+        path, other = ws / ".metis", ws / "evil"
+        other.symlink_to(outside, target_is_directory=True)
+    else:
+        path, other = ws / ".metis" / "MEMORY.md", ws / ".metis" / "evil.md"
+        other.symlink_to(outside / "id_ed25519")
+    before = tree(outside)
+    outcomes: Counter[str] = Counter()
+    last_acked = ""
+    leaked_prompts = 0
+
+    swapper = start_swapper(path, other)
+    try:
+        # Reads first: a write through a swapped-in MEMORY.md link replaces the link, which
+        # ends that attack.
+        for _ in range(scaled(PROMPTS, 500)):
+            try:
+                prompt = store.assemble_system_prompt("base")
+            except MemoryStoreError as exc:
+                outcomes[f"prompt refused: {type(exc).__name__}"] += 1
+            else:
+                outcomes["prompt assembled"] += 1
+                leaked_prompts += SECRET in prompt
+        for n in range(scaled(WRITES, 50)):
+            entry = f"entry {n:05d}"
+            try:
+                store.add_entry(MemoryFile.MEMORY, entry)
+            except MemoryHardCapExceeded:
+                outcomes["write at the hard cap, then consolidated"] += 1
+                with contextlib.suppress(MemoryStoreError):
+                    store.consolidate(MemoryFile.MEMORY, "")
+            except MemoryStoreError as exc:
+                outcomes[f"write refused: {type(exc).__name__}"] += 1
+            else:
+                outcomes["write acknowledged"] += 1
+                last_acked = entry
+    finally:
+        swaps = stop_swapper(swapper)
+
+    assert leaked_prompts == 0, "a prompt carried the outside file"
+    assert tree(outside) == before, "a write or a lock file landed outside the workspace"
+    assert outcomes["write acknowledged"] > 0 and outcomes["prompt assembled"] > 0, outcomes
+    # No file in the workspace holds a byte of the outside file (an add reads the file it
+    # appends to), and the last acknowledged entry is in the workspace, under whichever name
+    # the swapper left its file.
+    files = {p: p.read_text() for p in ws.rglob("*") if p.is_file() and not p.is_symlink()}
+    assert not [p for p, text in files.items() if SECRET in text]
+    assert any(last_acked + "\n" in text for text in files.values()), files
+    assert all(temp_files(d) == [] for d in {p.parent for p in files})
+    report(
+        f"swapping {swapped}",
+        swaps=swaps,
+        **{
+            k.replace(" ", "_").replace(":", "").replace(",", ""): v
+            for k, v in sorted(outcomes.items())
+        },
+        escaped_writes=0,
+        leaked_prompts=leaked_prompts,
+    )
