@@ -310,15 +310,20 @@ class MemoryStore:
 
     def _read(self, f: MemoryFile) -> bytes | None:
         """The file's bytes, or None when it is missing."""
-        for _attempt in range(_RACE_RETRIES):
-            with self._located(f, create=False) as found:
-                if found is None:
-                    return None
-                try:
+        for attempt in range(_RACE_RETRIES):
+            try:
+                with self._located(f, create=False) as found:
+                    if found is None:
+                        return None
                     current = self._current(f, found, may_skip=False)
                     return current.data if current.st is not None else None
-                except _Swapped:
-                    continue  # the name became a symlink after it was resolved: resolve again
+            except _Swapped:
+                continue  # the name became a symlink after it was resolved: resolve again
+            except StorageError as exc:
+                # A directory swapped for a symlink mid-walk fails its O_NOFOLLOW open with
+                # ELOOP, like a real loop: resolving again tells the two apart.
+                if exc.cause.errno != errno.ELOOP or attempt == _RACE_RETRIES - 1:
+                    raise
         raise StorageError("read", self.path(f), OSError(errno.ELOOP, "it keeps changing"))
 
     def _current(self, f: MemoryFile, found: Located, *, may_skip: bool) -> _Current:
