@@ -137,7 +137,7 @@ class MemoryStore:
         """The file's stat, None when it is missing (also under a `.metis` that is a file:
         there is no memory file there, as far as a size or existence query goes)."""
         try:
-            with self._located(f, create=False) as found:
+            with self._located(f) as found:
                 return found.st if found is not None else None
         except StorageError as exc:
             if exc.cause.errno == errno.ENOTDIR:
@@ -259,7 +259,7 @@ class MemoryStore:
         return _resolve(self._workspace)
 
     @contextlib.contextmanager
-    def _located(self, f: MemoryFile, *, create: bool) -> Iterator[Located | None]:
+    def _located(self, f: MemoryFile) -> Iterator[Located | None]:
         """The file's place for a read: None when the workspace or `.metis/` is missing."""
         try:
             root = Dir.open_root(self._root())
@@ -312,7 +312,7 @@ class MemoryStore:
         """The file's bytes, or None when it is missing."""
         for attempt in range(_RACE_RETRIES):
             try:
-                with self._located(f, create=False) as found:
+                with self._located(f) as found:
                     if found is None:
                         return None
                     current = self._current(f, found, may_skip=False)
