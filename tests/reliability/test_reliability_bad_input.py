@@ -295,12 +295,22 @@ def test_malformed_frames_are_answered_or_skipped_and_the_server_stays(
     # Bodies that are not JSON-RPC requests.
     expect_null_error(-32700, frame(b'{"jsonrpc": "2.0", "id": 1, "method": '))
     expect_null_error(-32700, frame(b"\xff\xfe not UTF-8"))
+    expect_null_error(-32700, frame(b"[" * 1000))  # 1 KB: RecursionError ended the server
+    expect_null_error(-32700, frame(b'{"a":' * 5000 + b"1" + b"}" * 5000))  # deep but valid
     expect_null_error(-32600, frame(b"[]"))
     expect_null_error(-32600, frame(b"42"))
     expect_error("v1", -32600, frame(b'{"jsonrpc": "1.0", "id": "v1", "method": "shutdown"}'))
     expect_error("m5", -32600, frame(b'{"jsonrpc": "2.0", "id": "m5", "method": 5}'))
     expect_error("hv", -32602, request_frame("hv", "textDocument/hover", {"nope": 1}))
     expect_error("un", -32601, request_frame("un", "metis/noSuchMethod", {}))
+    # Nested as deep as json parses: an answer, not a crash, in params and in arguments.
+    deep: Any = 1
+    for _ in range(400):
+        deep = [deep]
+    expect_error("d1", -32602, request_frame("d1", "textDocument/hover", {"x": deep}))
+    send(request_frame("d2", params={"command": "metis.usage", "arguments": [{"w": deep}]}))
+    assert server.expect_response_to("d2")["error"]["data"]["code"] == "invalid_input"
+    still_serving(server)
     # Notifications never get a response, whatever is wrong with them.
     for body in (
         b'{"jsonrpc": "2.0", "method": "metis/noSuchNotification", "params": {}}',

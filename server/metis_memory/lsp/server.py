@@ -24,6 +24,7 @@ from .. import __version__
 from ..files import MemoryFile
 from . import code_actions, commands, hover_lens
 from .diagnostics import FileAnalysis, analyse
+from .documents import LspWorkspace
 from .refresh import Refresher
 from .views import FileView, buffer_view, disk_view
 from .watcher import MemoryWatcher
@@ -213,6 +214,11 @@ class MetisLanguageServer(LanguageServer):
 
 
 # ---- handlers: translate, then delegate ---------------------------------------------------
+def on_initialize(ls: MetisLanguageServer, params: types.InitializeParams) -> None:
+    # pygls has just built its workspace; no document is open yet.
+    ls.protocol._workspace = LspWorkspace.replacing(ls.protocol._workspace)
+
+
 def on_initialized(ls: MetisLanguageServer, params: types.InitializedParams) -> None:
     ls.start()
 
@@ -288,6 +294,7 @@ async def tidy(ls: MetisLanguageServer, *args: Any) -> dict[str, object]:
 
 def create_server() -> MetisLanguageServer:
     server = MetisLanguageServer()
+    server.feature(types.INITIALIZE)(on_initialize)
     server.feature(types.INITIALIZED)(on_initialized)
     server.feature(types.SHUTDOWN)(on_shutdown)
     server.feature(types.EXIT)(on_exit)

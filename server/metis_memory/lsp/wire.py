@@ -7,12 +7,14 @@ pygls 2.1's stdio loop has three faults a client (or a fuzzer) can trigger:
   glued to the left-over body and never matches, so every later message is lost. Here a
   ``Content-Length`` is looked for anywhere in a header line, so reading resumes at the
   next intact frame. Lengths over `MAX_CONTENT_LENGTH` are treated as garbage.
-* **Bad messages get no answer.** Invalid JSON, a request that is not a JSON-RPC 2.0
-  object, or one whose params do not fit its method was logged and dropped, so the
-  client waited forever. Here they get the JSON-RPC errors the spec asks for: -32700
-  (parse error, id null), -32600 (invalid request) or -32602 (invalid params) with the
-  request's id. Notifications never get a response, as the spec says. Only the top-level
-  object is turned into a message, so a ``"jsonrpc"`` key inside params is just data.
+* **Bad messages get no answer.** Invalid JSON (JSON nested past Python's recursion
+  limit even raised `RecursionError` out of the loop and ended the server), a request
+  that is not a JSON-RPC 2.0 object, or one whose params do not fit its method was
+  logged and dropped, so the client waited forever. Here they get the JSON-RPC errors
+  the spec asks for: -32700 (parse error, id null), -32600 (invalid request) or -32602
+  (invalid params) with the request's id. Notifications never get a response, as the
+  spec says. Only the top-level object is turned into a message, so a ``"jsonrpc"`` key
+  inside params is just data.
 * **Notifications leak.** Each notification handled by a built-in generator handler
   (``didChange``, ``didOpen``...) left its Future in ``_request_futures`` forever: about
   2 KiB per keystroke. `MetisProtocol` drops each entry when its handler finishes.
@@ -126,6 +128,9 @@ def handle_frame(protocol: LanguageServerProtocol, body: bytes) -> None:
         data = json.loads(body)
     except ValueError as exc:  # invalid JSON, or bytes that are not UTF-8
         _reply_error(protocol, None, PARSE_ERROR, f"Parse error: {exc}")
+        return
+    except RecursionError:  # a thousand "[" in a 1 KB frame used to end the server
+        _reply_error(protocol, None, PARSE_ERROR, "Parse error: nested too deeply")
         return
     rid = _request_id(data)
     if not isinstance(data, dict):

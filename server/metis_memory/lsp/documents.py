@@ -1,0 +1,63 @@
+"""Buffers split into lines the way LSP and editors do.
+
+pygls 2.1 applies incremental changes to `TextDocument.lines`, which is
+`str.splitlines()`: that also breaks lines at U+2028, U+2029, U+0085, `\\v`, `\\f` and
+`\\x1c`-`\\x1e`. LSP positions count only `\\n`, `\\r\\n` and `\\r` (as editors and our own
+parser do), so after pasting such a character, every later change landed on the wrong
+line and the server's copy of the buffer drifted from the editor's: a quick fix then
+deleted the wrong entry. Here lines end only where LSP says they do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pygls.workspace import TextDocument, Workspace
+
+_LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lsp_lines(text: str) -> list[str]:
+    """`text` split after each `\\n`, `\\r\\n` or `\\r` (ends kept), like `splitlines(True)`
+    for text without other separators."""
+    return _LSP_LINE.findall(text)
+
+
+class LspTextDocument(TextDocument):
+    """A pygls document whose lines, and so whose incremental edits, follow LSP."""
+
+    @property
+    def lines(self) -> Sequence[str]:
+        return tuple(lsp_lines(self.source))
+
+
+class LspWorkspace(Workspace):
+    """pygls' workspace, creating `LspTextDocument`s."""
+
+    def _create_text_document(
+        self,
+        doc_uri: str,
+        source: str | None = None,
+        version: int | None = None,
+        language_id: str | None = None,
+    ) -> TextDocument:
+        return LspTextDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=self._sync_kind,
+            position_codec=self._position_codec,
+        )
+
+    @classmethod
+    def replacing(cls, workspace: Any) -> LspWorkspace:
+        """The same workspace (before any document is open), as an `LspWorkspace`."""
+        return cls(
+            workspace.root_uri,
+            workspace._sync_kind,
+            list(workspace.folders.values()),
+            workspace.position_encoding,
+        )
