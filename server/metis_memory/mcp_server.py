@@ -115,4 +115,76 @@ def _tool_error(exc: MemoryStoreError) -> Exception:
 
 
 def run_stdio(workspace: str | Path) -> None:
-    MemoryMCPServer(workspace).run()
+    anyio.run(_serve_stdio, MemoryMCPServer(workspace))
+
+
+async def _serve_stdio(server: MemoryMCPServer) -> None:
+    """`server.run()` over stdio, plus an answer to lines the SDK cannot parse.
+
+    The SDK parses each line with pydantic, which refuses a JSON string holding a lone
+    surrogate (`"\\ud800"` is valid JSON): the line became an exception with no request
+    id, and the client waited forever. Such a line is parsed again here with `json`; a
+    `tools/call` then runs (its input validation answers `invalid_input`), any other
+    request gets a JSON-RPC "invalid params" error.
+    """
+    from mcp.server.stdio import stdio_server
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = create_context_streams[Any](0)
+
+        async def forward() -> None:
+            async with send:
+                async for item in read_stream:
+                    if isinstance(item, Exception):
+                        answer = await _answer_unparsed(server, item)
+                        if answer is not None:
+                            await write_stream.send(SessionMessage(answer))
+                            continue
+                    await send.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(forward)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
+async def _answer_unparsed(server: MemoryMCPServer, error: Exception) -> Any:
+    """The response to a request line pydantic refused but `json` reads, or None."""
+    import mcp_types
+    from pydantic import ValidationError
+
+    if not isinstance(error, ValidationError):
+        return None
+    raw = next((e.get("input") for e in error.errors() if e.get("type") == "json_invalid"), None)
+    try:
+        message = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or "method" not in message:
+        return None
+    rid = message.get("id")
+    if not isinstance(rid, (int, str)) or isinstance(rid, bool):
+        return None  # a notification: never answered
+    params = message.get("params")
+    if message["method"] == "tools/call" and isinstance(params, dict):
+        name, arguments = params.get("name"), params.get("arguments")
+        if isinstance(name, str) and isinstance(arguments, dict):
+            try:
+                result = await server.call_tool(name, arguments)
+            except Exception as exc:  # the SDK's own tools raise ToolError
+                text = str(exc)
+                result = CallToolResult(
+                    content=[TextContent(type="text", text=text)],
+                    is_error=True,
+                    structured_content={"code": "invalid_input", "message": text},
+                )
+            if isinstance(result, CallToolResult):
+                dumped = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+                return mcp_types.JSONRPCResponse(jsonrpc="2.0", id=rid, result=dumped)
+    text = "Invalid params: a string holds a lone surrogate, which is not text; send UTF-8"
+    return mcp_types.JSONRPCError(
+        jsonrpc="2.0", id=rid, error=mcp_types.ErrorData(code=-32602, message=text)
+    )
