@@ -162,17 +162,19 @@ async def refuse_unsaved(
     """Refuse to write under the user's edits: an open buffer that differs from disk and
     from every recent disk version (a clean buffer the editor has yet to reload is not an
     edit; the write goes to disk and the editor reloads it)."""
-    doc = ls.open_document(folder.file_key(file))
-    if doc is None:
+    documents = ls.open_documents(folder.file_key(file))
+    if not documents:
         return
-    text = editor_text(doc.source)  # a byte-order mark is not an edit
     try:
         snap = await asyncio.to_thread(folder.store.snapshot, file)
     except MemoryStoreError as exc:
         raise from_store_error(exc) from None
     on_disk = editor_text(snap.text)
     folder.remember_disk_text(file, on_disk)
-    if text != on_disk and not folder.was_on_disk(file, text):
+    for doc in documents:  # any buffer of the file (it may be open under two URIs)
+        text = editor_text(doc.source)  # a byte-order mark is not an edit
+        if text == on_disk or folder.was_on_disk(file, text):
+            continue
         raise CommandError(
             "unsaved_changes",
             f"{file.value} has unsaved changes in the editor: save or revert them first, then "

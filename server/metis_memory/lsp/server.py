@@ -8,6 +8,7 @@ writes to stdout (the protocol channel) and never opens `.metis/` files itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -21,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from .. import __version__
+from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from . import code_actions, commands, hover_lens
 from .diagnostics import FileAnalysis, analyse
@@ -47,7 +49,10 @@ class MetisLanguageServer(LanguageServer):
         self.watcher: MemoryWatcher | None = None
         self.stopping = False
         self.shutdown_requested = False
-        self._open: dict[FileKey, str] = {}
+        self._open: dict[FileKey, list[str]] = {}
+        """The URIs a memory file is open under (an editor may open one file under two: a
+        symlinked folder, `..` in a path, percent-encoding); the last opened is shown."""
+        self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # ---- state helpers used by the feature modules ------------------------------
@@ -58,11 +63,17 @@ class MetisLanguageServer(LanguageServer):
         return str(getattr(encoding, "value", encoding) or "utf-16")
 
     def open_document(self, key: FileKey) -> TextDocument | None:
-        """The editor's buffer of a memory file, if it is open."""
-        uri = self._open.get(key)
-        if uri is None or unquote(uri) not in self.workspace.text_documents:
-            return None
-        return self.workspace.get_text_document(uri)
+        """The editor's buffer of a memory file, if it is open (the last opened URI)."""
+        documents = self.open_documents(key)
+        return documents[-1] if documents else None
+
+    def open_documents(self, key: FileKey) -> list[TextDocument]:
+        """Every buffer of a memory file: each one's unsaved edits must be protected."""
+        return [
+            self.workspace.get_text_document(uri)
+            for uri in self._open.get(key, ())
+            if unquote(uri) in self.workspace.text_documents
+        ]
 
     def analysis_of_open(self, uri: str) -> FileAnalysis | None:
         """The analysis of an open memory document as it is now (cached per version)."""
@@ -103,8 +114,6 @@ class MetisLanguageServer(LanguageServer):
         cached = self.refresher.analyses.get(key)
         if cached is not None and cached.view.source == "disk":
             return cached.view
-        from ..errors import MemoryStoreError
-
         try:
             return await asyncio.to_thread(disk_view, folder, file)
         except MemoryStoreError:
@@ -166,7 +175,9 @@ class MetisLanguageServer(LanguageServer):
         for uri in list(self.workspace.text_documents):
             located = self.folders.locate(uri)
             if located is not None and located[0] is folder:
-                self._open[folder.file_key(located[1])] = uri
+                uris = self._open.setdefault(folder.file_key(located[1]), [])
+                if uri not in uris:
+                    uris.append(uri)
 
     def stop_background(self) -> None:
         """Stop the watcher and all further publishing (idempotent)."""
@@ -178,9 +189,16 @@ class MetisLanguageServer(LanguageServer):
     def document_opened(self, uri: str) -> None:
         located = self.folders.locate(uri)
         if located is not None:
-            key = located[0].file_key(located[1])
-            self._open[key] = uri
+            folder, file = located
+            key = folder.file_key(file)
+            uris = self._open.setdefault(key, [])
+            if uri not in uris:
+                uris.append(uri)
             self.refresher.request(key)
+            # On the loop, before any later message: the disk the editor opened is known
+            # before an agent's next write can move it on (reads stop at 16 MiB).
+            with contextlib.suppress(MemoryStoreError):
+                disk_view(folder, file)
 
     def document_changed(self, uri: str) -> None:
         located = self.folders.locate(uri)
@@ -193,8 +211,12 @@ class MetisLanguageServer(LanguageServer):
         located = self.folders.locate(uri)
         if located is not None:
             key = located[0].file_key(located[1])
-            self._open.pop(key, None)
-            self.refresher.request(key)  # back to the disk's state
+            uris = self._open.get(key, [])
+            if uri in uris:
+                uris.remove(uri)
+            if not uris:
+                self._open.pop(key, None)
+            self.refresher.request(key)  # back to the disk's state (or the other buffer)
 
     # ---- callbacks from other threads ---------------------------------------------------
     def _on_disk_change(self, folder_path: Path) -> None:
@@ -208,6 +230,23 @@ class MetisLanguageServer(LanguageServer):
             file_key = folder.file_key(file)
             if file_key not in self._open:  # an open file follows its buffer
                 self.refresher.request(file_key)
+            else:
+                self._remember_disk(folder, file)
+
+    def _remember_disk(self, folder: Folder, file: MemoryFile) -> None:
+        """Read the disk of an open file so its text is known as a disk version: the
+        editor's clean buffer may show it after the disk has moved on (an agent wrote
+        again before the editor reloaded), and that is not an unsaved edit."""
+
+        async def read() -> None:
+            with contextlib.suppress(MemoryStoreError):
+                await asyncio.to_thread(disk_view, folder, file)
+
+        if self._loop is None or self.stopping:
+            return
+        task = self._loop.create_task(read())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     def _on_store_event(self, folder: Folder, event: Any) -> None:
         commands.forward_event(self, folder, event)

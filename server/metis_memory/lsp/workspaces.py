@@ -36,6 +36,10 @@ def folder_key(path: str | os.PathLike[str]) -> str:
 
 
 def uri_to_path(uri: str) -> Path | None:
+    """The local path of a `file:` URI. `file://localhost/x` is `file:///x` (RFC 8089);
+    pygls reads `localhost` as a UNC host and gives `//localhost/x`."""
+    if uri[:17].lower() == "file://localhost/":
+        uri = "file:///" + uri[17:]
     path = to_fs_path(uri)
     return Path(path) if path else None
 
