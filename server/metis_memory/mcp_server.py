@@ -79,7 +79,9 @@ class MemoryMCPServer(MCPServer):
         if name not in {d.name for d in self.dispatcher.definitions()}:
             return await super().call_tool(name, arguments, context)
         try:
-            result = await anyio.to_thread.run_sync(self.dispatcher.dispatch, name, arguments)
+            result = await anyio.to_thread.run_sync(
+                self.dispatcher.dispatch, name, arguments, limiter=_writes()
+            )
         except ToolExecutionError as exc:
             return CallToolResult(
                 content=[TextContent(type="text", text=exc.message)],
@@ -106,6 +108,17 @@ class MemoryMCPServer(MCPServer):
             return self.store.assemble_system_prompt(base)
         except MemoryStoreError as exc:
             raise _tool_error(exc) from exc
+
+
+_WRITE_LIMITER: list[anyio.CapacityLimiter] = []
+
+
+def _writes() -> anyio.CapacityLimiter:
+    """Writes' own thread budget: writes waiting for a stopped lock holder never take the
+    threads reads need (created on first use: a limiter belongs to a running loop)."""
+    if not _WRITE_LIMITER:
+        _WRITE_LIMITER.append(anyio.CapacityLimiter(4))
+    return _WRITE_LIMITER[0]
 
 
 def _tool_error(exc: MemoryStoreError) -> Exception:

@@ -11,6 +11,7 @@ thread because the store takes a file lock and fsyncs.
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
@@ -51,6 +52,10 @@ REPLACE_ENTRY_PROMPT = "metis.replaceEntryPrompt"
 
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803
+
+_WRITES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="metis-write")
+"""Writes wait for the lock (up to 30 s behind a stopped holder): in a pool of their own,
+they never hold up the reads (hover, usage, read, prompt) that share the default one."""
 
 
 class CommandError(JsonRpcException):
@@ -146,13 +151,20 @@ async def memory_write(
     if file is not None:
         await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
     dispatcher = folder.dispatcher()
+    loop = asyncio.get_running_loop()
+    write = loop.run_in_executor(_WRITES, dispatcher.dispatch, TOOL_OF[command], params)
     try:
-        result = await asyncio.to_thread(dispatcher.dispatch, TOOL_OF[command], params)
+        try:
+            result = await asyncio.shield(write)
+        except asyncio.CancelledError:
+            # A write cannot be taken back once it is running (it may already wait for
+            # the lock): the client gets what happened, not a "cancelled" that hides it.
+            result = await write
     except ToolExecutionError as exc:
         raise CommandError(exc.code, exc.message) from None
-    write = result.write
-    assert write is not None
-    ls.refresher.request(folder.file_key(write.file))
+    written = result.write
+    assert written is not None
+    ls.refresher.request(folder.file_key(written.file))
     return result.to_json()
 
 

@@ -56,8 +56,36 @@ INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
 
+UNCANCELLABLE_COMMANDS = frozenset(
+    {"metis.memoryAdd", "metis.memoryReplace", "metis.memoryConsolidate"}
+)
+"""Writes: once sent, one may be waiting for the lock or renaming its file. pygls answered
+a cancel at once with -32800 while the write went on and landed, so the client believed
+nothing was written. A cancel of a write is ignored; its response says what it did (LSP
+lets a server answer a cancelled request with its result)."""
+
+
 class MetisProtocol(LanguageServerProtocol):
-    """pygls' protocol, minus the per-notification leak."""
+    """pygls' protocol, minus the per-notification leak and cancellable writes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._writes_in_flight: set[Any] = set()
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        if getattr(params, "command", None) in UNCANCELLABLE_COMMANDS:
+            self._writes_in_flight.add(msg_id)
+        super()._handle_request(msg_id, method_name, params)
+
+    def _send_response(self, msg_id: Any, *args: Any, **kwargs: Any) -> None:
+        self._writes_in_flight.discard(msg_id)
+        super()._send_response(msg_id, *args, **kwargs)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if msg_id in self._writes_in_flight:
+            log.info("not cancelling write request %s: its response will say what it did", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
 
     def _execute_handler(
         self,
