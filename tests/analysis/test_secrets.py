@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import time
+from importlib import resources
+
 import pytest
 
-from metis_memory.analysis.secrets import find_secrets, redaction
+from metis_memory.analysis.secrets import RULES_FILE, find_secrets, redaction, rules
 
 KEY_BLOCK = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
@@ -82,3 +86,130 @@ def test_redaction_text() -> None:
     assert redaction(key) == "[REDACTED PRIVATE KEY]"
     (aws,) = find_secrets("AKIAIOSFODNN7EXAMPLE")
     assert redaction(aws) == "[REDACTED]"
+
+
+# ---- the rule set: data from gitleaks, each rule with an example and a near miss ------------
+
+RULE_IDS = [rule.id for rule in rules()]
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_every_rule_finds_its_example_and_not_its_near_miss(rule_id: str) -> None:
+    (rule,) = [r for r in rules() if r.id == rule_id]
+    assert rule.example and rule.near_miss, f"{rule_id} needs an example and a near miss"
+    text = f"- note: {rule.example} (keep out of prompts)\n"
+    assert [m.kind for m in find_secrets(text)] == [rule.kind], rule.example
+    assert find_secrets(f"- note: {rule.near_miss} (fine)\n") == [], rule.near_miss
+
+
+def test_the_rules_name_their_source_and_licence() -> None:
+    data = json.loads(
+        resources.files("metis_memory.analysis").joinpath(RULES_FILE).read_text("utf-8")
+    )
+    assert data["source"].startswith("https://github.com/gitleaks/gitleaks/")
+    assert len(data["upstream_commit"]) == 40
+    licence = resources.files("metis_memory.analysis").joinpath("secret_rules.LICENSE")
+    assert "MIT License" in licence.read_text("utf-8")
+
+
+# The formats an attacker's review found missed (issue #10): each is found, whole or by value.
+MISSED_BEFORE = {
+    "DB_PASSWORD=Tr0ub4dor3x": "Tr0ub4dor3x",
+    "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": (
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    ),
+    "export API_TOKEN='9f8e7d6c5b4a39281706'": "9f8e7d6c5b4a39281706",
+    "client_secret: 'Qw3rTy8uIo0pAsDf'": "Qw3rTy8uIo0pAsDf",
+    "role AROAJQABLZS4A3QDU57Q": "AROAJQABLZS4A3QDU57Q",
+    "user AIDAJQABLZS4A3QDU57Q": "AIDAJQABLZS4A3QDU57Q",
+    "glpat-Ab3dEf6hIj9kLm2nOp5q": "glpat-Ab3dEf6hIj9kLm2nOp5q",
+    "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh": "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh",
+    "xapp-1-A0123456789-1234567890123-abcdef0123456789": (
+        "xapp-1-A0123456789-1234567890123-abcdef0123456789"
+    ),
+    "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX1234567": (
+        "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX1234567"
+    ),
+    "pypi-AgEIcHlwaS5vcmcAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2n": (
+        "pypi-AgEIcHlwaS5vcmcAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2n"
+    ),
+    "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": (
+        "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"
+    ),
+    "dop_v1_" + "0123456789abcdef" * 4: "dop_v1_" + "0123456789abcdef" * 4,
+    "shpat_" + "0123456789abcdef" * 2: "shpat_" + "0123456789abcdef" * 2,
+    "https://discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789": (
+        "discord.com/api/webhooks/123456789012345678/AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    ),
+    "AccountKey=" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2 + "Ab3dEf6hIj9kLm2nOp5qRs==": (
+        "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2 + "Ab3dEf6hIj9kLm2nOp5qRs=="
+    ),
+    "bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq": (
+        "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq"
+    ),
+    "Authorization: Bearer dG9rZW4tMTIzNDU2Nzg5MA": "dG9rZW4tMTIzNDU2Nzg5MA",
+    "Authorization: Basic YWRtaW46aHVudGVyMg==": "YWRtaW46aHVudGVyMg==",
+    "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAIBx\nPrivate-MAC: 0a1b2c": (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAIBx\nPrivate-MAC: 0a1b2c"
+    ),
+    "git clone https://deploy:hunter@git.example.com/repo": "hunter",
+}
+
+
+@pytest.mark.parametrize("text", list(MISSED_BEFORE))
+def test_formats_that_were_missed_are_found(text: str) -> None:
+    found = find_secrets(f"- {text}\n")
+    assert [f"- {text}\n"[m.start : m.end] for m in found] == [MISSED_BEFORE[text]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- run `make test`; CI uses `make itest` with a local Postgres",
+        "- entry point cmd/tallyd/main.go; migrations in db/migrations/",
+        "- pinned at commit 3440473a4850d56be8184f20dafe0a845843b1b0",
+        "- request id 123e4567-e89b-12d3-a456-426614174000",
+        "- version 2.14.1, node v20.20.2, python 3.11.7",
+        "- the password reset flow lives in auth/reset.py",
+        "- tokens are counted with tiktoken; the token limit is 8192",
+        "- secret management: use the team vault, never .env files",
+        "- api_key comes from $OPENAI_API_KEY",
+        "- Authorization header is set by the client middleware",
+        "- the bearer token expires after an hour",
+        "- password: changeme (the dev container's default)",
+        "- use https://user@host/path for clones",
+        "- key bindings: ctrl+k then ctrl+s",
+    ],
+)
+def test_memory_entries_that_are_not_secrets(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+# ---- hostile input: every rule stays linear --------------------------------------------------
+
+HOSTILE_SIZE = 4 * 1024 * 1024
+"""The analysis limit: above it only the cap and UTF-8 findings are computed."""
+HOSTILE_BOUND_S = 20.0
+"""For all hostile inputs together on a loaded two-core machine; the JWT run alone took
+about an hour at this size before the patterns were bounded. Speed targets are in `make bench`."""
+
+
+def hostile_inputs() -> dict[str, str]:
+    runs = {"eyJ-", "eyJa.", "ghp_", "sk-", "a", "a_", "password=", "://a:", "AKIA", "9:AA"}
+    runs |= {k for rule in rules() for k in rule.keywords}
+    return {run: (run * (HOSTILE_SIZE // len(run) + 1))[:HOSTILE_SIZE] for run in sorted(runs)}
+
+
+def test_hostile_runs_of_every_rules_keywords_are_scanned_in_bounded_time() -> None:
+    started = time.monotonic()
+    slowest = ("", 0.0)
+    for run, text in hostile_inputs().items():
+        t0 = time.monotonic()
+        find_secrets(text)
+        took = time.monotonic() - t0
+        slowest = max(slowest, (run, took), key=lambda s: s[1])
+        elapsed = time.monotonic() - started
+        assert elapsed < HOSTILE_BOUND_S, (
+            f"{elapsed:.1f} s after the {run!r} run ({took:.1f} s): a rule is super-linear"
+        )
+    print(f"\nslowest hostile 4 MiB input: {slowest[0]!r} in {slowest[1]:.2f} s")

@@ -1,16 +1,21 @@
 """Things that look like credentials. Memory goes into every system prompt, so a key
-pasted into MEMORY.md leaks to every model call; these patterns catch the common
-shapes (provider API keys, tokens, private key blocks, passwords in URLs, and
-``password = ...`` style assignments) with few false alarms on ordinary prose.
+pasted into MEMORY.md leaks to every model call. The rules are data
+(`secret_rules.json`: a subset of gitleaks' maintained rule set, MIT), with few false
+alarms on ordinary prose; private key blocks (PEM, PuTTY) are found with string searches.
 
-Every pattern is linear: no nested quantifiers, and private key blocks are found
-with plain string searches.
+Python's `re` backtracks, so every shipped pattern is bounded and anchored at a token's
+start (a run of token characters is tried once, not from each of its characters), and
+text is scanned in 64 KiB windows: a hostile 4 MiB file costs a linear scan in short
+calls, never one long call that holds the GIL.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from dataclasses import dataclass
+from importlib import resources
 
 
 @dataclass(frozen=True)
@@ -22,58 +27,56 @@ class SecretMatch:
     end: int
 
 
-# (kind, pattern, group holding the secret value (0 = the whole match), literals one of
-# which the text must contain for the pattern to be worth running: a cheap C-speed
-# `in` check keeps a megabyte of prose from paying for a dozen regex scans).
-_PATTERNS: tuple[tuple[str, re.Pattern[str], int, tuple[str, ...]], ...] = (
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0, ("AKIA", "ASIA")),
-    (
-        "GitHub token",
-        re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"),
-        0,
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    ),
-    ("GitHub token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}"), 0, ("github_pat_",)),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), 0, ("sk-ant-",)),
-    (
-        "OpenAI API key",
-        re.compile(r"\bsk-(?!ant-)(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}"),
-        0,
-        ("sk-",),
-    ),
-    ("Slack token", re.compile(r"\bxox[abeprs]-[A-Za-z0-9-]{10,}"), 0, ("xox",)),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), 0, ("AIza",)),
-    (
-        "Stripe key",
-        re.compile(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"),
-        0,
-        ("k_live_", "k_test_"),
-    ),
-    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0, ("npm_",)),
-    (
-        "JSON web token",
-        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-        0,
-        ("eyJ",),
-    ),
-    (
-        "password in URL",
-        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{0,30}://[^\s/:@]{1,256}:([^\s/@]{1,256})@"),
-        1,
-        ("://",),
-    ),
-)
-_ASSIGNMENT = re.compile(
-    r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|access[_-]?token|auth[_-]?token"
-    r"|token|passw(?:or)?d)[\"']?[ \t]*[:=][ \t]*[\"']?([A-Za-z0-9_\-./+=!@#$%^&*]{8,})"
-)
-_ASSIGNMENT_WORDS = ("key", "secret", "token", "passw")
-"""Lower-case words one of which an assignment needs (its regex is case-insensitive)."""
+RULES_FILE = "secret_rules.json"
+"""The rules, as data: a subset of gitleaks' default rules adapted to Python (see its header)."""
+WINDOW = 64 * 1024
+"""Text is scanned in windows of this many characters: `re` holds the GIL for a whole call,
+so no call may be long enough to stall the language server's event loop."""
+OVERLAP = 4 * 1024
+"""Windows overlap by this much: no rule matches more than this (every quantifier is bounded),
+so a secret across a window edge is found whole in the next window."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    kind: str
+    pattern: re.Pattern[str]
+    group: int
+    keywords: tuple[str, ...]
+    example: str
+    near_miss: str
+
+    @property
+    def folds_case(self) -> bool:
+        return bool(self.pattern.flags & re.IGNORECASE)
+
+
+@functools.cache
+def rules() -> tuple[Rule, ...]:
+    """The shipped rules, compiled on first use (the server starts without them)."""
+    data = json.loads(resources.files(__package__).joinpath(RULES_FILE).read_text("utf-8"))
+    return tuple(
+        Rule(
+            r["id"],
+            r["kind"],
+            re.compile(r["pattern"]),
+            int(r["group"]),
+            tuple(r["keywords"]),
+            r["example"],
+            r["near_miss"],
+        )
+        for r in data["rules"]
+    )
+
 
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$.*|<.*|\{.*|\*+|x+|\.+|pass(?:word)?|secret|changeme|redacted.*)$"
+    r"(?i)^(?:\$.*|<.*|\{.*|\*+|x+|\.+|pass(?:word)?|secret|changeme|redacted.*|none|null"
+    r"|true|false|example.*|your.*|dummy.*|test|todo)$"
 )
-_KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----")
+_KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]{0,40})PRIVATE KEY( BLOCK)?-----")
+_PUTTY = "PuTTY-User-Key-File-"
+_PUTTY_END = re.compile(r"Private-MAC: [0-9a-fA-F]{0,128}")
 
 
 def find_secrets(text: str) -> list[SecretMatch]:
@@ -81,12 +84,15 @@ def find_secrets(text: str) -> list[SecretMatch]:
     found: list[SecretMatch] = []
     if "-----BEGIN " in text:
         found.extend(_private_keys(text))
-    for kind, pattern, group, literals in _PATTERNS:
-        if any(literal in text for literal in literals):
-            found.extend(_matches(kind, pattern, group, text))
-    lowered = text.lower()
-    if any(word in lowered for word in _ASSIGNMENT_WORDS):
-        found.extend(_matches("password or key assignment", _ASSIGNMENT, 1, text))
+    if _PUTTY in text:
+        found.extend(_putty_keys(text))
+    for offset in range(0, max(len(text), 1), WINDOW):
+        window = text[offset : offset + WINDOW + OVERLAP]
+        lowered = window.lower()
+        for rule in rules():
+            haystack = lowered if rule.folds_case else window
+            if any(k in haystack for k in rule.keywords):
+                found.extend(_matches(rule, window, offset))
     found.sort(key=lambda m: (m.start, -(m.end - m.start)))
     merged: list[SecretMatch] = []
     for secret in found:
@@ -96,21 +102,29 @@ def find_secrets(text: str) -> list[SecretMatch]:
     return merged
 
 
-def _matches(kind: str, pattern: re.Pattern[str], group: int, text: str) -> list[SecretMatch]:
+def _matches(rule: Rule, window: str, offset: int) -> list[SecretMatch]:
+    group = rule.group
     return [
-        SecretMatch(kind, hit.start(group), hit.end(group))
-        for hit in pattern.finditer(text)
-        if not group or _looks_secret(hit.group(group))
+        SecretMatch(rule.kind, offset + hit.start(group), offset + hit.end(group))
+        for hit in rule.pattern.finditer(window)
+        if not group or _looks_secret(hit.group(group), rule)
     ]
 
 
-def _looks_secret(value: str) -> bool:
-    """Values of ``key = value`` and URL passwords: real-looking, not placeholders."""
+def _looks_secret(value: str, rule: Rule) -> bool:
+    """A captured value (an assignment's, a header's, a URL password): real-looking, not a
+    placeholder. A URL password needs no digit (`hunter` is one); an assigned value does
+    (`token = lexer` is prose), unless it is long."""
     if _PLACEHOLDER.match(value):
         return False
+    if rule.id == "password-in-url":
+        return len(value) >= 3
+    if rule.id in ("authorization-header", "bearer-token"):
+        return True
+    has_digit = any(c.isdigit() for c in value)
     if len(value) < 8:
-        return value.isascii() and any(c.isdigit() for c in value) and len(value) >= 4
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+        return value.isascii() and has_digit
+    return has_digit and any(c.isalpha() for c in value)
 
 
 def _private_keys(text: str) -> list[SecretMatch]:
@@ -127,6 +141,18 @@ def _private_keys(text: str) -> list[SecretMatch]:
         if end < 0:
             return matches
         pos = stop
+
+
+def _putty_keys(text: str) -> list[SecretMatch]:
+    """PuTTY .ppk files: from the header to the end of the `Private-MAC` line."""
+    matches: list[SecretMatch] = []
+    pos = text.find(_PUTTY)
+    while pos >= 0:
+        mac = _PUTTY_END.search(text, pos)
+        stop = len(text) if mac is None else mac.end()
+        matches.append(SecretMatch("private key", pos, stop))
+        pos = text.find(_PUTTY, stop)
+    return matches
 
 
 def redaction(match: SecretMatch) -> str:
