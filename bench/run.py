@@ -253,6 +253,28 @@ async def command_latency(
     return out
 
 
+# ---- a hostile MEMORY.md ---------------------------------------------------
+HOSTILE = ("eyJ-" * (2**20))[: 4 * 2**20]
+"""4 MiB of the run that made the old JWT pattern quadratic (an hour at this size)."""
+
+
+async def during_hostile_analysis(argv: list[str], ws: Path, n: int) -> list[float]:
+    """Round trips of `metis.usage` (the floor: its no-op command) sent one after another
+    from the moment the hostile file is opened, while the server analyses it."""
+    lsp = await started(argv, [ws])
+    command = "metis.usage" if argv == OURS else "floor.noop"
+    open_doc(lsp, ws / ".metis" / "MEMORY.md")
+    out = []
+    for _ in range(n):
+        t0 = now()
+        at, _ = await lsp.request(
+            "workspace/executeCommand", {"command": command, "arguments": [{}]}
+        )
+        out.append((at - t0) * 1e3)
+    await lsp.shutdown()
+    return out
+
+
 # ---- idle ----------------------------------------------------------------
 async def idle_cpu(argv: list[str], folders: list[Path], seconds: float) -> tuple[float, float]:
     """(ms to initialize, CPU seconds burnt over `seconds` of nothing happening)."""
@@ -349,6 +371,15 @@ async def run(quick: bool) -> dict[str, Any]:
         r = Row("keystroke p50 growth 256 KiB -> 1 MiB", "x", pct(o_big, 50) / pct(o_q, 50), None, "<= 6 (linear 4)")
         r.ok = r.ours <= 6
         report.add(r)
+
+        hws = workspace(tmp / "ws-hostile", memory=HOSTILE)
+        hn = 20 if quick else 50
+        f_host = await during_hostile_analysis(FLOOR, hws, hn)
+        o_host = await during_hostile_analysis(OURS, hws, hn)
+        r = Row(f"request during hostile 4 MiB analysis p50 ({hn})", "ms", pct(o_host, 50), pct(f_host, 50), "<= 2x")
+        r.ok = r.ratio is not None and r.ratio <= 2
+        report.add(r)
+        report.add(Row(f"request during hostile 4 MiB analysis max ({hn})", "ms", max(o_host), max(f_host), "", None, "floor = no-op command, same file open"))
 
         _, f_idle = await idle_cpu(FLOOR, [ws], idle_s)
         e_init, e_idle = await idle_cpu(OURS, [ws], idle_s)

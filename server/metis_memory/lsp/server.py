@@ -27,7 +27,7 @@ from ..files import MemoryFile
 from . import code_actions, commands, hover_lens
 from .diagnostics import FileAnalysis, analyse
 from .documents import LspWorkspace
-from .refresh import Refresher
+from .refresh import INLINE_CHARS, Refresher
 from .views import FileView, buffer_view, disk_view
 from .watcher import MemoryWatcher
 from .wire import MetisProtocol, serve_stdio
@@ -195,10 +195,14 @@ class MetisLanguageServer(LanguageServer):
             if uri not in uris:
                 uris.append(uri)
             self.refresher.request(key)
-            # On the loop, before any later message: the disk the editor opened is known
-            # before an agent's next write can move it on (reads stop at 16 MiB).
-            with contextlib.suppress(MemoryStoreError):
-                disk_view(folder, file)
+            doc = self.open_document(key)
+            if doc is not None and len(doc.source) <= INLINE_CHARS:
+                # On the loop, before any later message: the disk the editor opened is
+                # known before an agent's next write can move it on.
+                with contextlib.suppress(MemoryStoreError):
+                    disk_view(folder, file)
+            else:  # a large file is read off the loop
+                self._remember_disk(folder, file)
 
     def document_changed(self, uri: str) -> None:
         located = self.folders.locate(uri)
