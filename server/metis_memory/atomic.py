@@ -19,20 +19,20 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import logging
 import os
 import re
-import secrets
 import stat
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import logging
 
 from .confined import HAVE_DIR_FD, Dir
 from .errors import LockTimeout, StorageError
-
-log = logging.getLogger(__name__)
 
 LOCK_NAME = ".lock"
 TEMP_SUFFIX = ".tmp"
@@ -47,7 +47,7 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 def temp_name(target_name: str) -> str:
     """A fresh temp file name for `target_name`: `.MEMORY.md.metis-<12 random>.tmp`."""
-    return f".{target_name}.{TEMP_MARK}{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    return f".{target_name}.{TEMP_MARK}{os.urandom(6).hex()}{TEMP_SUFFIX}"
 
 
 def is_temp_of(name: str, target_name: str) -> bool:
@@ -83,7 +83,7 @@ def lock_in(directory: Dir, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> Iterator
                 break
             except BlockingIOError:
                 if attempt == 0:
-                    log.debug("lock %s not acquired, waiting up to %g s", lock_path, timeout)
+                    _log().debug("lock %s not acquired, waiting up to %g s", lock_path, timeout)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise LockTimeout(lock_path, timeout) from None
@@ -185,12 +185,18 @@ def remove_stale_temps(directory: Dir, target_name: str) -> None:
 
 
 def atomic_write(
-    directory: Dir, name: str, data: bytes, existing: os.stat_result | None = None
+    directory: Dir,
+    name: str,
+    data: bytes,
+    existing: os.stat_result | None = None,
+    *,
+    new_mode: int = 0o600,
 ) -> None:
     """Replace `name` in `directory` with `data`: readers see the old bytes or the new.
 
     `existing` is the stat of the file being replaced (None when it is new): its mode
-    and owner carry over to the new file.
+    and owner carry over to the new file. A new file gets `new_mode` less the umask
+    (memory files stay owner-only; hosts' configuration files are shared like any other).
     """
     target = directory.path / name
     if existing is not None and not _may_write(directory, name):
@@ -207,6 +213,8 @@ def atomic_write(
                 view = view[written:]
             if existing is not None:
                 os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+            elif new_mode != 0o600:
+                os.fchmod(fd, new_mode & ~_umask())
             keep_owner(fd, existing if existing is not None else directory.stat_self())
             os.fsync(fd)
         finally:
@@ -251,3 +259,26 @@ def _may_write(directory: Dir, name: str) -> bool:
         )
     except NotImplementedError:  # pragma: no cover - a platform without faccessat flags
         return os.access(directory.path / name, os.W_OK)
+
+
+def _log() -> logging.Logger:
+    """Imported on first use: the per-prompt hook reads through this module, and logging
+    costs it 5 ms a call."""
+    import logging
+
+    return logging.getLogger(__name__)
+
+
+def _umask() -> int:
+    """The process umask, read without setting it where the OS allows (other threads may
+    be creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # reading it means setting it: put it straight back
+    os.umask(mask)
+    return mask

@@ -11,7 +11,6 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .analysis.usage import Usage
 from .errors import MemoryFileTooLarge, MemoryStoreError, fmt_bytes
 from .files import MemoryFile
 from .store import MemoryStore
@@ -64,16 +63,69 @@ def build_parser() -> argparse.ArgumentParser:
     )
     source.add_argument("-", dest="stdin", action="store_true", help="read it from standard input")
 
+    _hook_arguments(
+        sub.add_parser("hook", help="print the memory as context for an agent host's hook")
+    )
+
+    from .hosts.configs import SETUPS
+
+    init = sub.add_parser(
+        "init",
+        help="let agent hosts see the memory: write their hook and MCP configuration",
+        description=(
+            "Write each chosen host's hook and MCP configuration into the workspace (merged "
+            "into files that exist; nothing written if any file cannot be merged)."
+        ),
+    )
+    init.add_argument("workspace", nargs="?", default=".", help="workspace folder (default: .)")
+    init.add_argument(
+        "--host",
+        action="append",
+        choices=list(SETUPS),
+        metavar="HOST",
+        help=f"a host to set up, repeatable ({', '.join(SETUPS)}; default: all)",
+    )
+    init.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    init.add_argument(
+        "--command",
+        dest="run_command",
+        default="metis-memory",
+        metavar="CMD",
+        help="how the hosts run metis-memory (default: metis-memory, found on PATH)",
+    )
+
     sub.add_parser("lsp", help="run the language server on stdio (for editors)")
     mcp = sub.add_parser("mcp", help="run the MCP server on stdio (for agent hosts)")
     mcp.add_argument("workspace", nargs="?", default=".", help="workspace folder (default: .)")
     return parser
 
 
+def _hook_arguments(hook: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    from .hosts.adapters import HOSTS
+
+    hook.description = (
+        "Run as a session-start or per-prompt hook of an agent host: reads the host's hook "
+        "input on stdin and prints the memory in that host's output shape. Always exits 0."
+    )
+    hook.add_argument("--host", required=True, choices=sorted(HOSTS), help="the agent host")
+    hook.add_argument(
+        "--workspace", "-w", metavar="DIR", help="workspace (default: the host's project dir)"
+    )
+    return hook
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv_list = list(sys.argv[1:] if argv is None else argv)
+    if argv_list[:1] == ["hook"]:  # runs before every prompt: no more parser than it needs
+        try:
+            hook = _hook_arguments(argparse.ArgumentParser(prog="metis-memory hook"))
+            hook_args = hook.parse_args(argv_list[1:])
+        except SystemExit:
+            return EXIT_OK  # argparse's 2 would block the user's prompt in most hosts
+        return _hook(hook_args.host, hook_args.workspace)
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(argv_list)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     try:
@@ -81,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _flushed(args.command, lambda: _check(args.workspace, args.json))
         if args.command == "prompt":
             return _flushed(args.command, lambda: _prompt(args))
+        if args.command == "init":
+            return _flushed(args.command, lambda: _init(args))
         if args.command == "lsp":
             from .lsp.server import run_stdio
 
@@ -137,6 +191,54 @@ def _workspace(path: str) -> MemoryStore:
     return MemoryStore(folder)
 
 
+def _hook(host_name: str, workspace: str | None) -> int:
+    """Always exit 0: a hook that fails must never fail (or block) the agent's turn."""
+    from .hosts.adapters import HOSTS
+    from .hosts.hook import MAX_INPUT_BYTES, run_hook
+
+    host = HOSTS[host_name]
+    try:
+        raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        outcome = run_hook(host, raw, workspace=workspace)
+        if outcome.warning:
+            print(f"metis-memory hook: {outcome.warning}", file=sys.stderr)
+        if outcome.stdout:
+            sys.stdout.write(outcome.stdout + "\n")
+        sys.stdout.flush()
+    except Exception as exc:  # a bug here must not cost the user their prompt
+        print(f"metis-memory hook: unexpected error, no context added: {exc!r}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _init(args: argparse.Namespace) -> int:
+    import shutil
+
+    from .hosts.configs import SETUPS
+    from .hosts.init import ConfigRefused, apply_init, diffs, plan_init
+
+    folder = _workspace(args.workspace).workspace_path
+    hosts = args.host or list(SETUPS)
+    try:
+        plan = plan_init(Path(folder), hosts, args.run_command)
+        if args.dry_run:
+            sys.stdout.write("".join(diffs(plan)))
+        else:
+            apply_init(plan)
+    except ConfigRefused as exc:
+        print(f"metis-memory init: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    print(plan.report(dry_run=args.dry_run), file=sys.stderr if args.dry_run else sys.stdout)
+    program = (args.run_command.split() or [args.run_command])[0]
+    if shutil.which(program) is None:
+        print(
+            f"metis-memory init: {program!r} is not on PATH, so the hosts cannot run it: "
+            "install it with `pipx install metis-memory` (or `uv tool install metis-memory`), "
+            "or run init with --command naming how to run it.",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
 def _mcp(workspace: str) -> int:
     folder = _workspace(workspace).workspace_path
     try:
@@ -151,6 +253,8 @@ def _mcp(workspace: str) -> int:
 
 
 def _check(workspace: str, as_json: bool) -> int:
+    from .analysis.usage import Usage
+
     store = _workspace(workspace)
     report: dict[str, dict[str, object]] = {}
     lines: list[str] = []

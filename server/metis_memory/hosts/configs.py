@@ -1,0 +1,305 @@
+"""What `init` writes for each agent host: its hook entries, its MCP server entry, and the
+Copilot instructions file. Every path here is a host's documented project configuration
+path; `init` writes nothing else. Sources are cited beside each host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .jsonfiles import ConfigRefused, child
+
+SERVER_NAME = "metis-memory"
+OWNED_MARK = "Written by metis-memory init"
+PROMPT_HOOKS = "SessionStart and UserPromptSubmit hooks"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change to one file: `apply(current text or None) -> new text`."""
+
+    host: str
+    path: str
+    """Relative to the workspace, with forward slashes."""
+    what: str
+    apply: Callable[[str | None], str]
+    mode: int = 0o644
+    json: bool = True
+
+
+@dataclass(frozen=True)
+class HostSetup:
+    name: str
+    title: str
+    edits: Callable[[str], list[Edit]]
+    """`edits(command)`: `command` runs metis-memory (e.g. "metis-memory")."""
+    still_to_do: str
+
+
+def _is_ours(entry: object, host: str) -> bool:
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(command, str) and re.search(rf"\bhook --host {host}\b", command) is not None
+
+
+def _grouped_hook(
+    doc: dict[str, Any], where: str, event: str, group: dict[str, Any], host: str
+) -> None:
+    """Claude-shaped hooks (`hooks.EVENT = [{matcher?, hooks: [handler]}]`): ours is
+    updated in place when present, appended when not; every other group is kept."""
+    hooks = child(doc, "hooks", dict, where)
+    groups = child(hooks, event, list, f"{where} hooks")
+    for i, existing in enumerate(groups):
+        handlers = existing.get("hooks") if isinstance(existing, dict) else None
+        if isinstance(handlers, list) and any(_is_ours(h, host) for h in handlers):
+            if len(handlers) == 1:
+                groups[i] = group
+            else:  # someone put other handlers beside ours: change only ours
+                existing["hooks"] = [
+                    group["hooks"][0] if _is_ours(h, host) else h for h in handlers
+                ]
+            return
+    groups.append(group)
+
+
+def _mcp_server(doc: dict[str, Any], where: str, key: str, entry: dict[str, Any]) -> None:
+    servers = child(doc, key, dict, where)
+    servers[SERVER_NAME] = entry
+
+
+def _json_edit(host: str, path: str, what: str, change: Callable[[dict[str, Any]], None]) -> Edit:
+    from .jsonfiles import dump_like, parse_object
+
+    def apply(current: str | None) -> str:
+        doc = parse_object(current or "", path)
+        before = dump_like(doc, current)
+        change(doc)
+        after = dump_like(doc, current)
+        return current if current is not None and after == before else after
+
+    return Edit(host, path, what, apply)
+
+
+def _owned_file(host: str, path: str, what: str, content: str, mode: int = 0o644) -> Edit:
+    """A whole file that is ours: created, or rewritten when it still carries our mark;
+    a file of the same name written by someone else is refused, never replaced."""
+
+    def apply(current: str | None) -> str:
+        if current is not None and OWNED_MARK not in current:
+            raise ConfigRefused(
+                f"{path} exists and was not written by metis-memory init; nothing was "
+                "written. Move it aside (or merge this in by hand), then run init again:\n"
+                + content
+            )
+        return content
+
+    return Edit(host, path, what, apply, mode=mode, json=False)
+
+
+# ---- Claude Code -------------------------------------------------------------------------
+# https://code.claude.com/docs/en/hooks (settings `hooks`, SessionStart matchers, timeout
+# in seconds) and https://code.claude.com/docs/en/mcp (project `.mcp.json`, `mcpServers`).
+def _claude(command: str) -> list[Edit]:
+    run = f"{command} hook --host claude"
+    handler = {"type": "command", "command": run, "timeout": 10}
+
+    def hooks(doc: dict[str, Any]) -> None:
+        where = ".claude/settings.json"
+        start = {"matcher": "startup|resume|clear|compact", "hooks": [handler]}
+        _grouped_hook(doc, where, "SessionStart", start, "claude")
+        _grouped_hook(doc, where, "UserPromptSubmit", {"hooks": [handler]}, "claude")
+
+    def mcp(doc: dict[str, Any]) -> None:
+        _mcp_server(doc, ".mcp.json", "mcpServers", _stdio(command))
+
+    return [
+        _json_edit(
+            "claude", ".claude/settings.json", "SessionStart and UserPromptSubmit hooks", hooks
+        ),
+        _json_edit("claude", ".mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
+    ]
+
+
+def _stdio(command: str, *args: str) -> dict[str, Any]:
+    program, *rest = _split(command)
+    return {"command": program, "args": [*rest, "mcp", *args]}
+
+
+def _split(command: str) -> list[str]:
+    import shlex
+
+    return shlex.split(command)
+
+
+# ---- OpenAI Codex ------------------------------------------------------------------------
+# https://developers.openai.com/codex/hooks: project `.codex/hooks.json` in the Claude
+# shape (SessionStart matchers `startup|resume|clear`, timeout in seconds); project hooks
+# run only once the user trusts them. Codex's MCP servers live in config.toml, which
+# init does not edit: `codex mcp add` does it (https://developers.openai.com/codex/mcp).
+def _codex(command: str) -> list[Edit]:
+    run = f"{command} hook --host codex"
+    handler = {"type": "command", "command": run, "timeout": 10}
+
+    def hooks(doc: dict[str, Any]) -> None:
+        where = ".codex/hooks.json"
+        start = {"matcher": "startup|resume|clear", "hooks": [handler]}
+        _grouped_hook(doc, where, "SessionStart", start, "codex")
+        _grouped_hook(doc, where, "UserPromptSubmit", {"hooks": [handler]}, "codex")
+
+    return [
+        _json_edit("codex", ".codex/hooks.json", "SessionStart and UserPromptSubmit hooks", hooks)
+    ]
+
+
+# ---- Gemini CLI --------------------------------------------------------------------------
+# https://geminicli.com/docs/hooks/ (settings `hooks`, timeout in milliseconds) and
+# https://geminicli.com/docs/tools/mcp-server/ (`mcpServers` in `.gemini/settings.json`).
+def _gemini(command: str) -> list[Edit]:
+    run = f"{command} hook --host gemini"
+    handler = {"name": SERVER_NAME, "type": "command", "command": run, "timeout": 10000}
+
+    def settings(doc: dict[str, Any]) -> None:
+        where = ".gemini/settings.json"
+        _grouped_hook(doc, where, "SessionStart", {"matcher": "*", "hooks": [handler]}, "gemini")
+        _grouped_hook(doc, where, "BeforeAgent", {"matcher": "*", "hooks": [handler]}, "gemini")
+        _mcp_server(doc, where, "mcpServers", _stdio(command))
+
+    return [
+        _json_edit(
+            "gemini",
+            ".gemini/settings.json",
+            f"SessionStart and BeforeAgent hooks, MCP server {SERVER_NAME!r}",
+            settings,
+        )
+    ]
+
+
+# ---- Cursor ------------------------------------------------------------------------------
+# https://cursor.com/docs/agent/hooks (`.cursor/hooks.json`, version 1, `sessionStart`)
+# and https://cursor.com/docs/context/mcp (`.cursor/mcp.json`, `${workspaceFolder}`).
+def _cursor(command: str) -> list[Edit]:
+    run = f"{command} hook --host cursor"
+
+    def hooks(doc: dict[str, Any]) -> None:
+        where = ".cursor/hooks.json"
+        doc.setdefault("version", 1)
+        entries = child(child(doc, "hooks", dict, where), "sessionStart", list, f"{where} hooks")
+        for i, existing in enumerate(entries):
+            if _is_ours(existing, "cursor"):
+                entries[i] = {"command": run}
+                return
+        entries.append({"command": run})
+
+    def mcp(doc: dict[str, Any]) -> None:
+        _mcp_server(doc, ".cursor/mcp.json", "mcpServers", _stdio(command, "${workspaceFolder}"))
+
+    return [
+        _json_edit("cursor", ".cursor/hooks.json", "sessionStart hook", hooks),
+        _json_edit("cursor", ".cursor/mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
+    ]
+
+
+# ---- Cline -------------------------------------------------------------------------------
+# https://docs.cline.bot/customization/hooks: an executable named after the event in
+# `.clinerules/hooks/`. Cline's MCP servers live in its own global settings file.
+def _cline(command: str) -> list[Edit]:
+    def script(event: str) -> str:
+        return (
+            "#!/bin/sh\n"
+            f"# {OWNED_MARK}: Cline's {event} hook adds the workspace memory\n"
+            "# (.metis/) to the task's context. Delete this file to stop.\n"
+            f"exec {command} hook --host cline\n"
+        )
+
+    return [
+        _owned_file("cline", f".clinerules/hooks/{event}", f"{event} hook", script(event), 0o755)
+        for event in ("TaskStart", "TaskResume", "UserPromptSubmit")
+    ]
+
+
+# ---- VS Code and GitHub Copilot ----------------------------------------------------------
+# https://code.visualstudio.com/docs/copilot/customization/custom-instructions: an
+# `*.instructions.md` with `applyTo: '**'` is added to every chat request, and the files
+# its Markdown links point at are attached with it, read afresh each time.
+# https://code.visualstudio.com/docs/copilot/customization/mcp-servers: `.vscode/mcp.json`.
+INSTRUCTIONS_PATH = ".github/instructions/metis-memory.instructions.md"
+INSTRUCTIONS = f"""---
+description: 'Metis Memory: the persistent memory of this workspace, attached to every request'
+applyTo: '**'
+---
+<!-- {OWNED_MARK}. Run it again to update this file; delete it to stop. -->
+This workspace keeps a persistent memory in two files, attached to every request:
+
+- [Workspace memory](../../.metis/MEMORY.md): facts about this workspace.
+- [User profile](../../.metis/USER.md): facts about the user.
+
+Treat them as your own notes from earlier sessions. Change them only with the
+`memory_add`, `memory_replace` and `memory_consolidate` tools (Metis Memory): never
+edit the files directly, and do not keep workspace facts with VS Code's built-in memory
+tool (`/memories/`), whose files are not this workspace's memory.
+"""
+
+
+def _copilot(command: str) -> list[Edit]:
+    def mcp(doc: dict[str, Any]) -> None:
+        entry = {"type": "stdio", **_stdio(command, "${workspaceFolder}")}
+        _mcp_server(doc, ".vscode/mcp.json", "servers", entry)
+
+    return [
+        _owned_file("copilot", INSTRUCTIONS_PATH, "instructions file", INSTRUCTIONS),
+        _json_edit("copilot", ".vscode/mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
+    ]
+
+
+SETUPS: dict[str, HostSetup] = {
+    s.name: s
+    for s in (
+        HostSetup(
+            "claude",
+            "Claude Code",
+            _claude,
+            "start a new Claude Code session (hooks are read at start) and approve the "
+            "metis-memory MCP server when it asks; /hooks lists the hooks.",
+        ),
+        HostSetup(
+            "codex",
+            "OpenAI Codex",
+            _codex,
+            "Codex runs project hooks only once you trust them: open /hooks in Codex and "
+            "trust both. Add the MCP server with `codex mcp add metis-memory -- "
+            "metis-memory mcp`.",
+        ),
+        HostSetup(
+            "gemini",
+            "Gemini CLI",
+            _gemini,
+            "Gemini CLI reads a project's settings only in a trusted folder: trust this one, "
+            "then restart it; /hooks panel lists the hooks.",
+        ),
+        HostSetup(
+            "cursor",
+            "Cursor",
+            _cursor,
+            "restart Cursor, and enable the metis-memory server under Settings → MCP. Cursor "
+            "adds the memory at session start; after that, the write tools' results keep it "
+            "current.",
+        ),
+        HostSetup(
+            "cline",
+            "Cline",
+            _cline,
+            "turn on Hooks in Cline's settings (macOS and Linux). Add the MCP server in "
+            "Cline's MCP settings: command `metis-memory`, args `mcp <this folder>`.",
+        ),
+        HostSetup(
+            "copilot",
+            "VS Code / GitHub Copilot",
+            _copilot,
+            "nothing: VS Code attaches the instructions to every chat request "
+            "(chat.includeApplyingInstructions, on by default), and starts the MCP server "
+            "when a chat needs it.",
+        ),
+    )
+}

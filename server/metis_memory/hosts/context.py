@@ -1,0 +1,93 @@
+"""The memory as an agent host receives it from the hook: a header, then the spec's
+sections, always under every host's limit on injected text.
+
+The hard caps bound a healthy memory at 7 KiB; a file edited past its hard cap by hand
+is cut at the cap here (the agent is told, and told how to fix it), so the injection
+stays under Claude Code's 10,000-character hook limit whatever is on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ..errors import MemoryFileTooLarge, fmt_bytes
+from ..files import CAPS, MemoryFile
+from ..prompt import compose_prompt
+from ..store import MemoryStore
+
+OPEN_TAG, CLOSE_TAG = "<metis-memory>", "</metis-memory>"
+
+HEADER = (
+    "This is the persistent memory of this workspace, kept by Metis Memory in "
+    ".metis/USER.md (facts about the user) and .metis/MEMORY.md (facts about the "
+    "workspace), as it is on disk now. Treat it as your own notes from earlier sessions. "
+    "Change it only with the memory_add, memory_replace and memory_consolidate tools "
+    "(never by editing the files, and not with any other memory tool such as /memories/)."
+)
+CHANGED_HEADER = (
+    "The workspace memory changed since you last saw it; this is its current content. "
+    "Change it only with the memory_add, memory_replace and memory_consolidate tools."
+)
+
+MAX_CONTEXT_CHARS = 9000
+"""Below Claude Code's 10,000-character limit on hook output, the tightest of the hosts."""
+
+
+@dataclass(frozen=True)
+class MemoryContext:
+    """The two files as read once: what to inject, and a digest that says whether it changed."""
+
+    user: str
+    memory: str
+    digest: str
+
+    @property
+    def empty(self) -> bool:
+        return not self.user.strip() and not self.memory.strip()
+
+    def text(self, *, changed: bool = False) -> str:
+        """The injection: the tag-wrapped header and sections (never over MAX_CONTEXT_CHARS)."""
+        header = CHANGED_HEADER if changed else HEADER
+        body = compose_prompt("", self.user, self.memory)
+        text = f"{OPEN_TAG}\n{header}\n\n{body}\n{CLOSE_TAG}"
+        if len(text) > MAX_CONTEXT_CHARS:  # only reachable through multi-line cut notes
+            text = text[: MAX_CONTEXT_CHARS - len(CLOSE_TAG) - 2] + "…\n" + CLOSE_TAG
+        return text
+
+
+def read_context(store: MemoryStore) -> MemoryContext:
+    """Both files, each cut at its hard cap; raises MemoryStoreError when one cannot be read
+    (a symlink out of the workspace, a permission problem)."""
+    texts: dict[MemoryFile, str] = {}
+    digest = hashlib.sha256()
+    for f in (MemoryFile.USER, MemoryFile.MEMORY):
+        try:
+            snap = store.snapshot(f)
+        except MemoryFileTooLarge as exc:
+            texts[f] = _too_large_note(f, exc.size)
+            digest.update(f"{f.value}:too-large:{exc.size}\0".encode())
+            continue
+        texts[f] = _within_hard_cap(f, snap.text)
+        digest.update(f"{f.value}:{snap.sha256}\0".encode())
+    return MemoryContext(texts[MemoryFile.USER], texts[MemoryFile.MEMORY], digest.hexdigest())
+
+
+def _within_hard_cap(f: MemoryFile, text: str) -> str:
+    data = text.encode("utf-8")
+    hard = CAPS[f].hard
+    if len(data) <= hard:
+        return text
+    kept = data[:hard].decode("utf-8", errors="ignore")
+    return (
+        f"{kept}\n[… {fmt_bytes(len(data) - len(kept.encode()))} more not shown: {f.value} is "
+        f"{fmt_bytes(len(data))}, over its {fmt_bytes(hard)} hard cap. Rewrite it shorter "
+        "with memory_consolidate.]"
+    )
+
+
+def _too_large_note(f: MemoryFile, size: int) -> str:
+    return (
+        f"[{f.value} is {fmt_bytes(size)}, too large to read; rewrite it with "
+        f"memory_consolidate (hard cap {fmt_bytes(CAPS[f].hard)}).]"
+    )
