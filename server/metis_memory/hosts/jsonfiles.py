@@ -70,6 +70,11 @@ def _has_comment(text: str) -> bool:
     return re.search(r"^\s*//|/\*", text, re.M) is not None
 
 
+def _a(value: object) -> str:
+    kind = "object" if isinstance(value, dict) else _kind(value)
+    return f"an {kind}" if kind[0] in "ao" else f"a {kind}"
+
+
 def _kind(value: object) -> str:
     return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
         type(value), "number"
@@ -86,8 +91,7 @@ def child(
     if not isinstance(value, kind):
         wanted = "an object" if kind is dict else "an array"
         raise ConfigRefused(
-            f"{where}: {key!r} is a {_kind(value) if not isinstance(value, dict) else 'object'},"
-            f" but the host expects {wanted} there; nothing was written. Fix it, or add the "
-            "entries by hand."
+            f"{where}: {key!r} is {_a(value)}, but the host expects {wanted} there; nothing "
+            "was written. Fix it, or add the entries by hand."
         )
     return value
