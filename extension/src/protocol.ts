@@ -33,8 +33,10 @@ export interface WriteResult {
   after_size_bytes: number;
   over_soft_cap: boolean;
   over_hard_cap: boolean;
-  /** The tool-result text, for people and models alike. */
+  /** The spec's tool-result line, for people. */
   message: string;
+  /** `message`, then the whole file as it now is: what a model gets back from a write. */
+  agent_text: string;
 }
 
 /** `metis/memoryUpdated`: the spec's memory.updated payload plus the workspace folder URI. */

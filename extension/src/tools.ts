@@ -47,7 +47,8 @@ export function registerTools(server: MetisServer): vscode.Disposable {
               ...(options.input as Record<string, unknown>),
               workspace: folder.uri.toString(),
             });
-            return text(result.message);
+            // The spec's line, then the file as it now is (composed by the server).
+            return text(result.agent_text);
           } catch (err) {
             return failure(err);
           }

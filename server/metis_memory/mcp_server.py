@@ -88,7 +88,9 @@ class MemoryMCPServer(MCPServer):
                 is_error=True,
                 structured_content={"code": exc.code, "message": exc.message},
             )
-        return CallToolResult(content=[TextContent(type="text", text=result.text)], is_error=False)
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.agent_text)], is_error=False
+        )
 
     async def memory_read(self) -> str:
         """Both files' text and usage, as JSON an agent can read."""

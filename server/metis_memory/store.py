@@ -49,6 +49,8 @@ class WriteResult:
     after_size_bytes: int
     over_soft_cap: bool
     over_hard_cap: bool
+    content: str = ""
+    """The file's text after the write: what an agent should now believe the file says."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +243,7 @@ class MemoryStore:
                     after_size_bytes=len(after),
                     over_soft_cap=len(after) > caps.soft,
                     over_hard_cap=False,
+                    content=after.decode("utf-8"),
                 )
         changing = OSError(errno.EAGAIN, "the directory kept being replaced during the write")
         raise StorageError("write", self.path(f), changing)

@@ -305,6 +305,8 @@ def test_json_output_chains_hashes_and_names_error_codes(cli: Runner, workspace:
         "over_soft_cap": False,
         "over_hard_cap": False,
         "message": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B).",
+        "agent_text": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B)."
+        "\n\nMEMORY.md now reads (the whole file):\n\n- uses ruff",
     }
     second = json.loads(cli("replace", "--json", "MEMORY.md", "ruff", "ruff 0.6").stdout)
     assert second["operation"] == "replace"

@@ -42,6 +42,8 @@ async def test_memory_add_writes_and_notifies(client: MetisClient, ws: Path) -> 
         "over_soft_cap": False,
         "over_hard_cap": False,
         "message": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B).",
+        "agent_text": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B)."
+        "\n\nMEMORY.md now reads (the whole file):\n\n- uses make",
     }
     updated = await client.wait_for_note("metis/memoryUpdated", lambda p: True)
     assert updated == {

@@ -76,7 +76,10 @@ async def test_over_soft_cap_hint_in_result_text(tmp_path: Path) -> None:
     async with in_process(tmp_path) as client:
         r = await client.call_tool("memory_add", {"file": "USER.md", "entry": "x" * 1600})
         assert not r.is_error
-        assert text_of(r).endswith("— over soft cap; consider memory_consolidate")
+        first, rest = text_of(r).split("\n", 1)
+        assert first.endswith("— over soft cap; consider memory_consolidate")
+        # After the spec's line, the file as it now is: the agent sees its memory.
+        assert rest == "\nUSER.md now reads (the whole file):\n\n" + "x" * 1600
 
 
 async def test_errors_are_tool_errors_with_the_user_visible_text(tmp_path: Path) -> None:

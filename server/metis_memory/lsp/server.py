@@ -29,7 +29,7 @@ from .diagnostics import FileAnalysis, analyse
 from .documents import LspWorkspace
 from .refresh import INLINE_CHARS, Refresher
 from .views import FileView, buffer_view, disk_view
-from .watcher import MemoryWatcher
+from ..watcher import MemoryWatcher
 from .wire import MetisProtocol, serve_stdio
 from .workspaces import FileKey, Folder, Workspaces, folder_key
 

@@ -68,6 +68,18 @@ class ToolResult:
     write: WriteResult | None = None
     operation: Operation | None = None
 
+    @property
+    def agent_text(self) -> str:
+        """The spec's result line, then the whole file as it now is: an agent that wrote
+        sees the current memory within its session, with no hook and no second call."""
+        write = self.write
+        if write is None:
+            return self.text
+        name = write.file.value
+        if not write.content.strip():
+            return f"{self.text}\n\n{name} is now empty."
+        return f"{self.text}\n\n{name} now reads (the whole file):\n\n{write.content.rstrip()}"
+
     def to_json(self) -> dict[str, object]:
         """A write as the LSP command and `metis-memory ... --json` return it: the
         `memory.updated` fields (so callers can chain hashes), the cap flags, the text."""
@@ -83,6 +95,7 @@ class ToolResult:
             "over_soft_cap": write.over_soft_cap,
             "over_hard_cap": write.over_hard_cap,
             "message": self.text,
+            "agent_text": self.agent_text,
         }
 
 

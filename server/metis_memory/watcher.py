@@ -1,4 +1,5 @@
-"""Watching `.metis/` of every workspace folder, and nothing else.
+"""Watching `.metis/` of a set of folders, and nothing else (the language server and the MCP
+server both use it).
 
 One thread runs one watchfiles (Rust `notify`) watcher, non-recursive, over each
 folder's `.metis/` when it exists and over the folder itself: notify reports
@@ -19,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..files import METIS_DIR, MemoryFile
+from .files import METIS_DIR, MemoryFile
 
 log = logging.getLogger(__name__)
 
