@@ -96,7 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("lsp", help="run the language server on stdio (for editors)")
     mcp = sub.add_parser("mcp", help="run the MCP server on stdio (for agent hosts)")
-    mcp.add_argument("workspace", nargs="?", default=".", help="workspace folder (default: .)")
+    mcp.add_argument(
+        "workspace",
+        nargs="?",
+        help="workspace folder (default: the host's project dir, e.g. $CLAUDE_PROJECT_DIR, else .)",
+    )
     return parser
 
 
@@ -239,7 +243,15 @@ def _init(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _mcp(workspace: str) -> int:
+PROJECT_DIR_VARIABLES = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+"""What hosts set to the project folder when they start an MCP server (`init` writes the
+server's entry without a folder, so one entry serves every checkout)."""
+
+
+def _mcp(workspace: str | None) -> int:
+    if workspace is None:
+        given = (os.environ.get(name) for name in PROJECT_DIR_VARIABLES)
+        workspace = next((v for v in given if v and os.path.isdir(v)), ".")
     folder = _workspace(workspace).workspace_path
     try:
         from .mcp_server import run_stdio

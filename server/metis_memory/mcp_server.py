@@ -9,17 +9,28 @@ library cannot corrupt the protocol stream either.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import (
+    CallToolResult,
+    EmptyResult,
+    SubscribeRequestParams,
+    TextContent,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
 from mcp_types import Tool as MCPTool
 
 from . import __version__
 from .errors import MemoryStoreError
+from .files import MemoryFile
+from .mcp_subscriptions import MemorySubscriptions, resource_uri
 from .store import MemoryStore
 from .tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 from .tools.read import memory_read
@@ -39,9 +50,16 @@ class MemoryMCPServer(MCPServer):
     """An MCP server over one workspace's memory."""
 
     def __init__(self, workspace: str | Path) -> None:
-        super().__init__(name="metis-memory", version=__version__, instructions=INSTRUCTIONS)
+        super().__init__(
+            name="metis-memory",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            lifespan=_watch_while_serving,
+        )
         self.store = MemoryStore(workspace)
         self.dispatcher: ToolDispatcher = memory_dispatcher(self.store)
+        self.subscriptions = MemorySubscriptions(self.store, self._publish_updated)
+        self._add_resources_and_prompt()
         self.add_tool(
             self.memory_read,
             name="memory_read",
@@ -62,6 +80,82 @@ class MemoryMCPServer(MCPServer):
             annotations=READ_ONLY,
             structured_output=False,
         )
+
+    def _add_resources_and_prompt(self) -> None:
+        """Each memory file as a resource (text/markdown, as on disk), and a `memory` prompt
+        with the assembled memory, for hosts that offer prompts as slash commands."""
+        for f in MemoryFile:
+            self.resource(
+                resource_uri(f),
+                name=f.value,
+                title=f"Metis {f.value}",
+                description=RESOURCE_DESCRIPTIONS[f],
+                mime_type="text/markdown",
+            )(self._reader(f))
+        self.prompt(
+            name="memory",
+            title="Workspace memory",
+            description=(
+                "This workspace's memory (USER.md and MEMORY.md), to bring into the "
+                "conversation; change it only with the memory_* tools."
+            ),
+        )(self.memory_prompt)
+        self._lowlevel_server.add_request_handler(
+            "resources/subscribe", SubscribeRequestParams, self._on_subscribe
+        )
+        self._lowlevel_server.add_request_handler(
+            "resources/unsubscribe", UnsubscribeRequestParams, self._on_unsubscribe
+        )
+
+    def _reader(self, f: MemoryFile) -> Callable[[], Awaitable[str]]:
+        async def read() -> str:
+            return await anyio.to_thread.run_sync(self._read_file, f)
+
+        read.__name__ = f"read_{f.name.lower()}"
+        return read
+
+    def _read_file(self, f: MemoryFile) -> str:
+        try:
+            return self.store.snapshot(f).text
+        except MemoryStoreError as exc:
+            from mcp.server.mcpserver.exceptions import ResourceError
+
+            raise ResourceError(str(exc)) from exc
+
+    async def memory_prompt(self) -> str:
+        """The memory as the hooks send it."""
+        from .hosts.context import read_context
+
+        def assemble() -> str:
+            try:
+                context = read_context(self.store)
+            except MemoryStoreError as exc:
+                raise _tool_error(exc) from exc
+            if context.empty:
+                return (
+                    "This workspace's memory (.metis/MEMORY.md, .metis/USER.md) is empty. "
+                    "Record durable, non-obvious facts with memory_add."
+                )
+            return context.text()
+
+        return await anyio.to_thread.run_sync(assemble)
+
+    async def _on_subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+        if not self.subscriptions.subscribe(str(params.uri), ctx.session):
+            from mcp.shared.exceptions import MCPError
+
+            known = ", ".join(resource_uri(f) for f in MemoryFile)
+            raise MCPError(-32602, f"no resource {params.uri!r} to subscribe to; known: {known}")
+        return EmptyResult()
+
+    async def _on_unsubscribe(self, ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+        self.subscriptions.unsubscribe(str(params.uri), ctx.session)
+        return EmptyResult()
+
+    async def _publish_updated(self, uri: str) -> None:
+        from mcp.shared.subscriptions import ResourceUpdated
+
+        await self._subscriptions.publish(ResourceUpdated(uri=uri))
 
     async def list_tools(self) -> list[MCPTool]:
         writes = [
@@ -110,6 +204,21 @@ class MemoryMCPServer(MCPServer):
             return self.store.assemble_system_prompt(base)
         except MemoryStoreError as exc:
             raise _tool_error(exc) from exc
+
+
+RESOURCE_DESCRIPTIONS = {
+    MemoryFile.MEMORY: "Workspace facts: .metis/MEMORY.md as it is on disk. Read-only here; "
+    "change it with memory_add, memory_replace or memory_consolidate.",
+    MemoryFile.USER: "Facts about the user: .metis/USER.md as it is on disk. Read-only here; "
+    "change it with memory_add, memory_replace or memory_consolidate.",
+}
+
+
+@contextlib.asynccontextmanager
+async def _watch_while_serving(server: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+    assert isinstance(server, MemoryMCPServer)
+    async with server.subscriptions.watching():
+        yield {}
 
 
 _WRITE_LIMITER: list[anyio.CapacityLimiter] = []

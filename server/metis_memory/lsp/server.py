@@ -24,12 +24,12 @@ from pygls.workspace import TextDocument
 from .. import __version__
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
+from ..watcher import MemoryWatcher
 from . import code_actions, commands, hover_lens
 from .diagnostics import FileAnalysis, analyse
 from .documents import LspWorkspace
 from .refresh import INLINE_CHARS, Refresher
 from .views import FileView, buffer_view, disk_view
-from ..watcher import MemoryWatcher
 from .wire import MetisProtocol, serve_stdio
 from .workspaces import FileKey, Folder, Workspaces, folder_key
 

@@ -1,0 +1,145 @@
+"""The memory as MCP resources and a prompt, and change notifications to subscribers,
+whoever wrote the file: over stdio with the SDK's own client, in both protocol eras."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp
+import mcp_types
+import pytest
+from mcp import StdioServerParameters
+
+from metis_memory import MemoryStore
+from metis_memory.mcp_server import MemoryMCPServer
+
+MEMORY_URI = "metis://memory/MEMORY.md"
+USER_URI = "metis://memory/USER.md"
+WAIT_S = 15
+
+
+def _stdio(workspace: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "metis_memory", "mcp", str(workspace)]
+    )
+
+
+async def test_each_file_is_a_markdown_resource_read_from_disk(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path)
+    store.add_entry("MEMORY.md", "- deploys go through `make release`")
+    async with mcp.Client(_stdio(tmp_path)) as client:
+        listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+        assert set(listed) == {MEMORY_URI, USER_URI}
+        assert all(r.mime_type == "text/markdown" for r in listed.values())
+        assert listed[MEMORY_URI].name == "MEMORY.md"
+        read = await client.read_resource(MEMORY_URI)
+        assert [c.text for c in read.contents] == ["- deploys go through `make release`\n"]
+        # A file written after the server started is read as it is now.
+        (tmp_path / ".metis" / "USER.md").write_text("- reviews in the morning\n")
+        read = await client.read_resource(USER_URI)
+        assert read.contents[0].text == "- reviews in the morning\n"
+        assert read.contents[0].mime_type == "text/markdown"
+
+
+async def test_the_memory_prompt_carries_the_assembled_memory(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path)
+    async with mcp.Client(MemoryMCPServer(tmp_path)) as client:
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+        assert "memory" in prompts and not prompts["memory"].arguments
+        empty = await client.get_prompt("memory")
+        assert "is empty" in empty.messages[0].content.text
+        store.add_entry("USER.md", "- writes Go")
+        store.add_entry("MEMORY.md", "- CI is GitHub Actions")
+        text = (await client.get_prompt("memory")).messages[0].content.text
+        assert text.index("## User context (USER.md)\n\n- writes Go") < text.index(
+            "## Workspace memory (MEMORY.md)\n\n- CI is GitHub Actions"
+        )
+        assert "memory_add, memory_replace and memory_consolidate" in text
+
+
+class Updates:
+    """`notifications/resources/updated` as the client receives them."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+        self._arrived = anyio.Event()
+
+    async def handler(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ResourceUpdatedNotification):
+            self.uris.append(str(message.params.uri))
+            self._arrived.set()
+
+    async def next(self, what: str) -> str:
+        try:
+            with anyio.fail_after(WAIT_S):
+                while not self.uris:
+                    self._arrived = anyio.Event()
+                    await self._arrived.wait()
+        except TimeoutError:
+            raise AssertionError(f"no resource update within {WAIT_S} s after {what}") from None
+        return self.uris.pop(0)
+
+
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed:DeprecationWarning")
+async def test_subscribers_hear_of_writes_by_any_process(tmp_path: Path) -> None:
+    """resources/subscribe (handshake era) over stdio: the server's own tool, the CLI in
+    another process and a plain file write all reach the subscriber, for its URI only."""
+    updates = Updates()
+    async with mcp.Client(_stdio(tmp_path), mode="legacy", message_handler=updates.handler) as c:
+        resources = c.server_capabilities.resources
+        assert resources is not None and resources.subscribe
+        await c.subscribe_resource(MEMORY_URI)
+
+        await c.call_tool("memory_add", {"file": "MEMORY.md", "entry": "- through the tool"})
+        assert await updates.next("the tool's write") == MEMORY_URI
+
+        cli = [sys.executable, "-m", "metis_memory", "add", "-w", str(tmp_path)]
+        subprocess.run([*cli, "MEMORY.md", "- from the CLI"], check=True, capture_output=True)
+        assert await updates.next("the CLI's write") == MEMORY_URI
+
+        # USER.md is not subscribed: a write to it sends nothing, then MEMORY.md's does.
+        subprocess.run([*cli, "USER.md", "- likes Go"], check=True, capture_output=True)
+        with (tmp_path / ".metis" / "MEMORY.md").open("a") as f:
+            f.write("- by hand\n")
+        assert await updates.next("the editor's write") == MEMORY_URI
+        assert updates.uris == []
+
+        # After unsubscribing, MEMORY.md's writes are unheard; USER.md, now subscribed,
+        # marks the point by which any MEMORY.md notification would have arrived.
+        await c.unsubscribe_resource(MEMORY_URI)
+        await c.subscribe_resource(USER_URI)
+        await c.call_tool("memory_add", {"file": "MEMORY.md", "entry": "- unheard"})
+        await c.call_tool("memory_add", {"file": "USER.md", "entry": "- heard"})
+        assert await updates.next("USER.md after MEMORY.md") == USER_URI
+
+
+async def test_listen_streams_hear_of_outside_writes(tmp_path: Path) -> None:
+    """subscriptions/listen (2026-07-28), the SDK's modern client."""
+    store = MemoryStore(tmp_path)
+    async with mcp.Client(_stdio(tmp_path)) as client:
+        async with client.listen(resource_subscriptions=[USER_URI]) as events:
+            store.add_entry("USER.md", "- prefers short answers")
+            with anyio.fail_after(WAIT_S):
+                event = await events.__anext__()
+        assert getattr(event, "uri", None) == USER_URI, event
+
+
+async def test_without_a_folder_the_hosts_project_dir_is_the_workspace(tmp_path: Path) -> None:
+    """`init` writes `metis-memory mcp` with no folder; Claude Code sets CLAUDE_PROJECT_DIR."""
+    project = tmp_path / "project"
+    MemoryStore(project).add_entry("MEMORY.md", "- the project's memory")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "metis_memory", "mcp"],
+        cwd=str(elsewhere),
+        env={"CLAUDE_PROJECT_DIR": str(project), "PATH": "/usr/bin:/bin"},
+    )
+    async with mcp.Client(params) as client:
+        read = await client.read_resource(MEMORY_URI)
+        assert read.contents[0].text == "- the project's memory\n"
