@@ -131,6 +131,7 @@ async def test_listen_streams_hear_of_outside_writes(tmp_path: Path) -> None:
 async def test_without_a_folder_the_hosts_project_dir_is_the_workspace(tmp_path: Path) -> None:
     """`init` writes `metis-memory mcp` with no folder; Claude Code sets CLAUDE_PROJECT_DIR."""
     project = tmp_path / "project"
+    project.mkdir()
     MemoryStore(project).add_entry("MEMORY.md", "- the project's memory")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
