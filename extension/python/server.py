@@ -8,6 +8,8 @@ first on sys.path; nothing is installed and nothing is downloaded.
 
     server.py [lsp]              the language server on stdio (what the extension starts)
     server.py mcp [WORKSPACE]    the MCP server on stdio (what VS Code's MCP support starts)
+    server.py hook --host NAME   an agent host's hook (what `Metis: Connect Agents` writes
+                                 when metis-memory is not installed on PATH)
     server.py --check [lsp|mcp]  one JSON line: can this interpreter run that server?
 
 The extension runs `--check` before starting the language server, to give one clear message.
@@ -27,8 +29,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LIBS = os.path.join(os.path.dirname(HERE), "libs")
 # What each mode imports to prove the bundled libraries load (compiled ones fail here on a
 # wrong platform or version).
-PROBES = {"lsp": "metis_memory.lsp.server", "mcp": "metis_memory.mcp_server"}
-NAMES = {"lsp": "language server", "mcp": "MCP server"}
+PROBES = {
+    "lsp": "metis_memory.lsp.server",
+    "mcp": "metis_memory.mcp_server",
+    "hook": "metis_memory.hosts.hook",
+}
+NAMES = {"lsp": "language server", "mcp": "MCP server", "hook": "agent hook"}
 
 
 def _folders() -> list[str]:
@@ -92,13 +98,15 @@ def main(argv: list[str]) -> int:
         return 0 if problem is None else 1
     args = argv or ["lsp"]
     mode = args[0]
-    if mode not in PROBES or (mode == "lsp" and len(args) > 1) or len(args) > 2:
-        sys.stderr.write("usage: server.py [lsp] | mcp [WORKSPACE] | --check [lsp|mcp]\n")
+    if mode not in PROBES or (mode == "lsp" and len(args) > 1) or (mode == "mcp" and len(args) > 2):
+        sys.stderr.write(
+            "usage: server.py [lsp] | mcp [WORKSPACE] | hook --host NAME | --check [lsp|mcp]\n"
+        )
         return 2
     problem = _problem(mode)
     if problem is not None:
         sys.stderr.write(f"metis-memory: cannot start the {NAMES[mode]}: {problem}\n")
-        return 3
+        return 0 if mode == "hook" else 3  # a hook's failure must never block the agent
     from metis_memory.cli import main as cli_main
 
     return cli_main(args)

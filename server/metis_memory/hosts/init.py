@@ -76,7 +76,9 @@ class InitPlan:
         return "\n".join(lines)
 
 
-def plan_init(workspace: Path, hosts: Sequence[str], command: str) -> InitPlan:
+def plan_init(
+    workspace: Path, hosts: Sequence[str], command: str, *, skip: frozenset[str] = frozenset()
+) -> InitPlan:
     """Read every file the chosen hosts need and compute its new content.
 
     Raises ConfigRefused (a file that cannot be merged) or MemoryStoreError (a path that
@@ -89,6 +91,8 @@ def plan_init(workspace: Path, hosts: Sequence[str], command: str) -> InitPlan:
     by_path: dict[str, list[Edit]] = {}
     for host in chosen:
         for edit in SETUPS[host].edits(command):
+            if edit.path in skip:
+                continue
             by_path.setdefault(edit.path, []).append(edit)
     changes = []
     with Dir.open_root(workspace) as root:

@@ -25,7 +25,7 @@ from .. import __version__
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
-from . import code_actions, commands, hover_lens
+from . import code_actions, commands, connect, hover_lens
 from .diagnostics import FileAnalysis, analyse
 from .documents import LspWorkspace
 from .refresh import INLINE_CHARS, Refresher
@@ -335,6 +335,14 @@ async def tidy(ls: MetisLanguageServer, *args: Any) -> dict[str, object]:
     return await commands.tidy(ls, args)
 
 
+async def agent_hosts(ls: MetisLanguageServer, *args: Any) -> list[dict[str, object]]:
+    return await connect.agent_hosts(ls, args)
+
+
+async def connect_agents(ls: MetisLanguageServer, *args: Any) -> dict[str, object]:
+    return await connect.connect_agents(ls, args)
+
+
 def create_server() -> MetisLanguageServer:
     server = MetisLanguageServer()
     server.feature(types.INITIALIZE)(on_initialize)
@@ -360,6 +368,8 @@ def create_server() -> MetisLanguageServer:
     server.command(commands.USAGE)(usage)
     server.command(commands.TIDY)(tidy)
     server.command(commands.READ)(read)
+    server.command(connect.AGENT_HOSTS)(agent_hosts)
+    server.command(connect.CONNECT_AGENTS)(connect_agents)
     return server
 
 

@@ -1,0 +1,98 @@
+"""`metis.agentHosts` and `metis.connectAgents`: `metis-memory init`, offered by the editor.
+
+The editor asks which hosts there are, lets the user pick, and sends the choice here;
+all file writing is `hosts.init`'s, exactly as on the command line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import MemoryStoreError
+from ..hosts.configs import SETUPS
+from ..hosts.init import ConfigRefused, apply_init, plan_init
+from .commands import CommandError, from_store_error, one_object, take_folder
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+
+AGENT_HOSTS = "metis.agentHosts"
+CONNECT_AGENTS = "metis.connectAgents"
+SHAPE = (
+    '{"hosts": [<host name>, ...], "dryRun"?: <bool>, "editorProvidesMcp"?: <bool>, '
+    '"workspace"?: <folder URI>}'
+)
+EDITOR_MCP_PATH = ".vscode/mcp.json"
+
+
+async def agent_hosts(ls: MetisLanguageServer, args: tuple[Any, ...]) -> list[dict[str, object]]:
+    """Every host `init` can set up, with the files it would write (for a picker)."""
+    return [
+        {"name": s.name, "title": s.title, "files": [e.path for e in s.edits("metis-memory")]}
+        for s in SETUPS.values()
+    ]
+
+
+def own_command() -> str:
+    """How a host's shell can run this metis-memory: the installed command when it is on
+    PATH (stable across upgrades), else this interpreter with this server's launcher (the
+    editor extension's bundled `server.py`) or module."""
+    if shutil.which("metis-memory"):
+        return "metis-memory"
+    launcher = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if os.path.basename(launcher) == "server.py":
+        return shlex.join([sys.executable, launcher])
+    return shlex.join([sys.executable, "-m", "metis_memory"])
+
+
+def _invalid(problem: str) -> CommandError:
+    return CommandError(
+        "invalid_input", f"invalid input for {CONNECT_AGENTS}: {problem}. Expected {SHAPE}."
+    )
+
+
+async def connect_agents(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
+    params = one_object(CONNECT_AGENTS, args, SHAPE)
+    folder = take_folder(ls, CONNECT_AGENTS, params)
+    hosts = params.pop("hosts", None)
+    dry_run = params.pop("dryRun", False)
+    editor_mcp = params.pop("editorProvidesMcp", False)
+    if params:
+        raise _invalid(f"'{sorted(params)[0]}' is not an accepted field")
+    if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
+        raise _invalid("'hosts' must be a non-empty list of host names")
+    unknown = [h for h in hosts if h not in SETUPS]
+    if unknown:
+        raise _invalid(f"unknown host {unknown[0]!r}; known: {', '.join(SETUPS)}")
+    if not isinstance(dry_run, bool) or not isinstance(editor_mcp, bool):
+        raise _invalid("'dryRun' and 'editorProvidesMcp' must be true or false")
+    command = own_command()
+
+    def run() -> dict[str, object]:
+        # An editor that registers the MCP server itself needs no second entry.
+        skip = frozenset({EDITOR_MCP_PATH}) if editor_mcp else frozenset()
+        plan = plan_init(Path(folder.path), hosts, command, skip=skip)
+        if not dry_run:
+            apply_init(plan)
+        return {
+            "command": command,
+            "files": [
+                {"path": f.path, "change": f.verb, "hosts": list(f.hosts), "what": list(f.what)}
+                for f in plan.files
+            ],
+            "todo": [{"host": SETUPS[h].title, "text": SETUPS[h].still_to_do} for h in plan.hosts],
+            "report": plan.report(dry_run=dry_run),
+        }
+
+    try:
+        return await asyncio.to_thread(run)
+    except ConfigRefused as exc:
+        raise CommandError("conflict", str(exc)) from None
+    except MemoryStoreError as exc:
+        raise from_store_error(exc) from None

@@ -1,0 +1,89 @@
+"""`metis.agentHosts` / `metis.connectAgents` over real stdio: the editor's way to run
+`metis-memory init`, with the same files and the same refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lsp_harness import MetisClient
+
+from metis_memory.hosts.configs import INSTRUCTIONS_PATH, SETUPS
+
+INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+async def test_agent_hosts_lists_every_host_with_its_files(client: MetisClient, ws: Path) -> None:
+    await client.start_session([ws])
+    hosts = await client.command("metis.agentHosts", {})
+    assert [h["name"] for h in hosts] == list(SETUPS)
+    copilot = next(h for h in hosts if h["name"] == "copilot")
+    assert copilot["title"] == "VS Code / GitHub Copilot"
+    assert INSTRUCTIONS_PATH in copilot["files"]
+
+
+async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, ws: Path) -> None:
+    await client.start_session([ws])
+    result = await client.command(
+        "metis.connectAgents", {"hosts": ["copilot", "claude"], "editorProvidesMcp": True}
+    )
+    assert {f["path"]: f["change"] for f in result["files"]} == {
+        INSTRUCTIONS_PATH: "created",
+        ".claude/settings.json": "created",
+        ".mcp.json": "created",
+    }
+    assert not (ws / ".vscode").exists()  # the editor registers its MCP server itself
+    assert "applyTo: '**'" in (ws / INSTRUCTIONS_PATH).read_text()
+    settings = json.loads((ws / ".claude/settings.json").read_text())
+    command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert command == f"{result['command']} hook --host claude"
+    assert [t["host"] for t in result["todo"]] == ["VS Code / GitHub Copilot", "Claude Code"]
+    again = await client.command("metis.connectAgents", {"hosts": ["copilot", "claude"]})
+    assert {f["change"] for f in again["files"] if f["path"] != ".vscode/mcp.json"} == {"unchanged"}
+
+
+async def test_dry_run_writes_nothing(client: MetisClient, ws: Path) -> None:
+    await client.start_session([ws])
+    result = await client.command("metis.connectAgents", {"hosts": ["cursor"], "dryRun": True})
+    assert [f["change"] for f in result["files"]] == ["created", "created"]
+    assert "would create" in result["report"]
+    assert list(ws.iterdir()) == []
+
+
+async def test_a_file_that_cannot_be_merged_is_a_conflict_naming_line_and_column(
+    client: MetisClient, ws: Path
+) -> None:
+    (ws / ".cursor").mkdir()
+    (ws / ".cursor/hooks.json").write_text('{\n  "version": 1,\n  "hooks": {,}\n}\n')
+    await client.start_session([ws])
+    error = await client.command_error("metis.connectAgents", {"hosts": ["cursor", "copilot"]})
+    assert error.code == REQUEST_FAILED
+    assert error.data == {"code": "conflict", "is_user_visible": True}
+    assert ".cursor/hooks.json is not valid JSON at line 3, column 13" in error.message
+    assert not (ws / ".cursor/mcp.json").exists() and not (ws / ".github").exists()
+
+
+@pytest.mark.parametrize(
+    ("argument", "problem"),
+    [
+        ({}, "'hosts' must be a non-empty list"),
+        ({"hosts": ["emacs"]}, "unknown host 'emacs'"),
+        ({"hosts": ["claude"], "dryRun": "yes"}, "must be true or false"),
+        ({"hosts": ["claude"], "force": True}, "'force' is not an accepted field"),
+    ],
+)
+async def test_bad_input_is_invalid_params(
+    client: MetisClient, ws: Path, argument: dict[str, object], problem: str
+) -> None:
+    await client.start_session([ws])
+    error = await client.command_error("metis.connectAgents", argument)
+    assert error.code == INVALID_PARAMS and problem in error.message
+    assert list(ws.iterdir()) == []
