@@ -213,7 +213,9 @@ async def test_client_side_commands_are_not_advertised(client: MetisClient, ws: 
     provider = result.capabilities.execute_command_provider
     assert provider is not None
     assert sorted(provider.commands) == [
+        "metis.agentHosts",
         "metis.assemblePrompt",
+        "metis.connectAgents",
         "metis.memoryAdd",
         "metis.memoryConsolidate",
         "metis.memoryReplace",
