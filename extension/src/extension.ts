@@ -7,6 +7,7 @@
 
 import { execFile } from 'node:child_process';
 import * as vscode from 'vscode';
+import { connectAgents, offerAgentSetup } from './agents';
 import { API_VERSION, toUpdatedEvent, type MemoryUpdatedEvent, type MetisMemoryApi } from './api';
 import { Consolidation } from './consolidation';
 import { formatBytes } from './format';
@@ -131,6 +132,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
   register('metis.selectInterpreter', () => selectInterpreter());
   register('metis.showLog', async () => log.show());
   register('metis.showActions', () => showActions());
+  register('metis.connectAgents', async () => {
+    const folder = await chooseFolder();
+    if (folder) await connectAgents(srv, folder, log);
+  });
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -140,7 +145,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
   void updateModelContext();
   context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => void updateModelContext()));
 
-  void srv.start();
+  void srv.start().then((ok) => (ok ? offerAgentSetup(context, srv, log) : undefined));
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0');
   context.subscriptions.push(registerMcpServerProvider(srv, version));
 

@@ -87,7 +87,26 @@ export const ServerCommand = {
   usage: 'metis.usage',
   tidy: 'metis.tidy',
   read: 'metis.read',
+  agentHosts: 'metis.agentHosts',
+  connectAgents: 'metis.connectAgents',
 } as const;
+
+/** One entry of `metis.agentHosts`: a host `metis-memory init` can set up. */
+export interface AgentHost {
+  name: string;
+  title: string;
+  /** Workspace-relative files it writes. */
+  files: string[];
+}
+
+/** `metis.connectAgents`: what was (or, with dryRun, would be) written. */
+export interface ConnectResult {
+  command: string;
+  files: { path: string; change: 'created' | 'updated' | 'unchanged'; hosts: string[]; what: string[] }[];
+  todo: { host: string; text: string }[];
+  /** The same report `metis-memory init` prints. */
+  report: string;
+}
 
 export const ServerNotification = {
   memoryUpdated: 'metis/memoryUpdated',

@@ -96,6 +96,8 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
         'workbench.editor.enablePreview': false,
         'window.commandCenter': false,
         'metis.trace.server': 'messages',
+        // Tests that want the one-time agent set-up offer turn it on (agents.test.ts).
+        'metis.offerAgentSetup': false,
         'git.enabled': false,
         'git.openRepositoryInParentFolders': 'never',
         ...opts.settings,
