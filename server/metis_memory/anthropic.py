@@ -1,0 +1,161 @@
+"""Claude's API memory tool (`memory_20250818`) backed by a workspace's Metis memory.
+
+For applications that call the Anthropic API (or Agent SDK) directly: pass
+`MetisMemoryTool(workspace)` in `tools=` of `client.beta.messages.tool_runner(...)`.
+The tool's `/memories` directory holds exactly two files, `/memories/MEMORY.md` and
+`/memories/USER.md`, which are `.metis/MEMORY.md` and `.metis/USER.md`; every write goes
+through the store, so the caps, the lock and atomic writes apply as for any other
+writer. Any other path is a tool error that says which two exist.
+
+Command semantics follow the SDK's own `BetaLocalFilesystemMemoryTool` (anthropic
+`lib/tools/_beta_builtin_memory_tool.py`, 2.12), so the model sees the texts it was
+trained on: line-numbered views, `create` refusing an existing file, `str_replace`
+requiring one occurrence. Two differences: the two files always exist (so `delete`
+empties one, and `create` fills an empty one), and nothing can be renamed.
+
+Needs the `anthropic` extra: `pip install 'metis-memory[anthropic]'`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.types.beta import (
+    BetaCacheControlEphemeralParam,
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+
+from .errors import MemoryStoreError, fmt_bytes
+from .files import CAPS, MemoryFile
+from .store import MemoryStore, WriteResult
+from .tools.dispatch import to_tool_error
+
+T = TypeVar("T")
+
+ROOT = "/memories"
+LINE_NUMBER_WIDTH = 6
+"""As the SDK's filesystem tool numbers lines (`len(str(999999))`)."""
+
+
+class MetisMemoryTool(BetaAbstractMemoryTool):
+    """The memory tool over one workspace's `.metis/` files."""
+
+    def __init__(
+        self,
+        workspace: str | Path,
+        *,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self.store = MemoryStore(workspace)
+
+    # ---- reads ---------------------------------------------------------------------------
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        if command.path.rstrip("/") == ROOT:
+            rows = [f"{self._size(f)}\t{ROOT}/{f.value}" for f in MemoryFile]
+            caps = "; ".join(
+                f"{f.value}: soft cap {fmt_bytes(CAPS[f].soft)}, hard cap {fmt_bytes(CAPS[f].hard)}"
+                for f in MemoryFile
+            )
+            return (
+                f"Here're the files and directories up to 2 levels deep in {command.path}, "
+                f"excluding hidden items:\n" + "\n".join(rows) + f"\n(Metis Memory caps: {caps}.)"
+            )
+        f = _file(command.path)
+        lines = self._text(f).split("\n")
+        start = 1
+        if command.view_range and len(command.view_range) == 2:
+            first, last = command.view_range
+            start = max(1, first)
+            lines = lines[start - 1 : len(lines) if last == -1 else last]
+        numbered = [
+            f"{str(i + start).rjust(LINE_NUMBER_WIDTH)}\t{line}" for i, line in enumerate(lines)
+        ]
+        return f"Here's the content of {command.path} with line numbers:\n" + "\n".join(numbered)
+
+    # ---- writes --------------------------------------------------------------------------
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        f = _file(command.path)
+        if self._text(f).strip():
+            raise ToolError(
+                f"File {command.path} already exists. Edit it with str_replace or insert, or "
+                "delete it first to rewrite it whole."
+            )
+        return self._written(
+            command.path, self._guard(lambda: self.store.consolidate(f, command.file_text))
+        )
+
+    def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        f = _file(command.path)
+        result = self._guard(lambda: self.store.replace(f, command.old_str, command.new_str))
+        return self._written(command.path, result)
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        f = _file(command.path)
+        lines = self._text(f).split("\n")
+        if not 0 <= command.insert_line <= len(lines):
+            raise ToolError(
+                f"Invalid `insert_line` parameter: {command.insert_line}. It should be within "
+                f"the range of lines of the file: [0, {len(lines)}]"
+            )
+        text = command.insert_text.rstrip("\n").split("\n")
+        updated = "\n".join(lines[: command.insert_line] + text + lines[command.insert_line :])
+        return self._written(command.path, self._guard(lambda: self.store.consolidate(f, updated)))
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        if command.path.rstrip("/") == ROOT:
+            raise ToolError(f"{ROOT} itself cannot be deleted; delete one of its two files.")
+        f = _file(command.path)
+        self._guard(lambda: self.store.consolidate(f, ""))
+        return f"File deleted: {command.path} (Metis keeps the file, now empty)"
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        raise ToolError(
+            f"Cannot rename {command.old_path}: Metis Memory keeps exactly two files, "
+            f"{ROOT}/MEMORY.md and {ROOT}/USER.md, under those names."
+        )
+
+    # ---- helpers -------------------------------------------------------------------------
+    def _text(self, f: MemoryFile) -> str:
+        return self._guard(lambda: self.store.snapshot(f)).text
+
+    def _size(self, f: MemoryFile) -> str:
+        size = self._guard(lambda: self.store.size_bytes(f))
+        return f"{size}B" if size < 1024 else f"{size / 1024:.1f}K"
+
+    @staticmethod
+    def _guard(call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except MemoryStoreError as exc:
+            raise ToolError(to_tool_error(exc).message) from exc
+
+    def _written(self, path: str, result: WriteResult) -> str:
+        caps = CAPS[result.file]
+        note = (
+            f" It is over its {fmt_bytes(caps.soft)} soft cap: consolidate it (rewrite it shorter)."
+            if result.over_soft_cap
+            else ""
+        )
+        return (
+            f"The memory file {path} has been saved ({fmt_bytes(result.after_size_bytes)} of "
+            f"{fmt_bytes(caps.hard)} at most).{note} It now reads:\n{result.content}"
+        )
+
+
+def _file(path: str) -> MemoryFile:
+    for f in MemoryFile:
+        if path == f"{ROOT}/{f.value}":
+            return f
+    raise ToolError(
+        f"The path {path} does not exist. Metis Memory keeps exactly two files: "
+        f"{ROOT}/MEMORY.md (facts about the workspace) and {ROOT}/USER.md (facts about the user)."
+    )
