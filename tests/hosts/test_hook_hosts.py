@@ -157,7 +157,6 @@ def test_gemini_before_agent_sends_every_turn(
     [
         ("claude", CLAUDE_SESSION_START),
         ("codex", CODEX_SESSION_START),
-        ("gemini", GEMINI_BEFORE_AGENT),
         ("cursor", CURSOR_SESSION_START),
     ],
 )
@@ -165,6 +164,14 @@ def test_empty_memory_sends_nothing_and_creates_nothing(
     host: str, template: dict[str, Any], workspace: Path, sessions: SessionLog
 ) -> None:
     assert _call(host, template, workspace, sessions) == ""
+    assert not (workspace / ".metis").exists()
+
+
+def test_gemini_gets_an_empty_json_object_when_there_is_nothing_to_add(
+    workspace: Path, sessions: SessionLog
+) -> None:
+    """Gemini parses stdout as JSON on exit 0: `{}`, never an empty stdout."""
+    assert _call("gemini", GEMINI_BEFORE_AGENT, workspace, sessions) == "{}"
     assert not (workspace / ".metis").exists()
 
 

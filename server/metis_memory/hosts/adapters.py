@@ -119,7 +119,13 @@ CODEX = HostContract(
 # https://geminicli.com/docs/hooks/reference/ (gemini-cli docs/hooks/reference.md): input
 # carries `session_id`, `cwd`, `hook_event_name`; `hookSpecificOutput.additionalContext`
 # from BeforeAgent is added to that turn's prompt only, from SessionStart to the session;
-# `$GEMINI_PROJECT_DIR` is set; stdout must hold nothing but the JSON.
+# `$GEMINI_PROJECT_DIR` is set; stdout must hold nothing but the JSON; exit 2 blocks.
+def _render_gemini(event: str, text: str | None) -> str:
+    # Exit 0 means "stdout is parsed as JSON": an empty answer is `{}`, as Gemini's own
+    # examples give it (docs/hooks/writing-hooks.md).
+    return "{}" if text is None else _render_specific(event, text)
+
+
 GEMINI = HostContract(
     name="gemini",
     title="Gemini CLI",
@@ -128,7 +134,7 @@ GEMINI = HostContract(
     turn_only=frozenset({"BeforeAgent"}),
     project_env=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
     parse=_parse_claude_like,
-    render=_render_specific,
+    render=_render_gemini,
 )
 
 
