@@ -132,7 +132,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
   register('metis.selectInterpreter', () => selectInterpreter());
   register('metis.showLog', async () => log.show());
   register('metis.showActions', () => showActions());
-  register('metis.connectAgents', async () => {
+  register('metis.setUpAgents', async () => {
     const folder = await chooseFolder();
     if (folder) await connectAgents(srv, folder, log);
   });

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
+import { ServerCommand } from '../src/protocol';
 
 const root = path.resolve(__dirname, '..', '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -68,9 +69,14 @@ describe('package.json', () => {
   });
 
   it('does not register the server-owned command ids (vscode-languageclient does)', () => {
-    const ids = manifest.contributes.commands.map((c) => c.command);
-    for (const owned of ['metis.memoryAdd', 'metis.memoryReplace', 'metis.memoryConsolidate', 'metis.assemblePrompt', 'metis.usage', 'metis.tidy']) {
-      assert.ok(!ids.includes(owned), `${owned} must not be contributed`);
+    // A clash makes the client fail to start the server ("command ... already exists").
+    const contributed = manifest.contributes.commands.map((c) => c.command);
+    const source = fs.readFileSync(path.join(root, 'extension', 'src', 'extension.ts'), 'utf8');
+    const registered = [...source.matchAll(/register(?:Command)?\(\s*'([^']+)'/g)].map((m) => m[1]);
+    assert.ok(registered.length > 5, 'found no registered commands: has extension.ts changed shape?');
+    for (const owned of Object.values(ServerCommand)) {
+      assert.ok(!contributed.includes(owned), `${owned} must not be contributed`);
+      assert.ok(!registered.includes(owned), `${owned} must not be registered by the extension`);
     }
   });
 
