@@ -41,8 +41,10 @@ export async function connectAgents(
   });
   log.info(`Connect agents (${folder.name}):\n${result.report}`);
   const written = result.files.filter((f) => f.change !== 'unchanged').map((f) => f.path);
+  const names = picked.map((p) => p.label).join(', ');
+  const files = `${written.length} file${written.length === 1 ? '' : 's'}`;
   const message = written.length
-    ? `Metis Memory: wrote ${written.join(', ')} in ${folder.name}. Each agent's remaining step is in the log.`
+    ? `Metis Memory: connected ${names} in ${folder.name} (${files} written). Each agent's remaining step is in the log.`
     : `Metis Memory: the agents of ${folder.name} were already connected; nothing changed.`;
   void vscode.window.showInformationMessage(message, 'Show Log').then((choice) => {
     if (choice) log.show();
