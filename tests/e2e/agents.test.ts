@@ -51,7 +51,7 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     const text = await waitFor('the instructions file', () => (fs.existsSync(instructions) ? fs.readFileSync(instructions, 'utf8') : undefined), 20_000);
     assert.match(text, /^applyTo: '\*\*'$/m);
     assert.match(text, /\]\(\.\.\/\.\.\/\.metis\/MEMORY\.md\)/);
-    await notification(page, /Metis Memory: connected VS Code \/ GitHub Copilot, .* in workspace \(10 files written\)/).waitFor({ timeout: 10_000 });
+    await notification(page, /Metis Memory: connected Claude Code, .*VS Code \/ GitHub Copilot in workspace \(10 files written\)/).waitFor({ timeout: 10_000 });
     await screenshot(page, '21-agents-connected');
     // VS Code gets its MCP server from the extension: no .vscode/mcp.json beside it.
     assert.equal(fs.existsSync(path.join(fixture.path, '.vscode', 'mcp.json')), false);
