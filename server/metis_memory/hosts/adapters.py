@@ -115,6 +115,7 @@ CODEX = HostContract(
     render=_render_specific,
 )
 
+
 # ---- Gemini CLI --------------------------------------------------------------------------
 # https://geminicli.com/docs/hooks/reference/ (gemini-cli docs/hooks/reference.md): input
 # carries `session_id`, `cwd`, `hook_event_name`; `hookSpecificOutput.additionalContext`
