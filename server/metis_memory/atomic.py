@@ -155,18 +155,40 @@ def keep_owner(fd: int, like: os.stat_result) -> None:
         os.fchown(fd, like.st_uid, like.st_gid)
 
 
-def make_private_dir(parent: Dir, name: str) -> None:
-    """Create `name` in `parent`, owner-only and owned like `parent`; an existing one is kept."""
+def make_private_dir(parent: Dir, name: str) -> bool:
+    """Create `name` in `parent`, owner-only and owned like `parent`; an existing one is
+    kept. True when this call created it."""
     _audit("mkdir", parent.path / name)
     try:
         parent.mkdir(name, 0o700)
     except FileExistsError:
-        return
+        return False
     except OSError as exc:
         raise StorageError("create directory", parent.path / name, exc) from exc
     with contextlib.suppress(OSError), parent.open_dir(name) as created:
         if created.fd is not None:
             keep_owner(created.fd, parent.stat_self())
+    return True
+
+
+GITIGNORE = (
+    "# Written by Metis Memory when it created this folder: the lock and the temp files of\n"
+    "# writes in progress. MEMORY.md and USER.md are meant to be committed.\n"
+    f"{LOCK_NAME}\n"
+    f".*.{TEMP_MARK}*{TEMP_SUFFIX}\n"
+)
+
+
+def write_gitignore(directory: Dir) -> None:
+    """Put `GITIGNORE` in a `.metis/` this process just created. Never replaces a file, and
+    a failure costs only a line in `git status`, so it is not an error."""
+    with contextlib.suppress(OSError):
+        fd = directory.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, GITIGNORE.encode())
+            keep_owner(fd, directory.stat_self())
+        finally:
+            os.close(fd)
 
 
 # ---- temp files and the atomic replace -------------------------------------------------------

@@ -17,7 +17,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from .atomic import atomic_write, lock_in, make_private_dir, remove_stale_temps
+from .atomic import (
+    atomic_write,
+    lock_in,
+    make_private_dir,
+    remove_stale_temps,
+    write_gitignore,
+)
 from .confined import Dir, Located, resolve_beneath
 from .errors import (
     EmptyEntry,
@@ -290,7 +296,9 @@ class MemoryStore:
             if create is not None and _lstat_in(root, METIS_DIR) is None:
                 operation, transform = create
                 self._encode_within_caps(f, operation, transform(""), current_size=0)
-                make_private_dir(root, METIS_DIR)
+                if make_private_dir(root, METIS_DIR):
+                    with contextlib.suppress(OSError), root.open_dir(METIS_DIR) as created:
+                        write_gitignore(created)
             found = resolve_beneath(root, rel, shown=shown)
         except FileNotFoundError as exc:
             if create is None:

@@ -26,7 +26,9 @@ def test_no_temp_file_remains_after_successful_writes(store: MemoryStore, worksp
     store.consolidate(MemoryFile.USER, "user fact\n")
     metis = workspace / ".metis"
     assert temp_files(metis) == []
-    assert sorted(p.name for p in metis.iterdir() if not p.name.startswith(".lock")) == [
+    assert sorted(p.name for p in metis.iterdir()) == [
+        ".gitignore",
+        ".lock",
         "MEMORY.md",
         "USER.md",
     ]
