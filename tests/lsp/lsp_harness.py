@@ -111,8 +111,10 @@ class MetisClient(LanguageClient):
         folders: Sequence[Path],
         *,
         client: str = "visual-studio-code",
+        capabilities: types.ClientCapabilities | None = None,
     ) -> types.InitializeResult:
-        capabilities = client_capabilities(client)
+        """Initialize as `client` (a capability set pytest-lsp ships), or with `capabilities`."""
+        capabilities = capabilities or client_capabilities(client)
         result = await self.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities,

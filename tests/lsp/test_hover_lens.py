@@ -8,6 +8,7 @@ from pathlib import Path
 
 from lsp_harness import WAIT_S, MetisClient, file_uri, write_memory
 from lsprotocol import types
+from pytest_lsp import client_capabilities
 
 
 async def lenses(client: MetisClient, path: Path) -> list[types.CodeLens]:
@@ -64,6 +65,29 @@ async def test_hover_on_the_title_only(client: MetisClient, tmp_path: Path) -> N
     assert result.range == types.Range(types.Position(1, 0), types.Position(1, 13))
     assert await hover(client, user, 3, 3) is None
     assert await hover(client, user, 0, 0) is None
+
+
+async def test_a_plain_text_client_gets_a_plain_text_hover(
+    client: MetisClient, tmp_path: Path
+) -> None:
+    """Emacs without markdown-mode declares `["plaintext"]`: a Markdown table would show as
+    raw pipes there."""
+    user = write_memory(tmp_path / "ws", "USER.md", "# About me\n\n- likes tea\n")
+    capabilities = client_capabilities("emacs")
+    assert capabilities.text_document is not None and capabilities.text_document.hover
+    capabilities.text_document.hover.content_format = [types.MarkupKind.PlainText]
+    await client.start_session([tmp_path / "ws"], capabilities=capabilities)
+    client.open(user)
+    result = await hover(client, user, 0, 2)
+    assert result is not None and isinstance(result.contents, types.MarkupContent)
+    assert result.contents.kind == types.MarkupKind.PlainText
+    assert result.contents.value.splitlines() == [
+        "USER.md — within caps (editor buffer, UTF-8 bytes)",
+        "size           24 B",
+        "soft cap    1,536 B  2% used",
+        "hard cap    3,072 B  1% used",
+    ]
+    assert "|" not in result.contents.value and "**" not in result.contents.value
 
 
 async def test_other_documents_are_left_alone(client: MetisClient, tmp_path: Path) -> None:

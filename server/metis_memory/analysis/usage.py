@@ -91,3 +91,17 @@ def hover_markdown(usage: Usage) -> str:
             f"| hard cap | {usage.hard_cap:,} | {usage.percent_of_hard}% |",
         ]
     )
+
+
+def hover_plaintext(usage: Usage) -> str:
+    """The same hover for clients that show plain text only (a Markdown table there is
+    raw pipes and dashes)."""
+    what = "editor buffer" if usage.source == "buffer" else "file on disk"
+    return "\n".join(
+        [
+            f"{usage.file.value} — {usage.status} ({what}, UTF-8 bytes)",
+            f"size      {usage.size_bytes:>7,} B",
+            f"soft cap  {usage.soft_cap:>7,} B  {usage.percent_of_soft}% used",
+            f"hard cap  {usage.hard_cap:>7,} B  {usage.percent_of_hard}% used",
+        ]
+    )

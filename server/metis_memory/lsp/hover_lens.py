@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..analysis.entries import LineKind, Outline
-from ..analysis.usage import hover_markdown, lens_title
+from ..analysis.usage import hover_markdown, hover_plaintext, lens_title
 
 if TYPE_CHECKING:
     from .server import MetisLanguageServer
@@ -30,10 +30,24 @@ def hover(ls: MetisLanguageServer, params: types.HoverParams) -> types.Hover | N
     if params.position.line != line:
         return None
     outline = analysis.outline
+    if hover_kind(ls) is types.MarkupKind.Markdown:
+        contents = types.MarkupContent(types.MarkupKind.Markdown, hover_markdown(analysis.usage))
+    else:
+        contents = types.MarkupContent(types.MarkupKind.PlainText, hover_plaintext(analysis.usage))
     return types.Hover(
-        contents=types.MarkupContent(types.MarkupKind.Markdown, hover_markdown(analysis.usage)),
-        range=analysis.range(outline.line_starts[line], outline.line_ends[line]),
+        contents=contents, range=analysis.range(outline.line_starts[line], outline.line_ends[line])
     )
+
+
+def hover_kind(ls: MetisLanguageServer) -> types.MarkupKind:
+    """The client's most preferred format of the two the server writes. A client that
+    declares none gets plain text, which every client can show."""
+    caps = ls.client_capabilities.text_document
+    formats = caps.hover.content_format if caps and caps.hover else None
+    for kind in formats or ():
+        if kind in (types.MarkupKind.Markdown, types.MarkupKind.PlainText):
+            return types.MarkupKind(kind)
+    return types.MarkupKind.PlainText
 
 
 def code_lens(ls: MetisLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:

@@ -287,6 +287,18 @@ def did_close(ls: MetisLanguageServer, params: types.DidCloseTextDocumentParams)
     ls.document_closed(params.text_document.uri)
 
 
+def did_save(ls: MetisLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+    """Nothing to do: the watcher sees the write itself, whoever made it. Handled so that
+    clients that always send it (most do) are not answered with a warning each time."""
+
+
+def did_change_configuration(
+    ls: MetisLanguageServer, params: types.DidChangeConfigurationParams
+) -> None:
+    """The server has no settings of its own (its behaviour comes from the client's
+    capabilities and initializationOptions); clients send this regardless."""
+
+
 def did_change_folders(
     ls: MetisLanguageServer, params: types.DidChangeWorkspaceFoldersParams
 ) -> None:
@@ -353,6 +365,8 @@ def create_server() -> MetisLanguageServer:
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
     server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(did_change_folders)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(did_change_configuration)
     server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=code_actions.KINDS),
