@@ -48,6 +48,8 @@ class MetisClient(LanguageClient):
         self.initialize_result: types.InitializeResult | None = None
         self.texts: dict[str, str] = {}
         self.versions: dict[str, int] = {}
+        self.applied_edits: list[types.ApplyWorkspaceEditParams] = []
+        """Every `workspace/applyEdit` the server sent (the client accepts each)."""
 
     # ---- recording -----------------------------------------------------------
     def pulse(self) -> None:
@@ -315,6 +317,15 @@ def make_client() -> MetisClient:
         ls.pulse()
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+
+    def apply_edit(
+        ls: MetisClient, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult:
+        ls.applied_edits.append(params)
+        ls.pulse()
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    features[types.WORKSPACE_APPLY_EDIT] = apply_edit
     register_lsp_features(client, features)
     for method in METIS_NOTIFICATIONS:
 

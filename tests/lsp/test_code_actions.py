@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from lsp_harness import MetisClient, apply_workspace_edit, file_uri, write_memory
 from lsprotocol import types
+from pytest_lsp import client_capabilities
 
 TOKEN = "AKIAIOSFODNN7EXAMPLE"
 MEMORY_TEXT = (
@@ -214,6 +215,7 @@ async def test_client_side_commands_are_not_advertised(client: MetisClient, ws: 
     assert provider is not None
     assert sorted(provider.commands) == [
         "metis.agentHosts",
+        "metis.applyEdit",
         "metis.assemblePrompt",
         "metis.connectAgents",
         "metis.memoryAdd",
@@ -224,3 +226,39 @@ async def test_client_side_commands_are_not_advertised(client: MetisClient, ws: 
         "metis.usage",
     ]
     assert result.capabilities.code_action_provider is not None
+
+
+async def test_a_client_without_literal_support_gets_only_commands(
+    client: MetisClient, ws: Path
+) -> None:
+    """The spec allows only `Command`s to a client that did not declare
+    `codeActionLiteralSupport`: edits come as `metis.applyEdit`, which the server sends back
+    with `workspace/applyEdit`."""
+    capabilities = client_capabilities("visual-studio-code")
+    assert capabilities.text_document and capabilities.text_document.code_action
+    capabilities.text_document.code_action.code_action_literal_support = None
+    text = "# Memory\n\n\n\n- fact one   \n- FACT one\n\n\n" + "- filler ✓ line\n" * 130
+    memory = write_memory(ws, "MEMORY.md", text)
+    await client.start_session([ws], capabilities=capabilities)
+    client.open(memory)
+    await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
+    cap = client.diagnostic(memory, "over-soft-cap")
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=file_uri(memory)),
+            range=cap.range,
+            context=types.CodeActionContext(diagnostics=[cap]),
+        )
+    )
+    assert result and all(isinstance(r, types.Command) for r in result), result
+    by_title = {r.title: r for r in result if isinstance(r, types.Command)}
+    assert by_title["Consolidate MEMORY.md…"].command == "metis.openConsolidation"
+    tidy = by_title["Tidy MEMORY.md"]
+    assert tidy.command == "metis.applyEdit" and tidy.arguments
+    reply = await client.command(tidy.command, *tidy.arguments)
+    assert reply == {"applied": True, "failureReason": None}
+    (sent,) = client.applied_edits
+    assert sent.label == "Tidy MEMORY.md"
+    tidied = apply_workspace_edit(sent.edit, lambda _uri: text, client.encoding)
+    assert tidied[file_uri(memory)] == "# Memory\n\n- fact one\n\n- filler ✓ line\n"
+    assert memory.read_text() == text  # the server wrote nothing itself

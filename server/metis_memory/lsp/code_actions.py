@@ -7,9 +7,10 @@ not register."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from lsprotocol.converters import get_converter
 
 from ..analysis import fixes
 from ..analysis.entries import Entry
@@ -24,6 +25,7 @@ from .workspaces import Folder
 if TYPE_CHECKING:
     from .server import MetisLanguageServer
 
+APPLY_EDIT = "metis.applyEdit"
 QUICKFIX = types.CodeActionKind.QuickFix
 KINDS = [QUICKFIX]
 
@@ -50,6 +52,22 @@ class _Builder:
         )
         action_caps = caps.text_document.code_action if caps.text_document else None
         self.disabled_support = bool(action_caps and action_caps.disabled_support)
+        self.literals = bool(action_caps and action_caps.code_action_literal_support)
+        self.apply_edit = bool(caps.workspace and caps.workspace.apply_edit)
+
+    def as_command(self, action: types.CodeAction) -> types.Command | None:
+        """`action` for a client without `codeActionLiteralSupport`, which may be sent only
+        `Command`s: an edit becomes `metis.applyEdit` (the server sends it back with
+        `workspace/applyEdit`), when the client can apply edits at all."""
+        if action.disabled is not None:
+            return None
+        if action.edit is None:
+            return action.command
+        if not self.apply_edit:
+            return None
+        edit = get_converter().unstructure(action.edit)
+        argument = {"label": action.title, "edit": edit}
+        return types.Command(title=action.title, command=APPLY_EDIT, arguments=[argument])
 
     def text_edit(self, lines: LineIndex, change: fixes.TextChange) -> types.TextEdit:
         return types.TextEdit(
@@ -205,7 +223,7 @@ def _wanted(only: Sequence[str] | None) -> bool:
 
 async def code_actions(
     ls: MetisLanguageServer, params: types.CodeActionParams
-) -> list[types.CodeAction] | None:
+) -> list[types.CodeAction | types.Command] | None:
     located = ls.folders.locate(params.text_document.uri)
     if located is None or not _wanted(params.context.only):
         return None
@@ -228,4 +246,30 @@ async def code_actions(
     if entry is not None and entry.index not in fixed_entries:
         target = await ls.view_of(folder, other_file(file))
         actions += builder.for_entry(entry, target)
-    return actions
+    if not builder.literals:
+        return [c for c in map(builder.as_command, actions) if c is not None]
+    return list(actions)
+
+
+async def apply_edit(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
+    """`metis.applyEdit {label, edit}`: ask the client to apply `edit` (a quick fix offered
+    as a plain `Command`). The server writes nothing; the edit lands in the editor's undo."""
+    from .commands import CommandError, one_object
+
+    shape = '{"label": <text>, "edit": <WorkspaceEdit>}'
+    params = one_object(APPLY_EDIT, args, shape)
+    label = params.get("label")
+    try:
+        edit = get_converter().structure(params.get("edit"), types.WorkspaceEdit)
+    except Exception as exc:  # cattrs raises its own classes for any shape mismatch
+        raise CommandError(
+            "invalid_input",
+            f"invalid input for {APPLY_EDIT}: 'edit' is not a WorkspaceEdit "
+            f"({type(exc).__name__}). Expected {shape}.",
+        ) from None
+    if not isinstance(label, str) or set(params) - {"label", "edit"}:
+        raise CommandError("invalid_input", f"invalid input for {APPLY_EDIT}. Expected {shape}.")
+    result = await ls.workspace_apply_edit_async(
+        types.ApplyWorkspaceEditParams(edit=edit, label=label)
+    )
+    return {"applied": result.applied, "failureReason": result.failure_reason}

@@ -307,8 +307,12 @@ def did_change_folders(
 
 async def code_action(
     ls: MetisLanguageServer, params: types.CodeActionParams
-) -> list[types.CodeAction] | None:
+) -> list[types.CodeAction | types.Command] | None:
     return await code_actions.code_actions(ls, params)
+
+
+async def apply_edit(ls: MetisLanguageServer, *args: Any) -> dict[str, object]:
+    return await code_actions.apply_edit(ls, args)
 
 
 def hover(ls: MetisLanguageServer, params: types.HoverParams) -> types.Hover | None:
@@ -382,6 +386,7 @@ def create_server() -> MetisLanguageServer:
     server.command(commands.USAGE)(usage)
     server.command(commands.TIDY)(tidy)
     server.command(commands.READ)(read)
+    server.command(code_actions.APPLY_EDIT)(apply_edit)
     server.command(connect.AGENT_HOSTS)(agent_hosts)
     server.command(connect.CONNECT_AGENTS)(connect_agents)
     return server
