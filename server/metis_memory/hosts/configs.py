@@ -203,7 +203,9 @@ def _cursor(command: str) -> list[Edit]:
 
 # ---- Cline -------------------------------------------------------------------------------
 # https://docs.cline.bot/customization/hooks: an executable named after the event in
-# `.clinerules/hooks/`. Cline's MCP servers live in its own global settings file.
+# `.clinerules/hooks/`. Cline 4.x (apps/vscode/src/sdk/hooks-adapter.ts) runs TaskStart and
+# UserPromptSubmit but injects only tool-hook context; 3.x injected all three. Cline's MCP
+# servers live in its own global settings file.
 def _cline(command: str) -> list[Edit]:
     def script(event: str) -> str:
         return (
@@ -221,8 +223,9 @@ def _cline(command: str) -> list[Edit]:
 
 # ---- VS Code and GitHub Copilot ----------------------------------------------------------
 # https://code.visualstudio.com/docs/copilot/customization/custom-instructions: an
-# `*.instructions.md` with `applyTo: '**'` is added to every chat request, and the files
-# its Markdown links point at are attached with it, read afresh each time.
+# `*.instructions.md` with `applyTo: '**'` is added to every chat request; the files its
+# Markdown links point at are attached with it, read afresh each time, when
+# `chat.includeReferencedInstructions` is on (off by default).
 # https://code.visualstudio.com/docs/copilot/customization/mcp-servers: `.vscode/mcp.json`.
 INSTRUCTIONS_PATH = ".github/instructions/metis-memory.instructions.md"
 INSTRUCTIONS = f"""---
@@ -283,23 +286,27 @@ SETUPS: dict[str, HostSetup] = {
             "Cursor",
             _cursor,
             "restart Cursor, and enable the metis-memory server under Settings → MCP. Cursor "
-            "adds the memory at session start; after that, the write tools' results keep it "
+            "adds the memory at session start (the IDE has been reported to drop sessionStart "
+            "context in a race; the CLI keeps it); after that, the write tools' results keep it "
             "current.",
         ),
         HostSetup(
             "cline",
             "Cline",
             _cline,
-            "turn on Hooks in Cline's settings (macOS and Linux). Add the MCP server in "
-            "Cline's MCP settings: command `metis-memory`, args `mcp <this folder>`.",
+            "turn on Hooks in Cline's settings (macOS and Linux). Cline 3.x adds the hooks' "
+            "context to the task; Cline 4.x runs them but keeps only tool-hook context, so there "
+            "the memory arrives through the MCP tools: add the server in Cline's MCP settings "
+            "(command `metis-memory`, args `mcp <this folder>`).",
         ),
         HostSetup(
             "copilot",
             "VS Code / GitHub Copilot",
             _copilot,
-            "nothing: VS Code attaches the instructions to every chat request "
-            "(chat.includeApplyingInstructions, on by default), and starts the MCP server "
-            "when a chat needs it.",
+            "turn on `chat.includeReferencedInstructions` (off by default): VS Code then "
+            "attaches the two files the instructions link to on every chat request. The "
+            "instructions themselves apply without it, and VS Code starts the MCP server when "
+            "a chat needs it.",
         ),
     )
 }
