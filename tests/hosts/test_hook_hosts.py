@@ -143,13 +143,17 @@ def test_per_prompt_hook_sends_the_memory_only_after_it_changed(
     assert other.startswith("<metis-memory>\n" + HEADER)
 
 
-def test_gemini_before_agent_sends_every_turn(
+def test_gemini_before_agent_is_gated_like_a_prompt_hook(
     store: MemoryStore, workspace: Path, sessions: SessionLog
 ) -> None:
-    """BeforeAgent context lasts one turn, so an unchanged memory is sent again."""
+    """BeforeAgent context stays in Gemini's chat history (client.ts appends it to the
+    user message), so an unchanged memory is not sent again."""
     _write(store)
-    first = _call("gemini", GEMINI_BEFORE_AGENT, workspace, sessions)
-    assert first and _call("gemini", GEMINI_BEFORE_AGENT, workspace, sessions) == first
+    assert _call("gemini", GEMINI_SESSION_START, workspace, sessions)
+    assert _call("gemini", GEMINI_BEFORE_AGENT, workspace, sessions) == "{}"
+    store.add_entry("MEMORY.md", "- CI runs on Fridays only")
+    changed = _specific(_call("gemini", GEMINI_BEFORE_AGENT, workspace, sessions), "BeforeAgent")
+    assert changed.startswith("<metis-memory>\n" + CHANGED_HEADER)
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,6 @@ class HostContract:
     """Events that begin a context: the memory is always sent."""
     per_turn: frozenset[str]
     """Events before each prompt whose context stays in the transcript: sent when changed."""
-    turn_only: frozenset[str]
-    """Events before each prompt whose context lasts that turn only: sent every time."""
     project_env: tuple[str, ...]
     """Environment variables the host sets to the project directory, in order of trust."""
     parse: Callable[[Mapping[str, Any]], HookInput]
@@ -43,7 +41,7 @@ class HostContract:
 
     @property
     def events(self) -> frozenset[str]:
-        return self.session_start | self.per_turn | self.turn_only
+        return self.session_start | self.per_turn
 
 
 def _text(data: Mapping[str, Any], *keys: str) -> str | None:
@@ -93,7 +91,6 @@ CLAUDE = HostContract(
     title="Claude Code",
     session_start=frozenset({"SessionStart"}),
     per_turn=frozenset({"UserPromptSubmit"}),
-    turn_only=frozenset(),
     project_env=("CLAUDE_PROJECT_DIR",),
     parse=_parse_claude_like,
     render=_render_specific,
@@ -109,7 +106,6 @@ CODEX = HostContract(
     title="OpenAI Codex",
     session_start=frozenset({"SessionStart"}),
     per_turn=frozenset({"UserPromptSubmit"}),
-    turn_only=frozenset(),
     project_env=(),
     parse=_parse_claude_like,
     render=_render_specific,
@@ -119,7 +115,9 @@ CODEX = HostContract(
 # ---- Gemini CLI --------------------------------------------------------------------------
 # https://geminicli.com/docs/hooks/reference/ (gemini-cli docs/hooks/reference.md): input
 # carries `session_id`, `cwd`, `hook_event_name`; `hookSpecificOutput.additionalContext`
-# from BeforeAgent is added to that turn's prompt only, from SessionStart to the session;
+# from BeforeAgent is added to that turn's prompt ("for this turn only", say the docs, but
+# packages/core/src/core/client.ts appends it as a `<hook_context>` part of the user message,
+# which stays in the chat history: so it is sent only when changed, like Claude's);
 # `$GEMINI_PROJECT_DIR` is set; stdout must hold nothing but the JSON; exit 2 blocks.
 def _render_gemini(event: str, text: str | None) -> str:
     # Exit 0 means "stdout is parsed as JSON": an empty answer is `{}`, as Gemini's own
@@ -131,8 +129,7 @@ GEMINI = HostContract(
     name="gemini",
     title="Gemini CLI",
     session_start=frozenset({"SessionStart"}),
-    per_turn=frozenset(),
-    turn_only=frozenset({"BeforeAgent"}),
+    per_turn=frozenset({"BeforeAgent"}),
     project_env=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
     parse=_parse_claude_like,
     render=_render_gemini,
@@ -161,7 +158,6 @@ CURSOR = HostContract(
     title="Cursor",
     session_start=frozenset({"sessionStart"}),
     per_turn=frozenset(),
-    turn_only=frozenset(),
     project_env=("CURSOR_PROJECT_DIR",),
     parse=_parse_cursor,
     render=_render_cursor,
@@ -192,7 +188,6 @@ CLINE = HostContract(
     title="Cline",
     session_start=frozenset({"TaskStart", "TaskResume"}),
     per_turn=frozenset({"UserPromptSubmit"}),
-    turn_only=frozenset(),
     project_env=(),
     parse=_parse_cline,
     render=_render_cline,

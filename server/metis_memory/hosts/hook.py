@@ -137,8 +137,6 @@ def _context_for(
 ) -> tuple[str | None, str | None]:
     """The context to send (None: nothing) and a warning for stderr."""
     memory = read_context(MemoryStore(folder))
-    if hook.event in host.turn_only:
-        return (None if memory.empty else memory.text()), None
     workspace = str(folder.absolute())
     if hook.event in host.per_turn and hook.session is not None:
         last = sessions.last_sent(host.name, workspace, hook.session)
