@@ -17,6 +17,7 @@ import { currentMcpServerSpecs, registerMcpServerProvider } from './mcp';
 import { assemblePrompt, PromptDocuments } from './prompt';
 import {
   isMemoryFileName,
+  ClientCommand,
   ServerCommand,
   ServerNotification,
   type MemoryEvictionParams,
@@ -105,13 +106,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
     const folder = await chooseFolder();
     if (folder) await consolidation.open(folder, 'USER.md');
   });
-  register('metis.openConsolidation', async (args?: OpenConsolidationArgs) => {
+  register(ClientCommand.openConsolidation, async (args?: OpenConsolidationArgs) => {
     const file = isMemoryFileName(args?.file) ? args.file : await pickFile('Consolidate which file?');
     if (file) await consolidation.openFor(args?.workspace, file, chooseFolder);
   });
   register('metis.applyConsolidation', (uri?: vscode.Uri) => consolidation.apply(uri));
   register('metis.draftWithModel', () => consolidation.draftWithModel());
-  register('metis.replaceEntryPrompt', (args?: ReplaceEntryPromptArgs) => replaceEntry(srv, args));
+  register(ClientCommand.replaceEntryPrompt, (args?: ReplaceEntryPromptArgs) => replaceEntry(srv, args));
   register('metis.showPrompt', async () => {
     const folder = await chooseFolder();
     if (!folder) return;

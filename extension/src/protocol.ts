@@ -89,7 +89,24 @@ export const ServerCommand = {
   read: 'metis.read',
   agentHosts: 'metis.agentHosts',
   connectAgents: 'metis.connectAgents',
+  applyEdit: 'metis.applyEdit',
+  showConsolidationProposal: 'metis.showConsolidationProposal',
 } as const;
+
+/**
+ * Commands the server's code actions invoke and this extension implements. They are sent as
+ * `initializationOptions.clientCommands`: the server offers their actions only to clients
+ * that declare them.
+ */
+export const ClientCommand = {
+  openConsolidation: 'metis.openConsolidation',
+  replaceEntryPrompt: 'metis.replaceEntryPrompt',
+} as const;
+
+/** `initializationOptions` the server reads. */
+export interface InitializationOptions {
+  clientCommands: string[];
+}
 
 /** One entry of `metis.agentHosts`: a host `metis-memory init` can set up. */
 export interface AgentHost {
@@ -114,7 +131,7 @@ export const ServerNotification = {
   usageChanged: 'metis/usageChanged',
 } as const;
 
-/** Commands the server's code actions invoke and the extension implements. */
+/** Arguments of `ClientCommand.openConsolidation`. */
 export interface OpenConsolidationArgs {
   file: MemoryFileName;
   workspace?: string;

@@ -27,7 +27,7 @@ import {
   type ResolvedInterpreter,
 } from './interpreter';
 import { pythonExtensionInterpreter } from './pythonExtension';
-import { isToolErrorData } from './protocol';
+import { ClientCommand, type InitializationOptions, isToolErrorData } from './protocol';
 
 /** A server command failed; `message` is the user-visible text, `code` the machine one. */
 export class MetisCommandError extends Error {
@@ -204,6 +204,9 @@ export class MetisServer implements vscode.Disposable {
         { scheme: 'file', pattern: '**/.metis/MEMORY.md' },
         { scheme: 'file', pattern: '**/.metis/USER.md' },
       ],
+      initializationOptions: {
+        clientCommands: Object.values(ClientCommand),
+      } satisfies InitializationOptions,
       outputChannel: this.log,
       traceOutputChannel: this.log,
       revealOutputChannelOn: RevealOutputChannelOn.Never,

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
-import { ServerCommand } from '../src/protocol';
+import { ClientCommand, ServerCommand } from '../src/protocol';
 
 const root = path.resolve(__dirname, '..', '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -77,6 +77,15 @@ describe('package.json', () => {
     for (const owned of Object.values(ServerCommand)) {
       assert.ok(!contributed.includes(owned), `${owned} must not be contributed`);
       assert.ok(!registered.includes(owned), `${owned} must not be registered by the extension`);
+    }
+  });
+
+  it('implements every client-side command it declares to the server, and the server knows them', () => {
+    const source = fs.readFileSync(path.join(root, 'extension', 'src', 'extension.ts'), 'utf8');
+    const server = fs.readFileSync(path.join(root, 'server', 'metis_memory', 'lsp', 'commands.py'), 'utf8');
+    for (const [key, id] of Object.entries(ClientCommand)) {
+      assert.match(source, new RegExp(`register\\(ClientCommand\\.${key}\\b`), `${id} is declared but not registered`);
+      assert.ok(server.includes(`= "${id}"`), `the server does not know ${id}`);
     }
   });
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from hosts_harness import Hook
 
-from metis_memory.hosts.sessions import CACHE_ENV, SessionLog
+from metis_memory.cache import CACHE_ENV
+from metis_memory.hosts.sessions import SessionLog
 
 
 @pytest.fixture

@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest_lsp
-from lsp_harness import SERVER_COMMAND, MetisClient, make_client
+from lsp_harness import SERVER_COMMAND, SERVER_ENV, MetisClient, make_client
 from pytest_lsp import ClientServerConfig
 
 
 @pytest_lsp.fixture(
-    config=ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client)
+    config=ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=make_client, server_env=SERVER_ENV
+    )
 )
 async def client(lsp_client: MetisClient) -> AsyncIterator[None]:
     yield

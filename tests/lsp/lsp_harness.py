@@ -10,7 +10,11 @@ converter written independently of the server's.
 from __future__ import annotations
 
 import asyncio
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Union
@@ -22,11 +26,18 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 SERVER_COMMAND = [sys.executable, "-m", "metis_memory", "lsp"]
+SERVER_CACHE = Path(tempfile.mkdtemp(prefix="metis-lsp-cache-"))
+"""The servers' user cache (proposals): never the developer's own."""
+atexit.register(shutil.rmtree, SERVER_CACHE, True)
+SERVER_ENV = {**os.environ, "METIS_MEMORY_CACHE_DIR": str(SERVER_CACHE)}
 METIS_NOTIFICATIONS = (
     "metis/usageChanged",
     "metis/memoryUpdated",
     "metis/memoryEviction",
 )
+CLIENT_COMMANDS = {"clientCommands": ["metis.openConsolidation", "metis.replaceEntryPrompt"]}
+"""The initializationOptions of a client that implements both client-side commands (as
+the VS Code extension and the Neovim configuration do)."""
 WAIT_S = 10.0
 """Upper bound for waits on a loaded machine; a pass normally takes milliseconds."""
 
@@ -50,6 +61,8 @@ class MetisClient(LanguageClient):
         self.versions: dict[str, int] = {}
         self.applied_edits: list[types.ApplyWorkspaceEditParams] = []
         """Every `workspace/applyEdit` the server sent (the client accepts each)."""
+        self.shown_documents: list[types.ShowDocumentParams] = []
+        """Every `window/showDocument` the server sent (the client shows each)."""
 
     # ---- recording -----------------------------------------------------------
     def pulse(self) -> None:
@@ -114,12 +127,15 @@ class MetisClient(LanguageClient):
         *,
         client: str = "visual-studio-code",
         capabilities: types.ClientCapabilities | None = None,
+        options: Any = None,
     ) -> types.InitializeResult:
-        """Initialize as `client` (a capability set pytest-lsp ships), or with `capabilities`."""
+        """Initialize as `client` (a capability set pytest-lsp ships), or with `capabilities`,
+        sending `options` as initializationOptions."""
         capabilities = capabilities or client_capabilities(client)
         result = await self.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities,
+                initialization_options=options,
                 root_uri=file_uri(folders[0]) if folders else None,
                 workspace_folders=[
                     types.WorkspaceFolder(uri=file_uri(f), name=f.name) for f in folders
@@ -206,6 +222,28 @@ class MetisClient(LanguageClient):
             WAIT_S,
         )
         return [a for a in result or [] if isinstance(a, types.CodeAction)]
+
+
+async def lenses(client: MetisClient, path: Path) -> list[types.CodeLens]:
+    result = await asyncio.wait_for(
+        client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=file_uri(path)))
+        ),
+        WAIT_S,
+    )
+    return list(result or [])
+
+
+async def hover(client: MetisClient, path: Path, line: int, character: int) -> types.Hover | None:
+    return await asyncio.wait_for(
+        client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=file_uri(path)),
+                position=types.Position(line, character),
+            )
+        ),
+        WAIT_S,
+    )
 
 
 def _key(p: types.Position) -> tuple[int, int]:
@@ -326,6 +364,15 @@ def make_client() -> MetisClient:
         return types.ApplyWorkspaceEditResult(applied=True)
 
     features[types.WORKSPACE_APPLY_EDIT] = apply_edit
+
+    def show_document(
+        ls: MetisClient, params: types.ShowDocumentParams
+    ) -> types.ShowDocumentResult:
+        ls.shown_documents.append(params)
+        ls.pulse()
+        return types.ShowDocumentResult(success=True)
+
+    features[types.WINDOW_SHOW_DOCUMENT] = show_document
     register_lsp_features(client, features)
     for method in METIS_NOTIFICATIONS:
 

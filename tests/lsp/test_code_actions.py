@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_harness import MetisClient, apply_workspace_edit, file_uri, write_memory
+from lsp_harness import (
+    CLIENT_COMMANDS,
+    SERVER_CACHE,
+    MetisClient,
+    apply_workspace_edit,
+    file_uri,
+    write_memory,
+)
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
@@ -48,10 +55,15 @@ def applied(client: MetisClient, action: types.CodeAction) -> dict[str, str]:
 
 
 async def open_memory(
-    client: MetisClient, ws: Path, text: str = MEMORY_TEXT, caps: str = "visual-studio-code"
+    client: MetisClient,
+    ws: Path,
+    text: str = MEMORY_TEXT,
+    caps: str = "visual-studio-code",
+    options: object = CLIENT_COMMANDS,
 ) -> Path:
+    """Open MEMORY.md in a client that, by default, implements the client-side commands."""
     memory = write_memory(ws, "MEMORY.md", text)
-    await client.start_session([ws], client=caps)
+    await client.start_session([ws], client=caps, options=options)
     client.open(memory)
     return memory
 
@@ -222,6 +234,7 @@ async def test_client_side_commands_are_not_advertised(client: MetisClient, ws: 
         "metis.memoryConsolidate",
         "metis.memoryReplace",
         "metis.read",
+        "metis.showConsolidationProposal",
         "metis.tidy",
         "metis.usage",
     ]
@@ -239,7 +252,7 @@ async def test_a_client_without_literal_support_gets_only_commands(
     capabilities.text_document.code_action.code_action_literal_support = None
     text = "# Memory\n\n\n\n- fact one   \n- FACT one\n\n\n" + "- filler ✓ line\n" * 130
     memory = write_memory(ws, "MEMORY.md", text)
-    await client.start_session([ws], capabilities=capabilities)
+    await client.start_session([ws], capabilities=capabilities, options=CLIENT_COMMANDS)
     client.open(memory)
     await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
     cap = client.diagnostic(memory, "over-soft-cap")
@@ -262,3 +275,62 @@ async def test_a_client_without_literal_support_gets_only_commands(
     tidied = apply_workspace_edit(sent.edit, lambda _uri: text, client.encoding)
     assert tidied[file_uri(memory)] == "# Memory\n\n- fact one\n\n- filler ✓ line\n"
     assert memory.read_text() == text  # the server wrote nothing itself
+
+
+OVER_SOFT_CAP = "# Memory\n\n\n\n- fact one   \n- FACT one\n\n\n" + "- filler ✓ line\n" * 130
+
+
+def offered_commands(actions: list[types.CodeAction]) -> set[str]:
+    return {a.command.command for a in actions if a.command is not None}
+
+
+@pytest.mark.parametrize("options", [None, {}, {"clientCommands": []}, {"clientCommands": "x"}])
+async def test_a_client_that_declares_no_client_commands_is_offered_none(
+    client: MetisClient, ws: Path, options: object
+) -> None:
+    """Emacs, Helix, Kakoune: every action offered is one the client can run itself."""
+    capabilities = client_capabilities("visual-studio-code")
+    assert capabilities.window is not None
+    capabilities.window.show_document = None  # and no way to show a proposal either
+    memory = write_memory(ws, "MEMORY.md", OVER_SOFT_CAP)
+    await client.start_session([ws], capabilities=capabilities, options=options)
+    client.open(memory)
+    await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
+    cap = client.diagnostic(memory, "over-soft-cap")
+    on_cap = await client.actions(memory, (cap.range.start.line, cap.range.start.character))
+    on_entry = await client.actions(memory, (4, 3))
+    provider = client.initialize_result.capabilities.execute_command_provider  # type: ignore[union-attr]
+    runnable = set(provider.commands if provider else ())
+    for action in on_cap + on_entry:
+        assert action.edit is not None or (
+            action.command is not None and action.command.command in runnable
+        ), f"{action.title} runs {action.command}, which this client cannot run"
+    cap_titles = [a.title for a in on_cap]
+    assert "Tidy MEMORY.md" in cap_titles
+    assert not [t for t in cap_titles if t.startswith(("Consolidate", "Show consolidation"))]
+    assert "Remove entry" in [a.title for a in on_entry]
+    assert not offered_commands(on_cap + on_entry)
+
+
+async def test_a_client_that_can_show_documents_gets_the_proposal_shown(
+    client: MetisClient, ws: Path
+) -> None:
+    """No consolidation view, but `window/showDocument`: the tidied text opens in a file
+    of the user cache, and the memory file is left as it was."""
+    memory = await open_memory(client, ws, OVER_SOFT_CAP, options=None)
+    await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
+    cap = client.diagnostic(memory, "over-soft-cap")
+    actions = await client.actions(memory, (cap.range.start.line, cap.range.start.character))
+    command = titled(actions, "Show consolidation proposal for MEMORY.md").command
+    assert command is not None and command.command == "metis.showConsolidationProposal"
+    assert list(command.arguments or ()) == [{"file": "MEMORY.md", "workspace": file_uri(ws)}]
+    result = await client.command(command.command, *command.arguments or ())
+    (params,) = client.shown_documents
+    assert params.take_focus is True
+    assert result == {"file": "MEMORY.md", "uri": params.uri, "shown": True}
+    proposal = Path(params.uri.removeprefix("file://"))
+    assert proposal.is_relative_to(SERVER_CACHE) and proposal.name == "MEMORY.proposal.md"
+    assert proposal.read_text(encoding="utf-8") == "# Memory\n\n- fact one\n\n- filler ✓ line\n"
+    assert proposal.stat().st_mode & 0o077 == 0
+    assert memory.read_text(encoding="utf-8") == OVER_SOFT_CAP  # nothing written to memory
+    assert sorted(p.name for p in (ws / ".metis").iterdir()) == ["MEMORY.md"]

@@ -285,14 +285,17 @@ async def test_the_workspace_argument_with_two_folders(client: MetisClient, tmp_
     await client.start_session([one, two])
     missing = await client.command_error("metis.memoryAdd", {"file": "USER.md", "entry": "- x"})
     assert missing.data == {"code": "invalid_input", "is_user_visible": True}
-    assert "2 workspace folders are open, so 'workspace' is required" in missing.message
+    assert "2 workspaces are open, so 'workspace' is required" in missing.message
     assert file_uri(one) in missing.message and file_uri(two) in missing.message
 
     unknown = await client.command_error(
         "metis.usage", {"workspace": file_uri(tmp_path / "elsewhere")}
     )
     assert unknown.data == {"code": "invalid_input", "is_user_visible": True}
-    assert "is not an open workspace folder; known folders:" in unknown.message
+    assert (
+        "is neither an open workspace folder nor the directory of an open memory file; known:"
+        in unknown.message
+    )
 
     await client.command(
         "metis.memoryAdd", {"file": "USER.md", "entry": "- x", "workspace": file_uri(two)}

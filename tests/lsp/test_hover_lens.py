@@ -3,34 +3,11 @@ both for the buffer as typed."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
-from lsp_harness import WAIT_S, MetisClient, file_uri, write_memory
+from lsp_harness import MetisClient, hover, lenses, write_memory
 from lsprotocol import types
 from pytest_lsp import client_capabilities
-
-
-async def lenses(client: MetisClient, path: Path) -> list[types.CodeLens]:
-    result = await asyncio.wait_for(
-        client.text_document_code_lens_async(
-            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=file_uri(path)))
-        ),
-        WAIT_S,
-    )
-    return list(result or [])
-
-
-async def hover(client: MetisClient, path: Path, line: int, character: int) -> types.Hover | None:
-    return await asyncio.wait_for(
-        client.text_document_hover_async(
-            types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri=file_uri(path)),
-                position=types.Position(line, character),
-            )
-        ),
-        WAIT_S,
-    )
 
 
 async def test_lens_follows_the_buffer(client: MetisClient, tmp_path: Path) -> None:

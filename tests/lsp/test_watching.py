@@ -126,7 +126,7 @@ async def test_folders_added_and_removed_at_run_time(client: MetisClient, tmp_pa
     await client.wait_for_codes(added, [])  # its diagnostics are withdrawn
     await client.wait_for_codes(two / ".metis" / "USER.md", [])
     error = await client.command_error("metis.usage", {"workspace": file_uri(two)})
-    assert "is not an open workspace folder" in error.message
+    assert "is neither an open workspace folder" in error.message
 
     # No longer watched: a write there is not reported, while one in `one` still is.
     added.write_text("- again\n- again\n")

@@ -12,12 +12,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sys
 import time
 from pathlib import Path
 
-CACHE_ENV = "METIS_MEMORY_CACHE_DIR"
-"""Overrides where the records live (tests; users with a read-only home)."""
+from ..cache import CACHE_ENV, cache_root
 
 MAX_AGE_S = 14 * 24 * 3600
 """Records older than this are removed now and then: sessions that long are not resumed."""
@@ -26,18 +24,9 @@ _RECORD_BYTES = 64
 
 
 def cache_dir() -> Path:
-    """`$METIS_MEMORY_CACHE_DIR`, else the platform's per-user cache directory."""
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        return Path(override)
-    if sys.platform == "win32":  # pragma: no cover - Windows
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-        return base / "metis-memory" / "Cache" / "sessions"
-    if sys.platform == "darwin":  # pragma: no cover - macOS
-        return Path.home() / "Library" / "Caches" / "metis-memory" / "sessions"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "metis-memory" / "sessions"
+    """The session records: `$METIS_MEMORY_CACHE_DIR` itself when set (as before), else
+    `sessions` in the user cache."""
+    return cache_root() if os.environ.get(CACHE_ENV) else cache_root() / "sessions"
 
 
 class SessionLog:

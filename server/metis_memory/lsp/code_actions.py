@@ -1,8 +1,9 @@
 """Quick fixes. Edits are computed here from the analysis and returned as workspace
 edits for the editor to apply (so they land in its undo history and the server
-never writes a file); the two fixes that need the editor's own UI are client-side
-commands (`metis.openConsolidation`, `metis.replaceEntryPrompt`) the server does
-not register."""
+never writes a file). The two fixes that need the editor's own UI are client-side
+commands (`metis.openConsolidation`, `metis.replaceEntryPrompt`) the server does not
+register, offered only to clients that declare them (`client_options`); a client that
+can show documents gets "Show consolidation proposal" instead of the first."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..analysis.positions import LineIndex
 from ..files import MemoryFile
 from .commands import OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT
 from .diagnostics import FileAnalysis, to_range
+from .proposal import SHOW_PROPOSAL, can_show_documents
 from .views import FileView
 from .workspaces import Folder
 
@@ -54,6 +56,8 @@ class _Builder:
         self.disabled_support = bool(action_caps and action_caps.disabled_support)
         self.literals = bool(action_caps and action_caps.code_action_literal_support)
         self.apply_edit = bool(caps.workspace and caps.workspace.apply_edit)
+        self.client_commands = ls.client_options.commands
+        self.show_documents = can_show_documents(ls)
 
     def as_command(self, action: types.CodeAction) -> types.Command | None:
         """`action` for a client without `codeActionLiteralSupport`, which may be sent only
@@ -139,14 +143,21 @@ class _Builder:
                 self.fix("Redact secret", fixes.redact(finding.secret), diagnostic, preferred=True)
             ]
         if finding.code in CAP_CODES:
-            actions = [
-                self.command(
-                    f"Consolidate {name}…",
-                    OPEN_CONSOLIDATION,
-                    {"file": name, "workspace": self.folder.uri},
-                    diagnostic,
+            argument: dict[str, object] = {"file": name, "workspace": self.folder.uri}
+            actions = []
+            if OPEN_CONSOLIDATION in self.client_commands:
+                actions.append(
+                    self.command(f"Consolidate {name}…", OPEN_CONSOLIDATION, argument, diagnostic)
                 )
-            ]
+            elif self.show_documents:
+                actions.append(
+                    self.command(
+                        f"Show consolidation proposal for {name}",
+                        SHOW_PROPOSAL,
+                        argument,
+                        diagnostic,
+                    )
+                )
             tidy = self.tidy(diagnostic)
             if tidy is not None:
                 actions.append(tidy)
@@ -166,14 +177,10 @@ class _Builder:
             move = self.move(entry, target)
             if move is not None:
                 actions.append(move)
-        actions.append(
-            self.command(
-                "Replace entry…",
-                REPLACE_ENTRY_PROMPT,
-                {"file": self.view.file.value, "old": entry.text, "workspace": self.folder.uri},
-                None,
-            )
-        )
+        if REPLACE_ENTRY_PROMPT in self.client_commands:
+            file, workspace = self.view.file.value, self.folder.uri
+            argument: dict[str, object] = {"file": file, "old": entry.text, "workspace": workspace}
+            actions.append(self.command("Replace entry…", REPLACE_ENTRY_PROMPT, argument, None))
         return actions
 
     def move(self, entry: Entry, target: FileView) -> types.CodeAction | None:

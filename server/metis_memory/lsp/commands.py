@@ -132,6 +132,7 @@ SHAPES = {
     USAGE: "{" + _WS + "}",
     TIDY: '{"file": "MEMORY.md" | "USER.md", ' + _WS + "}",
     READ: "{" + _WS + "}",
+    "metis.showConsolidationProposal": '{"file": "MEMORY.md" | "USER.md", ' + _WS + "}",
 }
 
 

@@ -25,7 +25,8 @@ from .. import __version__
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
-from . import code_actions, commands, connect, hover_lens
+from . import code_actions, commands, connect, hover_lens, proposal
+from .client_options import ClientOptions, parse_client_options
 from .diagnostics import FileAnalysis, analyse
 from .documents import LspWorkspace
 from .refresh import INLINE_CHARS, Refresher
@@ -49,6 +50,7 @@ class MetisLanguageServer(LanguageServer):
         self.watcher: MemoryWatcher | None = None
         self.stopping = False
         self.shutdown_requested = False
+        self.client_options = ClientOptions()
         self._open: dict[FileKey, list[str]] = {}
         """The URIs a memory file is open under (an editor may open one file under two: a
         symlinked folder, `..` in a path, percent-encoding); the last opened is shown."""
@@ -161,7 +163,17 @@ class MetisLanguageServer(LanguageServer):
             for file in MemoryFile:
                 self._open.pop(folder.file_key(file), None)
         added = [f for wf in event.added if (f := self.folders.add(wf.uri, wf.name)) is not None]
+        if removed:  # a memory file still open there is now one of an adopted workspace
+            added += self._adopt_orphans()
         self._folders_changed(added)
+
+    def _adopt_orphans(self) -> list[Folder]:
+        adopted = [
+            folder
+            for uri in list(self.workspace.text_documents)
+            if self.folders.locate(uri) is None and (folder := self.folders.adopt(uri))
+        ]
+        return adopted
 
     def _folders_changed(self, added: list[Folder]) -> None:
         for folder in added:
@@ -188,6 +200,11 @@ class MetisLanguageServer(LanguageServer):
     # ---- documents -------------------------------------------------------------------
     def document_opened(self, uri: str) -> None:
         located = self.folders.locate(uri)
+        if located is None:
+            adopted = self.folders.adopt(uri)
+            if adopted is not None:  # a memory file outside every folder: its own workspace
+                self._folders_changed([adopted])
+                located = self.folders.locate(uri)
         if located is not None:
             folder, file = located
             key = folder.file_key(file)
@@ -220,7 +237,17 @@ class MetisLanguageServer(LanguageServer):
                 uris.remove(uri)
             if not uris:
                 self._open.pop(key, None)
+            folder = located[0]
+            if folder.adopted and not any(folder.file_key(f) in self._open for f in MemoryFile):
+                self._drop(folder)  # nothing of it is open: no longer watched or reported
+                return
             self.refresher.request(key)  # back to the disk's state (or the other buffer)
+
+    def _drop(self, folder: Folder) -> None:
+        self.folders.drop(folder)
+        self.refresher.forget_folder(folder)
+        if self.watcher is not None:
+            self.watcher.set_folders(f.path for f in self.folders.all())
 
     # ---- callbacks from other threads ---------------------------------------------------
     def _on_disk_change(self, folder_path: Path) -> None:
@@ -260,6 +287,7 @@ class MetisLanguageServer(LanguageServer):
 def on_initialize(ls: MetisLanguageServer, params: types.InitializeParams) -> None:
     # pygls has just built its workspace; no document is open yet.
     ls.protocol._workspace = LspWorkspace.replacing(ls.protocol._workspace)
+    ls.client_options = parse_client_options(params.initialization_options)
 
 
 def on_initialized(ls: MetisLanguageServer, params: types.InitializedParams) -> None:
@@ -351,6 +379,10 @@ async def tidy(ls: MetisLanguageServer, *args: Any) -> dict[str, object]:
     return await commands.tidy(ls, args)
 
 
+async def show_proposal(ls: MetisLanguageServer, *args: Any) -> dict[str, object]:
+    return await proposal.show_proposal(ls, args)
+
+
 async def agent_hosts(ls: MetisLanguageServer, *args: Any) -> list[dict[str, object]]:
     return await connect.agent_hosts(ls, args)
 
@@ -387,6 +419,7 @@ def create_server() -> MetisLanguageServer:
     server.command(commands.TIDY)(tidy)
     server.command(commands.READ)(read)
     server.command(code_actions.APPLY_EDIT)(apply_edit)
+    server.command(proposal.SHOW_PROPOSAL)(show_proposal)
     server.command(connect.AGENT_HOSTS)(agent_hosts)
     server.command(connect.CONNECT_AGENTS)(connect_agents)
     return server

@@ -1,5 +1,12 @@
-"""Workspace folders: each has a store (and, once written to, a tool dispatcher), and
-owns the two memory files directly under its `.metis/`."""
+"""Memory workspaces: each has a store (and, once written to, a tool dispatcher), and
+owns the two memory files directly under its `.metis/`.
+
+A memory workspace is the directory that holds a `.metis/`. The client's workspace
+folders are ones (a folder named `.metis` stands for its parent, as Emacs makes `.metis/`
+the project root outside version control). Any `.metis/MEMORY.md` or `.metis/USER.md` the
+client opens elsewhere (no folder at all, a monorepo opened at its root, an unrelated
+folder) makes its directory an *adopted* workspace for as long as a file of it is open.
+"""
 
 from __future__ import annotations
 
@@ -35,6 +42,21 @@ def folder_key(path: str | os.PathLike[str]) -> str:
     return str(os.path.normcase(os.path.abspath(os.fspath(path))))
 
 
+def memory_root(path: Path) -> Path:
+    """The memory workspace a folder stands for: a `.metis/` folder means its parent."""
+    return path.parent if path.name == METIS_DIR and path.parent != path else path
+
+
+def memory_file_of(path: Path) -> tuple[Path, MemoryFile] | None:
+    """(workspace, file) when `path` is `<workspace>/.metis/MEMORY.md` or `USER.md`."""
+    if path.parent.name != METIS_DIR:
+        return None
+    for file in MemoryFile:
+        if path.name == file.value:
+            return path.parent.parent, file
+    return None
+
+
 def uri_to_path(uri: str) -> Path | None:
     """The local path of a `file:` URI. `file://localhost/x` is `file:///x` (RFC 8089);
     pygls reads `localhost` as a UNC host and gives `//localhost/x`."""
@@ -58,10 +80,13 @@ class Folder:
     """One workspace folder."""
 
     uri: str
-    """The folder URI exactly as the client sent it (used in payloads)."""
+    """The folder URI exactly as the client sent it (used in payloads); for an adopted
+    workspace, the URI of its directory."""
     name: str
     path: Path
     store: MemoryStore
+    adopted: bool = False
+    """Not a client folder: tracked while a memory file of it is open."""
     on_event: Callable[[Folder, MemoryEvent], None] | None = None
     _dispatcher: ToolDispatcher | None = field(default=None, repr=False)
     _seen_on_disk: dict[MemoryFile, deque[str]] = field(default_factory=dict, repr=False)
@@ -127,20 +152,69 @@ class Workspaces:
         path = uri_to_path(uri)
         if path is None:
             return None
+        path = memory_root(path)
         key = folder_key(path)
-        if key in self._folders:
+        existing = self._folders.get(key)
+        if existing is not None:
+            if existing.adopted:  # the client now opened it as a folder: it stays
+                existing.adopted = False
+                existing.uri, existing.name = uri, name or existing.name
             return None
         folder = Folder(
-            uri, name or path.name or str(path), path, MemoryStore(path), self._on_event
+            uri,
+            name or path.name or str(path),
+            path,
+            MemoryStore(path),
+            on_event=self._on_event,
         )
         self._folders[key] = folder
         self._located.clear()
         return folder
 
+    def adopt(self, uri: str) -> Folder | None:
+        """Track the workspace of a memory file opened outside every folder (None when
+        `uri` is no memory file or its workspace is tracked already)."""
+        path = uri_to_path(uri)
+        found = memory_file_of(path) if path is not None else None
+        if found is None:
+            return None
+        root = found[0]
+        key = folder_key(root)
+        if key in self._folders:
+            return None
+        root_uri = from_fs_path(str(root))
+        assert root_uri is not None
+        folder = Folder(
+            root_uri,
+            root.name or str(root),
+            root,
+            MemoryStore(root),
+            adopted=True,
+            on_event=self._on_event,
+        )
+        self._folders[key] = folder
+        self._located.clear()
+        return folder
+
+    def drop(self, folder: Folder) -> None:
+        """Stop tracking an adopted workspace (its last open file was closed)."""
+        if self._folders.get(folder.key) is folder:
+            del self._folders[folder.key]
+            self._located.clear()
+
     def remove(self, uri: str) -> Folder | None:
         path = uri_to_path(uri)
         self._located.clear()
-        return self._folders.pop(folder_key(path), None) if path is not None else None
+        if path is None:
+            return None
+        key = folder_key(memory_root(path))
+        folder = self._folders.get(key)
+        if folder is None or folder.adopted:
+            return None
+        own = uri_to_path(folder.uri)
+        if own is None or folder_key(own) != folder_key(path):
+            return None  # `/p` and `/p/.metis` both open: only the one that was added goes
+        return self._folders.pop(key)
 
     def locate(self, uri: str) -> tuple[Folder, MemoryFile] | None:
         """The folder and memory file a document URI is, if it is one: exactly
@@ -155,15 +229,11 @@ class Workspaces:
 
     def _locate(self, uri: str) -> tuple[Folder, MemoryFile] | None:
         path = uri_to_path(uri)
-        if path is None or path.parent.name != METIS_DIR:
+        found = memory_file_of(path) if path is not None else None
+        if found is None:
             return None
-        folder = self._folders.get(folder_key(path.parent.parent))
-        if folder is None:
-            return None
-        for file in MemoryFile:
-            if path.name == file.value:
-                return folder, file
-        return None
+        folder = self._folders.get(folder_key(found[0]))
+        return (folder, found[1]) if folder is not None else None
 
     def resolve(self, workspace: object) -> Folder:
         """The folder a command's optional `workspace` argument designates."""
@@ -173,24 +243,25 @@ class Workspaces:
                 return folders[0]
             if not folders:
                 raise WorkspaceArgumentError(
-                    "no workspace folder is open: open the folder that holds .metis/ "
-                    "(or pass its URI as 'workspace')"
+                    "no workspace is open: open the folder that holds .metis/, or a "
+                    ".metis/MEMORY.md or .metis/USER.md file (then pass the URI of the "
+                    "directory holding .metis/ as 'workspace')"
                 )
             raise WorkspaceArgumentError(
-                f"{len(folders)} workspace folders are open, so 'workspace' is required: "
+                f"{len(folders)} workspaces are open, so 'workspace' is required: "
                 f"pass one of {self._known(folders)}"
             )
         if not isinstance(workspace, str) or not workspace:
             raise WorkspaceArgumentError(
                 f"'workspace' must be a folder URI string, got {type(workspace).__name__}; "
-                f"known folders: {self._known(folders)}"
+                f"known: {self._known(folders)}"
             )
         path = uri_to_path(workspace) if "://" in workspace else None
-        folder = self._folders.get(folder_key(path)) if path is not None else None
+        folder = self._folders.get(folder_key(memory_root(path))) if path is not None else None
         if folder is None:
             raise WorkspaceArgumentError(
-                f"'workspace' {short_repr(workspace)} is not an open workspace folder; "
-                f"known folders: {self._known(folders)}"
+                f"'workspace' {short_repr(workspace)} is neither an open workspace folder nor "
+                f"the directory of an open memory file; known: {self._known(folders)}"
             )
         return folder
 

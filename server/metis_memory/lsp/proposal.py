@@ -1,0 +1,103 @@
+"""`metis.showConsolidationProposal`: the consolidation view for editors that have none.
+
+The server tidies the file (the buffer when open, else the disk), writes the result to
+a private file in the user cache (never into the workspace), and asks the client to
+show it with `window/showDocument`. The user consolidates from there and copies back;
+nothing is written to the memory file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from ..cache import cache_root
+from ..errors import MemoryStoreError, NotUtf8
+from ..files import MemoryFile
+from .workspaces import Folder
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+
+SHOW_PROPOSAL = "metis.showConsolidationProposal"
+
+
+def can_show_documents(ls: MetisLanguageServer) -> bool:
+    window = ls.client_capabilities.window
+    return bool(window and window.show_document and window.show_document.support)
+
+
+def proposal_path(folder: Folder, file: MemoryFile) -> Path:
+    """One proposal per workspace and file, so showing it again replaces the last."""
+    digest = hashlib.sha256(folder.key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    stem = file.value.removesuffix(".md")
+    return cache_root() / "proposals" / digest / f"{stem}.proposal.md"
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8", "surrogatepass"))
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+async def show_proposal(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
+    from ..analysis.tidy import tidy
+    from .commands import (
+        SHAPES,
+        CommandError,
+        check_fields,
+        from_store_error,
+        one_object,
+        take_file,
+        take_folder,
+    )
+
+    shape = SHAPES[SHOW_PROPOSAL]
+    params = one_object(SHOW_PROPOSAL, args, shape)
+    folder = take_folder(ls, SHOW_PROPOSAL, params)
+    check_fields(SHOW_PROPOSAL, params, ("file",), shape)
+    file = take_file(SHOW_PROPOSAL, params["file"], shape)
+    if not can_show_documents(ls):
+        raise CommandError(
+            "invalid_input",
+            f"{SHOW_PROPOSAL} needs window/showDocument, which this client does not declare: "
+            "use metis.tidy to get the proposal's text instead.",
+        )
+    doc = ls.open_document(folder.file_key(file))
+    if doc is not None:
+        text = doc.source
+    else:
+        try:
+            snap = await asyncio.to_thread(folder.store.snapshot, file)
+        except MemoryStoreError as exc:
+            raise from_store_error(exc) from None
+        if snap.utf8_error_offset is not None:
+            raise from_store_error(NotUtf8(file.value, snap.utf8_error_offset))
+        text = snap.text
+    path = proposal_path(folder, file)
+    try:
+        await asyncio.to_thread(_write_private, path, tidy(text))
+    except OSError as exc:
+        raise CommandError(
+            "storage_error",
+            f"cannot write the proposal to {path}: {exc.strerror or exc}. Set "
+            "METIS_MEMORY_CACHE_DIR to a writable directory, or use metis.tidy.",
+        ) from None
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    result = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    return {"file": file.value, "uri": uri, "shown": bool(result and result.success)}
