@@ -29,9 +29,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy --strict server/metis_memory
 
-# Debian's Neovim for the second-editor test (tests/neovim).
+# Debian's Neovim and Emacs (with eglot) for the other-editor tests (tests/neovim, tests/emacs).
 python-test-deps:
-	@scripts/apt-install.sh neovim
+	@scripts/apt-install.sh neovim emacs-nox elpa-eglot
 
 test-python: $(STAMP) python-test-deps
 	$(PY) -m pytest tests --ignore=tests/e2e
