@@ -93,8 +93,8 @@ def test_the_mode_is_for_memory_files_only(tmp_path: Path, name: str) -> None:
     assert EMACS is not None, "emacs is not installed: `make test` installs emacs-nox"
     forms = (
         f'(progn (load "{CONFIG}")'
-        ' (princ (mapconcat (lambda (f) (if (assoc-default f auto-mode-alist'
-        " #'string-match) \"y\" \"n\")) command-line-args-left \"\")))"
+        " (princ (mapconcat (lambda (f) (if (assoc-default f auto-mode-alist"
+        ' #\'string-match) "y" "n")) command-line-args-left "")))'
     )
     paths = [f"/p/.metis/{name}", "/p/.metis/MEMORY.md", "/p/MEMORY.md", "/p/.metis/notes.md"]
     done = subprocess.run(
