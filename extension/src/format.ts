@@ -37,6 +37,7 @@ export function formatUsage(size: number, cap: number): string {
 }
 
 export function severityOf(u: FileUsage): Severity {
+  if (u.error !== undefined) return 'error';
   if (u.over_hard_cap || u.size_bytes > u.hard_cap) return 'error';
   if (u.over_soft_cap || u.size_bytes > u.soft_cap) return 'warning';
   return 'ok';
@@ -51,7 +52,8 @@ export function worstSeverity(usage: Usage): Severity {
 
 /** `MEMORY 1.8/2 KB · USER 0.4/1.5 KB`, each against its soft cap (the budget to aim for). */
 export function statusText(usage: Usage): string {
-  const part = (label: string, u: FileUsage): string => `${label} ${formatUsage(u.size_bytes, u.soft_cap)}`;
+  const part = (label: string, u: FileUsage): string =>
+    u.error !== undefined ? `${label} unreadable` : `${label} ${formatUsage(u.size_bytes, u.soft_cap)}`;
   const icon = { ok: '', warning: '$(warning) ', error: '$(error) ' }[worstSeverity(usage)];
   return `${icon}${part('MEMORY', usage['MEMORY.md'])} · ${part('USER', usage['USER.md'])}`;
 }
@@ -63,6 +65,7 @@ export function percent(size: number, cap: number): string {
 
 /** One tooltip line: bytes and percentages of both caps, and what to do when over. */
 export function usageLine(file: MemoryFileName, u: FileUsage): string {
+  if (u.error !== undefined) return `${file}: cannot be read — ${u.error}`;
   const state = {
     ok: 'within budget',
     warning: 'over the soft cap: consolidate before adding more',

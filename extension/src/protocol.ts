@@ -19,6 +19,8 @@ export interface FileUsage {
   over_hard_cap: boolean;
   /** "buffer" when the size follows an open editor's unsaved text, "disk" otherwise. */
   source?: 'buffer' | 'disk';
+  /** Set when the file cannot be read (a directory, a FIFO, a symlink out, permissions): the size is unknown. */
+  error?: string;
 }
 
 export type Usage = Record<MemoryFileName, FileUsage>;

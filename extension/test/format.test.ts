@@ -76,6 +76,13 @@ describe('severity and status text', () => {
   it('marks sizes that follow unsaved editor text', () => {
     assert.match(usageLine('USER.md', { ...fu(10, 1536, 3072), source: 'buffer' }), /10 B \(as in the open editor\)/);
   });
+  it('shows an unreadable file as an error with its reason, never as 0 B within caps', () => {
+    const reason = 'it is a directory, not a regular file';
+    const broken: Usage = { ...usage(100, 410), 'USER.md': { ...fu(0, 1536, 3072), error: reason } };
+    assert.equal(severityOf(broken['USER.md']), 'error');
+    assert.equal(statusText(broken), '$(error) MEMORY 0.1/2 KB · USER unreadable');
+    assert.equal(usageLine('USER.md', broken['USER.md']), `USER.md: cannot be read — ${reason}`);
+  });
   it('handles a zero cap without dividing by it', () => {
     assert.equal(percent(5, 0), '—');
   });

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .errors import MemoryFileTooLarge, MemoryStoreError, fmt_bytes
+from .errors import MemoryStoreError, fmt_bytes
 from .files import MemoryFile
 from .store import MemoryStore
 
@@ -265,20 +265,20 @@ def _mcp(workspace: str | None) -> int:
 
 
 def _check(workspace: str, as_json: bool) -> int:
-    from .analysis.usage import Usage
+    from .disk_state import read_disk
 
     store = _workspace(workspace)
     report: dict[str, dict[str, object]] = {}
     lines: list[str] = []
     for f in MemoryFile:
-        try:
-            snap = store.snapshot(f)
-            size, utf8_valid, exists = snap.size_bytes, snap.utf8_valid, snap.exists
-        except MemoryFileTooLarge as exc:  # its size is all there is to report
-            size, utf8_valid, exists = exc.size, None, True
-        usage = Usage(f, size, "disk")
+        state = read_disk(store, f)
+        usage, snap = state.usage, state.snapshot
+        utf8_valid = snap.utf8_valid if snap is not None else None
+        exists = snap.exists if snap is not None else True
         status = "ok" if usage.status == "within caps" else usage.status
-        if utf8_valid is None:
+        if usage.error is not None:
+            status += f": {usage.error}"
+        elif snap is None:
             status += ", too large to read"
         elif not utf8_valid:
             status += ", not UTF-8"
@@ -288,13 +288,16 @@ def _check(workspace: str, as_json: bool) -> int:
             "exists": exists,
             "status": status,
         }
+        if usage.error is not None:  # no size to show: it is unknown, not 0 B
+            lines.append(f"{f.value:<10} {'?':>10}  {status}")
+            continue
         lines.append(
             f"{f.value:<10} {fmt_bytes(usage.size_bytes):>10} / soft {fmt_bytes(usage.soft_cap)}"
             f" / hard {fmt_bytes(usage.hard_cap)}"
             f"  {100 * usage.size_bytes / usage.soft_cap:5.1f}%  {status}"
         )
     print(json.dumps(report, indent=2) if as_json else "\n".join(lines))
-    failed = any(r["over_hard_cap"] for r in report.values())
+    failed = any(r["over_hard_cap"] or "error" in r for r in report.values())
     return EXIT_FAIL if failed else EXIT_OK
 
 

@@ -102,9 +102,20 @@ class MemoryHardCapExceeded(MemoryStoreError):
             f"{operation} rejected: {file} would be {fmt_bytes(attempted_size)}, "
             f"{fmt_bytes(over)} over its hard cap of {fmt_bytes(hard_cap)} "
             f"(now {fmt_bytes(current_size)}; soft cap {fmt_bytes(soft_cap)}). "
-            "Nothing was written. "
-            f"Consolidate {file} with memory_consolidate to under {fmt_bytes(soft_cap)} "
-            "(merge, shorten or drop entries), then retry."
+            "Nothing was written. " + self._next_step()
+        )
+
+    def _next_step(self) -> str:
+        if self.operation == "consolidate":  # what just failed: say how large it may be
+            return (
+                f"The new content may be at most {fmt_bytes(self.hard_cap)}: shorten it by at "
+                f"least {fmt_bytes(self.attempted_size - self.hard_cap)} (aim for under the "
+                f"{fmt_bytes(self.soft_cap)} soft cap: merge, shorten or drop entries), then "
+                "call memory_consolidate again."
+            )
+        return (
+            f"Consolidate {self.file} with memory_consolidate to under "
+            f"{fmt_bytes(self.soft_cap)} (merge, shorten or drop entries), then retry."
         )
 
 

@@ -138,8 +138,15 @@ class MemoryStore:
         return st is not None and stat.S_ISREG(st.st_mode)
 
     def size_bytes(self, file: MemoryFile | str) -> int:
-        st = self._stat(parse_memory_file(file))
-        return st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0
+        """0 when missing. Raises StorageError when something other than a file is there (a
+        directory, a FIFO): its size is not the memory's, and 0 B would read as healthy."""
+        f = parse_memory_file(file)
+        st = self._stat(f)
+        if st is None:
+            return 0
+        if not stat.S_ISREG(st.st_mode):
+            raise StorageError.wrong_kind("read", self.path(f), _kind(st.st_mode))
+        return st.st_size
 
     def _stat(self, f: MemoryFile) -> os.stat_result | None:
         """The file's stat, None when it is missing (also under a `.metis` that is a file:

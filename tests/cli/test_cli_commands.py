@@ -150,8 +150,23 @@ def test_check_reports_a_storage_error(cli: Runner, workspace: Path) -> None:
     (workspace / ".metis").write_text("a file, not a directory\n")
     result = cli("check")
     assert result.returncode == 1
-    assert result.stderr.startswith("metis-memory: could not read")
-    assert ".metis" in result.stderr
+    for line, name in zip(result.stdout.splitlines(), ("MEMORY.md", "USER.md"), strict=True):
+        assert line.startswith(f"{name}  ") and "?  unreadable: could not read" in line
+        assert ".metis" in line and "0 B" not in line
+
+
+def test_check_reports_an_unreadable_file_and_the_other_as_usual(
+    cli: Runner, workspace: Path
+) -> None:
+    seed(workspace, b"- uses ruff\n")
+    (workspace / ".metis" / "USER.md").mkdir()
+    result = cli("check", "--json")
+    assert result.returncode == 1  # an agent's next write there would fail: CI should too
+    report = json.loads(result.stdout)
+    assert report["MEMORY.md"]["status"] == "ok" and "error" not in report["MEMORY.md"]
+    user = report["USER.md"]
+    assert user["status"].startswith("unreadable: could not read")
+    assert "it is a directory, not a regular file" in user["error"]
 
 
 # ---- prompt -----------------------------------------------------------------------------------

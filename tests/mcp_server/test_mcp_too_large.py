@@ -3,6 +3,7 @@ the sizes and the way out, and memory_consolidate recovers without reading it.""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,13 @@ async def test_a_file_too_large_to_read_gets_a_clear_error_and_consolidates(
     memory.write_bytes(b"- a fact\n")
     os.truncate(memory, SIZE)
     async with mcp.Client(MemoryMCPServer(tmp_path)) as client:
+        read = await client.call_tool("memory_read", {})
+        assert not read.is_error  # USER.md is fine, and MEMORY.md says what is wrong
+        entry = json.loads(text_of(read))["MEMORY.md"]
+        assert entry["size_bytes"] == SIZE and entry["content"] == ""
+        assert f"MEMORY.md is {SIZE:,} B, far past its hard cap of 4,096 B" in entry["error"]
+        assert "memory_consolidate" in entry["error"]
         for name, arguments in (
-            ("memory_read", {}),
             ("memory_assemble_prompt", {"base": "base"}),
             ("memory_add", {"file": "MEMORY.md", "entry": "- more"}),
             ("memory_replace", {"file": "MEMORY.md", "old": "fact", "new": "x"}),

@@ -64,7 +64,10 @@ def test_one_byte_over_the_hard_cap_raises_and_changes_nothing(
     assert f"{hard + 1:,} B" in message
     assert f"{hard:,} B" in message
     assert "Nothing was written" in message
-    assert f"Consolidate {file.value} with memory_consolidate" in message
+    if operation == "consolidate":
+        assert f"The new content may be at most {hard:,} B: shorten it by at least 1 B" in message
+    else:
+        assert f"Consolidate {file.value} with memory_consolidate" in message
 
 
 @pytest.mark.parametrize("file", FILES)

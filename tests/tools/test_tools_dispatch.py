@@ -148,7 +148,13 @@ def test_every_tool_reports_the_hard_cap(
     error = dispatch_error(dispatcher, tool, tool_input)
     assert error.code == "hard_cap_exceeded"
     assert "3,072 B" in error.message
-    assert "Consolidate USER.md with memory_consolidate" in error.message
+    # A rejected consolidation says how large the content may be, not "consolidate".
+    next_step = (
+        "The new content may be at most 3,072 B"
+        if tool == "memory_consolidate"
+        else "Consolidate USER.md with memory_consolidate"
+    )
+    assert next_step in error.message
     assert path.read_bytes() == b"seed\n"
 
 

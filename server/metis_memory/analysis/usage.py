@@ -18,6 +18,9 @@ class Usage:
     size_bytes: int
     source: Source
     """``buffer``: the editor's unsaved text; ``disk``: the file as stored."""
+    error: str | None = None
+    """Why the file cannot be read (a directory, a FIFO, a symlink out of the workspace,
+    permissions): its size is then unknown, never "0 B, within caps"."""
 
     @property
     def soft_cap(self) -> int:
@@ -45,6 +48,8 @@ class Usage:
 
     @property
     def status(self) -> str:
+        if self.error is not None:
+            return "unreadable"
         if self.over_hard_cap:
             return "over hard cap"
         if self.over_soft_cap:
@@ -60,6 +65,7 @@ class Usage:
             "over_soft_cap": self.over_soft_cap,
             "over_hard_cap": self.over_hard_cap,
             "source": self.source,
+            **({"error": self.error} if self.error is not None else {}),
         }
 
 

@@ -18,6 +18,7 @@ from pygls.exceptions import JsonRpcException
 
 from ..analysis.positions import utf8_size
 from ..analysis.usage import Usage, usage_json
+from ..disk_state import read_disk
 from ..errors import InvalidMemoryFile, MemoryStoreError, NotUtf8
 from ..files import MemoryFile, parse_memory_file
 from .views import editor_text
@@ -234,11 +235,8 @@ async def current_usage(ls: MetisLanguageServer, folder: Folder) -> dict[MemoryF
         if doc is not None:
             usages[file] = Usage(file, utf8_size(doc.source), "buffer")
             continue
-        try:
-            size = await asyncio.to_thread(folder.store.size_bytes, file)
-        except MemoryStoreError as exc:
-            raise from_store_error(exc) from None
-        usages[file] = Usage(file, size, "disk")
+        state = await asyncio.to_thread(read_disk, folder.store, file)
+        usages[file] = state.usage  # an unreadable file carries its reason
     return usages
 
 

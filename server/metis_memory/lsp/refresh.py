@@ -49,6 +49,8 @@ class Refresher:
         self._uri_of: dict[FileKey, str] = {}
         self._usage: dict[str, dict[MemoryFile, Usage]] = {}
         self._usage_sent: dict[str, dict[str, dict[str, object]]] = {}
+        self._errors: dict[FileKey, str] = {}
+        """The last read error of each unreadable file (logged once, not on every refresh)."""
         self.analyses: dict[FileKey, FileAnalysis] = {}
         """The latest analysis of each file (buffer or disk)."""
 
@@ -107,16 +109,29 @@ class Refresher:
 
     def _finished(self, key: FileKey, folder: Folder, future: asyncio.Future[FileAnalysis]) -> None:
         analysis: FileAnalysis | None = None
+        error: str | None = None
         try:
             analysis = future.result()
         except MemoryStoreError as exc:
-            if not self._ls.stopping:
+            error = str(exc)
+            if not self._ls.stopping and self._errors.get(key) != error:
                 self._ls.log_to_client(f"metis: cannot read {key[1].value} of {folder.uri}: {exc}")
-        except Exception:  # pragma: no cover - a bug; keep the server alive
+        except Exception as exc:  # pragma: no cover - a bug; keep the server alive
+            error = f"internal error while analysing it ({type(exc).__name__}); see the log"
             log.exception("analysis of %s failed", key)
-        self._complete(key, folder, analysis)
+        if error is None:
+            self._errors.pop(key, None)
+        else:
+            self._errors[key] = error
+        self._complete(key, folder, analysis, error or "cannot be analysed")
 
-    def _complete(self, key: FileKey, folder: Folder, analysis: FileAnalysis | None) -> None:
+    def _complete(
+        self,
+        key: FileKey,
+        folder: Folder,
+        analysis: FileAnalysis | None,
+        error: str = "cannot be analysed",
+    ) -> None:
         self._running.discard(key)
         if self._ls.stopping or self._ls.folders.get(key[0]) is not folder:
             return
@@ -131,7 +146,7 @@ class Refresher:
             uri = self._uri_of.get(key)
             if uri is not None:
                 self._publish(uri, [], None)
-            self._update_usage(folder, Usage(key[1], 0, "disk"))
+            self._update_usage(folder, Usage(key[1], 0, "disk", error=error))
         if key in self._dirty:
             self._start(key)
 
