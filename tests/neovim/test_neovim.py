@@ -63,12 +63,17 @@ def _key(code: Any, rng: dict[str, Any]) -> tuple[Any, ...]:
 
 
 async def _vscode_view(client: LanguageClient, workspace: Path) -> tuple[list[Any], list[str]]:
-    """Diagnostics and code-action titles as a VS Code-capable client sees them."""
+    """Diagnostics and code-action titles as a VS Code-capable client sees them, less
+    `window/showDocument`, which Neovim 0.7 does not support (so it is not offered "Show
+    consolidation proposal"; tests/lsp/test_every_client.py covers that difference)."""
     path = workspace / ".metis" / "MEMORY.md"
     uri = path.as_uri()
+    capabilities = client_capabilities("visual-studio-code")
+    assert capabilities.window is not None
+    capabilities.window.show_document = None
     await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
+            capabilities=capabilities,
             workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
         )
     )

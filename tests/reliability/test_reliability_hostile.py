@@ -69,8 +69,12 @@ def test_symlinks_out_of_the_workspace_are_never_followed(
         error = server.command_error(command, {"file": "MEMORY.md", **args})
         assert error.tool_code == "unsafe_path", (command, error.message)
         assert "outside the workspace" in error.message
-    for command, args in (("metis.tidy", {"file": "MEMORY.md"}), ("metis.usage", {})):
-        assert server.command_error(command, args).tool_code == "unsafe_path"
+    assert server.command_error("metis.tidy", {"file": "MEMORY.md"}).tool_code == "unsafe_path"
+    # Usage and read report it as unreadable, with the reason, and read none of it.
+    for command in ("metis.usage", "metis.read"):
+        entry = server.command(command, {})["MEMORY.md"]
+        assert "outside the workspace" in entry["error"], (command, entry)
+        assert entry.get("content", "") == "" and entry["size_bytes"] == 0
     # Opened in the editor, it still cannot be written through the server.
     server.open(memory, "- outside secret\n- outside secret\n")
     error = server.command_error("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- leak"})
@@ -206,10 +210,12 @@ def test_a_fifty_megabyte_file_gets_one_bounded_diagnostic_and_loses_nothing(
     assert size > READ_LIMIT_BYTES
     assert over["range"]["start"] == {"line": 0, "character": 0}
     assert server.command("metis.usage", {})["MEMORY.md"]["size_bytes"] == size
-    for command in ("metis.read", "metis.assemblePrompt"):
-        error = server.command_error(command, {"base": "b"} if "Prompt" in command else {})
-        assert error.tool_code == "hard_cap_exceeded", error.message
-        assert f"MEMORY.md is {size:,} B, far past its hard cap" in error.message
+    error = server.command_error("metis.assemblePrompt", {"base": "b"})
+    assert error.tool_code == "hard_cap_exceeded", error.message
+    assert f"MEMORY.md is {size:,} B, far past its hard cap" in error.message
+    read = server.command("metis.read", {})["MEMORY.md"]  # the size, and why no content
+    assert read["size_bytes"] == size and read["content"] == ""
+    assert f"MEMORY.md is {size:,} B, far past its hard cap" in read["error"]
 
     for command, args in (
         ("metis.memoryAdd", {"entry": "- one more"}),
