@@ -6,12 +6,14 @@
  */
 
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { connectAgents, offerAgentSetup } from './agents';
 import { API_VERSION, toUpdatedEvent, type MemoryUpdatedEvent, type MetisMemoryApi } from './api';
 import { Consolidation } from './consolidation';
 import { formatBytes } from './format';
-import { activeFolder, chooseFolder, folderFromKey, memoryUri, readDisk } from './folders';
+import { activeFolder, chooseFolder, folderFromKey, isMemoryDocument, memoryRoot, memoryUri, readDisk } from './folders';
 import { findOnPath } from './interpreter';
 import { currentMcpServerSpecs, registerMcpServerProvider } from './mcp';
 import { assemblePrompt, PromptDocuments } from './prompt';
@@ -146,7 +148,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
   void updateModelContext();
   context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => void updateModelContext()));
 
-  void srv.start().then((ok) => (ok ? offerAgentSetup(context, srv, log) : undefined));
+  // Activated by a markdown file (a memory file opened outside every folder has no other
+  // event): start the server only once memory is in sight, not for every README.
+  let started = false;
+  const startServer = () => {
+    if (started) return;
+    started = true;
+    void srv.start().then((ok) => (ok ? offerAgentSetup(context, srv, log) : undefined));
+  };
+  if (memoryInSight()) startServer();
+  else {
+    const watch = [
+      vscode.workspace.onDidOpenTextDocument((doc) => isMemoryDocument(doc.uri) && startServer()),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => memoryInSight() && startServer()),
+    ];
+    context.subscriptions.push(...watch);
+  }
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0');
   context.subscriptions.push(registerMcpServerProvider(srv, version));
 
@@ -187,6 +204,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
 export async function deactivate(): Promise<void> {
   await server?.stop();
   server = undefined;
+}
+
+/** A memory file is open, or a folder holds `.metis/` (as the workspaceContains events say). */
+function memoryInSight(): boolean {
+  if (vscode.workspace.textDocuments.some((d) => isMemoryDocument(d.uri))) return true;
+  return (vscode.workspace.workspaceFolders ?? []).some(
+    (f) => f.uri.scheme !== 'file' || fs.existsSync(path.join(memoryRoot(f.uri).fsPath, '.metis')),
+  );
 }
 
 async function updateModelContext(): Promise<void> {

@@ -22,13 +22,16 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** Open the workbench on a folder, or on a multi-root workspace (a `.code-workspace` file). */
+/**
+ * Open the workbench on a folder, on a multi-root workspace (a `.code-workspace` file), or,
+ * with `folder` empty, on an empty window (no folder at all).
+ */
 export async function openWorkbench(browser: Browser, url: string, folder: string): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
   const page = await context.newPage();
   const kind = folder.endsWith('.code-workspace') ? 'workspace' : 'folder';
-  await page.goto(`${url}/?${kind}=${encodeURIComponent(folder)}`);
+  await page.goto(folder === '' ? `${url}/?ew=true` : `${url}/?${kind}=${encodeURIComponent(folder)}`);
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   await page.locator('.statusbar').waitFor({ timeout: 60_000 });
   return page;

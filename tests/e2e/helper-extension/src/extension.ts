@@ -123,6 +123,12 @@ export function activate(context: vscode.ExtensionContext): void {
           range: [d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character],
         })),
       })),
+    '/open': async (b) => {
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(String(b.path)));
+      await vscode.window.showTextDocument(doc, { preview: false });
+      return doc.uri.toString();
+    },
+    '/workspaceFolderUris': async () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString()),
     '/command': async (b) =>
       vscode.commands.executeCommand(String(b.command), ...(((b.args as unknown[]) ?? []) as unknown[])),
   };
