@@ -5,6 +5,7 @@
  */
 
 import * as vscode from 'vscode';
+import { memoryRoot } from './folders';
 import { ServerCommand, type AgentHost, type ConnectResult } from './protocol';
 import type { MetisServer } from './server';
 
@@ -82,7 +83,7 @@ async function remember(context: vscode.ExtensionContext, folder: vscode.Workspa
 
 async function hasMetis(folder: vscode.WorkspaceFolder): Promise<boolean> {
   try {
-    const stat = await vscode.workspace.fs.stat(vscode.Uri.joinPath(folder.uri, '.metis'));
+    const stat = await vscode.workspace.fs.stat(vscode.Uri.joinPath(memoryRoot(folder.uri), '.metis'));
     return (stat.type & vscode.FileType.Directory) !== 0;
   } catch {
     return false;

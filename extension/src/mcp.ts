@@ -5,6 +5,7 @@
  */
 
 import * as vscode from 'vscode';
+import { memoryRoot } from './folders';
 import { mcpApi, type McpStdioServerDefinition } from './mcpApi';
 import { MCP_PROVIDER_ID, mcpServerSpecs, type McpServerSpec } from './mcpDefinition';
 import type { MetisServer } from './server';
@@ -21,7 +22,7 @@ export async function currentMcpServerSpecs(server: MetisServer, version: string
   const interp = await server.interpreterInUse();
   if (!interp) return [];
   const specs = mcpServerSpecs(
-    folders.map((f) => ({ name: f.name, fsPath: f.uri.fsPath })),
+    folders.map((f) => ({ name: f.name, fsPath: memoryRoot(f.uri).fsPath })), // a `.metis/` folder: its parent
     interp.path,
     server.launcher,
     version,
@@ -42,7 +43,7 @@ export function registerMcpServerProvider(server: MetisServer, version: string):
       const specs = await currentMcpServerSpecs(server, version);
       return specs.map(({ folder, spec }) => {
         const definition = new api.McpStdioServerDefinition(spec.label, spec.command, spec.args, spec.env, spec.version);
-        definition.cwd = folder.uri;
+        definition.cwd = memoryRoot(folder.uri);
         return definition;
       });
     },

@@ -334,3 +334,34 @@ async def test_a_client_that_can_show_documents_gets_the_proposal_shown(
     assert proposal.stat().st_mode & 0o077 == 0
     assert memory.read_text(encoding="utf-8") == OVER_SOFT_CAP  # nothing written to memory
     assert sorted(p.name for p in (ws / ".metis").iterdir()) == ["MEMORY.md"]
+
+
+async def test_apply_edit_only_applies_quick_fixes_to_memory_files(
+    client: MetisClient, ws: Path, tmp_path: Path
+) -> None:
+    """`metis.applyEdit` is callable by anyone who can send commands: it never asks the
+    client to touch another file, to rename or delete one, or to apply a stale fix."""
+    memory = await open_memory(client, ws)
+    other = tmp_path / "notes.md"
+    edit_other = {"changes": {file_uri(other): [{"range": ZERO, "newText": "x"}]}}
+    delete = {"documentChanges": [{"kind": "delete", "uri": file_uri(memory)}]}
+    stale = {
+        "documentChanges": [
+            {
+                "textDocument": {"uri": file_uri(memory), "version": 99},
+                "edits": [{"range": ZERO, "newText": "x"}],
+            }
+        ]
+    }
+    for edit, reason in (
+        (edit_other, "is not a .metis/MEMORY.md or .metis/USER.md of an open workspace"),
+        (delete, "it would delete a file"),
+        (stale, "MEMORY.md changed since the fix was offered (version 99, now 1)"),
+    ):
+        error = await client.command_error("metis.applyEdit", {"label": "x", "edit": edit})
+        assert reason in error.message and "Nothing was applied" in error.message
+    assert client.applied_edits == []
+    assert not other.exists()
+
+
+ZERO = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}

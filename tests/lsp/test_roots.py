@@ -154,3 +154,68 @@ async def test_a_removed_folder_leaves_its_open_files_served(
     usage = await client.command("metis.usage", {"workspace": file_uri(project)})
     assert usage["MEMORY.md"]["size_bytes"] == 14
     await client.wait_for_codes(memory, ["duplicate-entry"])
+
+
+async def test_a_percent_encoded_path_is_forgotten_when_closed(
+    client: MetisClient, tmp_path: Path
+) -> None:
+    """`my proj` is `my%20proj` in the URI: closing the file must still drop its workspace."""
+    project = tmp_path / "my proj"
+    memory = write_memory(project, "MEMORY.md", "- fact\n- FACT\n")
+    await client.start_session([])
+    client.open(memory)
+    assert "%20" in file_uri(memory)
+    await client.wait_for_codes(memory, ["duplicate-entry"])
+    assert (await client.command("metis.usage", {}))["MEMORY.md"]["size_bytes"] == 14
+    client.close(memory)
+    await client.wait_for_codes(memory, [])
+    error = await client.command_error("metis.usage", {})
+    assert "no workspace is open" in error.message
+
+
+async def test_a_folder_open_twice_stays_until_both_are_removed(
+    client: MetisClient, tmp_path: Path
+) -> None:
+    """`/p` and `/p/.metis` stand for one workspace: removing one leaves the other."""
+    from lsprotocol import types
+
+    project = tmp_path / "p"
+    write_memory(project, "USER.md", "- likes tea\n- LIKES tea\n")
+    await client.start_session([project, project / ".metis"])
+    user = project / ".metis" / "USER.md"
+    await client.wait_for_codes(user, ["duplicate-entry"])
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            types.WorkspaceFoldersChangeEvent(
+                added=[], removed=[types.WorkspaceFolder(file_uri(project), "p")]
+            )
+        )
+    )
+    usage = await client.command("metis.usage", {"workspace": file_uri(project / ".metis")})
+    assert usage["USER.md"]["size_bytes"] == 24
+    assert client.codes(user) == ["duplicate-entry"]  # still watched and reported
+
+
+async def test_a_removed_folder_with_an_open_file_is_reported_under_its_directory(
+    client: MetisClient, tmp_path: Path
+) -> None:
+    from lsprotocol import types
+
+    project = tmp_path / "p"
+    memory = write_memory(project, "MEMORY.md", "- fact\n")
+    await client.start_session([project / ".metis"])
+    client.open(memory)
+    await client.wait_for_note(
+        "metis/usageChanged", lambda p: p["workspace"] == file_uri(project / ".metis")
+    )
+    client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            types.WorkspaceFoldersChangeEvent(
+                added=[], removed=[types.WorkspaceFolder(file_uri(project / ".metis"), ".metis")]
+            )
+        )
+    )
+    moved = await client.wait_for_note(
+        "metis/usageChanged", lambda p: p["workspace"] == file_uri(project)
+    )
+    assert moved["usage"]["MEMORY.md"]["size_bytes"] == 7

@@ -17,6 +17,7 @@ from ..analysis import fixes
 from ..analysis.entries import Entry
 from ..analysis.findings import CAP_CODES, Finding
 from ..analysis.positions import LineIndex
+from ..errors import short_repr
 from ..files import MemoryFile
 from .commands import OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT
 from .diagnostics import FileAnalysis, to_range
@@ -276,7 +277,41 @@ async def apply_edit(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str
         ) from None
     if not isinstance(label, str) or set(params) - {"label", "edit"}:
         raise CommandError("invalid_input", f"invalid input for {APPLY_EDIT}. Expected {shape}.")
+    problem = _edit_problem(ls, edit)
+    if problem is not None:
+        raise CommandError(
+            "invalid_input", f"{APPLY_EDIT} refused: {problem}. Nothing was applied."
+        )
     result = await ls.workspace_apply_edit_async(
         types.ApplyWorkspaceEditParams(edit=edit, label=label)
     )
     return {"applied": result.applied, "failureReason": result.failure_reason}
+
+
+def _edit_problem(ls: MetisLanguageServer, edit: types.WorkspaceEdit) -> str | None:
+    """Why `edit` is not one of this server's quick fixes, if it is not: the command is
+    callable by anyone who can send `workspace/executeCommand`, so it only ever edits (or
+    creates) memory files of known workspaces, and only the buffer version it was made for."""
+    targets: list[tuple[str, int | None]] = [(uri, None) for uri in edit.changes or {}]
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit):
+            targets.append((change.text_document.uri, change.text_document.version))
+        elif isinstance(change, types.CreateFile):
+            targets.append((change.uri, None))
+        else:
+            return f"it would {change.kind} a file; quick fixes only edit memory files"
+    for uri, version in targets:
+        located = ls.folders.locate(uri)
+        if located is None:
+            return (
+                f"{short_repr(uri)} is not a .metis/MEMORY.md or .metis/USER.md of an open "
+                "workspace"
+            )
+        if version is not None:
+            doc = ls.open_document(located[0].file_key(located[1]))
+            if doc is not None and doc.version != version:
+                return (
+                    f"{located[1].value} changed since the fix was offered (version {version}, "
+                    f"now {doc.version}): ask for the code actions again"
+                )
+    return None

@@ -12,13 +12,15 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from ..cache import cache_root
+from ..cache import cache_root, private_dir
 from ..errors import MemoryStoreError, NotUtf8
 from ..files import MemoryFile
 from .workspaces import Folder
@@ -41,17 +43,35 @@ def proposal_path(folder: Folder, file: MemoryFile) -> Path:
     return cache_root() / "proposals" / digest / f"{stem}.proposal.md"
 
 
+PROPOSAL_MAX_AGE_S = 24 * 3600
+"""Proposals older than this are removed when another is written (they may hold secrets)."""
+
+
 def _write_private(path: Path, text: str) -> None:
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write `path` (owner-only) through a fresh temp file; old proposals are removed."""
+    private_dir(path.parent.parent)
+    directory = private_dir(path.parent)
+    _prune(path.parent.parent)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8", "surrogatepass"))
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(OSError):
-            tmp.unlink()
+            os.unlink(tmp)
+
+
+def _prune(proposals: Path) -> None:
+    cutoff = time.time() - PROPOSAL_MAX_AGE_S
+    with contextlib.suppress(OSError), os.scandir(proposals) as workspaces:
+        for workspace in workspaces:
+            if not workspace.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(OSError), os.scandir(workspace.path) as files:
+                for entry in files:
+                    if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
+                        os.unlink(entry.path)
 
 
 async def show_proposal(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
@@ -95,7 +115,8 @@ async def show_proposal(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[
         raise CommandError(
             "storage_error",
             f"cannot write the proposal to {path}: {exc.strerror or exc}. Set "
-            "METIS_MEMORY_CACHE_DIR to a writable directory, or use metis.tidy.",
+            "METIS_MEMORY_CACHE_DIR to an absolute path of a directory of your own, or use "
+            "metis.tidy to get the proposal's text.",
         ) from None
     uri = from_fs_path(str(path))
     assert uri is not None

@@ -66,6 +66,11 @@ class Refresher:
         for file in MemoryFile:
             self.request(folder.file_key(file))
 
+    def resend_usage(self, folder: Folder) -> None:
+        """Send the folder's usage again (it is now reported under another URI)."""
+        self._usage_sent.pop(folder.key, None)
+        self.request_folder(folder)
+
     def forget_folder(self, folder: Folder) -> None:
         """A folder was removed: clear what was published for its files."""
         for file in MemoryFile:
@@ -77,6 +82,8 @@ class Refresher:
                 self._publish(uri, [], None)
         self._usage.pop(folder.key, None)
         self._usage_sent.pop(folder.key, None)
+        for file in MemoryFile:
+            self._errors.pop(folder.file_key(file), None)
 
     # ---- internals -----------------------------------------------------------
     def _start(self, key: FileKey) -> None:

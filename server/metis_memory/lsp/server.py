@@ -154,26 +154,30 @@ class MetisLanguageServer(LanguageServer):
 
     def change_folders(self, event: types.WorkspaceFoldersChangeEvent) -> None:
         removed: list[Folder] = []
+        adopted_before = {f.key for f in self.folders.all() if f.adopted}
         for wf in event.removed:
-            folder = self.folders.remove(wf.uri)
+            # A folder whose memory file is still open stays, as an adopted workspace (with
+            # what it knows of the disk, so a clean buffer is not taken for an edit).
+            folder = self.folders.remove(wf.uri, keep=self._has_open_files)
             if folder is not None:
                 removed.append(folder)
         for folder in removed:
             self.refresher.forget_folder(folder)
             for file in MemoryFile:
                 self._open.pop(folder.file_key(file), None)
+        for folder in self.folders.all():
+            if folder.adopted and folder.key not in adopted_before:  # kept, under a new URI
+                self.refresher.resend_usage(folder)
         added = [f for wf in event.added if (f := self.folders.add(wf.uri, wf.name)) is not None]
-        if removed:  # a memory file still open there is now one of an adopted workspace
-            added += self._adopt_orphans()
         self._folders_changed(added)
 
-    def _adopt_orphans(self) -> list[Folder]:
-        adopted = [
-            folder
-            for uri in list(self.workspace.text_documents)
-            if self.folders.locate(uri) is None and (folder := self.folders.adopt(uri))
-        ]
-        return adopted
+    def _has_open_files(self, folder: Folder) -> bool:
+        return any(folder.file_key(f) in self._open for f in MemoryFile)
+
+    def _open_uris(self) -> list[str]:
+        """The URIs of open documents as the client sent them (pygls keys its table by the
+        unquoted URI; `_open` and every notification use the client's own)."""
+        return [doc.uri for doc in list(self.workspace.text_documents.values())]
 
     def _folders_changed(self, added: list[Folder]) -> None:
         for folder in added:
@@ -184,7 +188,7 @@ class MetisLanguageServer(LanguageServer):
 
     def _adopt_open_documents(self, folder: Folder) -> None:
         """Memory documents opened before their folder was added."""
-        for uri in list(self.workspace.text_documents):
+        for uri in self._open_uris():
             located = self.folders.locate(uri)
             if located is not None and located[0] is folder:
                 uris = self._open.setdefault(folder.file_key(located[1]), [])
@@ -238,7 +242,7 @@ class MetisLanguageServer(LanguageServer):
             if not uris:
                 self._open.pop(key, None)
             folder = located[0]
-            if folder.adopted and not any(folder.file_key(f) in self._open for f in MemoryFile):
+            if folder.adopted and not self._has_open_files(folder):
                 self._drop(folder)  # nothing of it is open: no longer watched or reported
                 return
             self.refresher.request(key)  # back to the disk's state (or the other buffer)

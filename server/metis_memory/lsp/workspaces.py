@@ -32,6 +32,11 @@ FileKey = tuple[str, MemoryFile]
 """(folder key, file): one memory file of one workspace folder."""
 
 
+def _same_folder(uri: str, path: Path) -> bool:
+    own = uri_to_path(uri)
+    return own is not None and folder_key(own) == folder_key(path)
+
+
 class WorkspaceArgumentError(ValueError):
     """A command's `workspace` argument names no single known folder."""
 
@@ -87,6 +92,8 @@ class Folder:
     store: MemoryStore
     adopted: bool = False
     """Not a client folder: tracked while a memory file of it is open."""
+    client_uris: set[str] = field(default_factory=set)
+    """The client folders that stand for it (`/p` and `/p/.metis` may both be open)."""
     on_event: Callable[[Folder, MemoryEvent], None] | None = None
     _dispatcher: ToolDispatcher | None = field(default=None, repr=False)
     _seen_on_disk: dict[MemoryFile, deque[str]] = field(default_factory=dict, repr=False)
@@ -159,6 +166,7 @@ class Workspaces:
             if existing.adopted:  # the client now opened it as a folder: it stays
                 existing.adopted = False
                 existing.uri, existing.name = uri, name or existing.name
+            existing.client_uris.add(uri)
             return None
         folder = Folder(
             uri,
@@ -166,6 +174,7 @@ class Workspaces:
             path,
             MemoryStore(path),
             on_event=self._on_event,
+            client_uris={uri},
         )
         self._folders[key] = folder
         self._located.clear()
@@ -202,7 +211,10 @@ class Workspaces:
             del self._folders[folder.key]
             self._located.clear()
 
-    def remove(self, uri: str) -> Folder | None:
+    def remove(self, uri: str, keep: Callable[[Folder], bool] | None = None) -> Folder | None:
+        """Stop tracking the client folder `uri`: the folder removed, or None when another
+        client folder still stands for it, or when `keep(folder)` (a memory file of it is
+        still open) and it stays as an adopted workspace."""
         path = uri_to_path(uri)
         self._located.clear()
         if path is None:
@@ -211,9 +223,16 @@ class Workspaces:
         folder = self._folders.get(key)
         if folder is None or folder.adopted:
             return None
-        own = uri_to_path(folder.uri)
-        if own is None or folder_key(own) != folder_key(path):
-            return None  # `/p` and `/p/.metis` both open: only the one that was added goes
+        folder.client_uris = {u for u in folder.client_uris if not _same_folder(u, path)}
+        if folder.client_uris:
+            folder.uri = next(iter(folder.client_uris))
+            return None
+        if keep is not None and keep(folder):
+            folder.adopted = True
+            root_uri = from_fs_path(str(folder.path))
+            assert root_uri is not None
+            folder.uri, folder.name = root_uri, folder.path.name or str(folder.path)
+            return None
         return self._folders.pop(key)
 
     def locate(self, uri: str) -> tuple[Folder, MemoryFile] | None:
