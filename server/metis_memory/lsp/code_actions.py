@@ -8,10 +8,11 @@ can show documents gets "Show consolidation proposal" instead of the first."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
+from pygls.lsp.server import LanguageServer
 
 from ..analysis import fixes
 from ..analysis.entries import Entry
@@ -20,13 +21,11 @@ from ..analysis.positions import LineIndex
 from ..errors import short_repr
 from ..files import MemoryFile
 from .commands import OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT
+from .context import ServerContext
 from .diagnostics import FileAnalysis, to_range
 from .proposal import SHOW_PROPOSAL, can_show_documents
 from .views import FileView
 from .workspaces import Folder
-
-if TYPE_CHECKING:
-    from .server import MetisLanguageServer
 
 APPLY_EDIT = "metis.applyEdit"
 QUICKFIX = types.CodeActionKind.QuickFix
@@ -40,7 +39,7 @@ def other_file(file: MemoryFile) -> MemoryFile:
 class _Builder:
     """Builds actions and edits for one request, honouring the client's capabilities."""
 
-    def __init__(self, ls: MetisLanguageServer, folder: Folder, analysis: FileAnalysis) -> None:
+    def __init__(self, ls: ServerContext, folder: Folder, analysis: FileAnalysis) -> None:
         self.ls = ls
         self.folder = folder
         self.analysis = analysis
@@ -230,7 +229,7 @@ def _wanted(only: Sequence[str] | None) -> bool:
 
 
 async def code_actions(
-    ls: MetisLanguageServer, params: types.CodeActionParams
+    ls: ServerContext, params: types.CodeActionParams
 ) -> list[types.CodeAction | types.Command] | None:
     located = ls.folders.locate(params.text_document.uri)
     if located is None or not _wanted(params.context.only):
@@ -259,7 +258,7 @@ async def code_actions(
     return list(actions)
 
 
-async def apply_edit(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
+async def apply_edit(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     """`metis.applyEdit {label, edit}`: ask the client to apply `edit` (a quick fix offered
     as a plain `Command`). The server writes nothing; the edit lands in the editor's undo."""
     from .commands import CommandError, one_object
@@ -288,7 +287,7 @@ async def apply_edit(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str
     return {"applied": result.applied, "failureReason": result.failure_reason}
 
 
-def _edit_problem(ls: MetisLanguageServer, edit: types.WorkspaceEdit) -> str | None:
+def _edit_problem(ls: ServerContext, edit: types.WorkspaceEdit) -> str | None:
     """Why `edit` is not one of this server's quick fixes, if it is not: the command is
     callable by anyone who can send `workspace/executeCommand`, so it only ever edits (or
     creates) memory files of known workspaces, and only the buffer version it was made for."""
@@ -315,3 +314,12 @@ def _edit_problem(ls: MetisLanguageServer, edit: types.WorkspaceEdit) -> str | N
                     f"now {doc.version}): ask for the code actions again"
                 )
     return None
+
+
+def register(server: LanguageServer) -> None:
+    options = types.CodeActionOptions(code_action_kinds=KINDS)
+    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)(code_actions)
+
+    @server.command(APPLY_EDIT)
+    async def apply_edit_command(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await apply_edit(ls, args)

@@ -15,18 +15,19 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
 
 from ..analysis.positions import utf8_size
 from ..analysis.usage import Usage, usage_json
 from ..disk_state import read_disk
 from ..errors import InvalidMemoryFile, MemoryStoreError, NotUtf8
 from ..files import MemoryFile, parse_memory_file
+from .context import ServerContext
 from .views import editor_text
 from .workspaces import Folder, WorkspaceArgumentError
 
 if TYPE_CHECKING:
     from ..events import MemoryEvent
-    from .server import MetisLanguageServer
 
 MEMORY_ADD = "metis.memoryAdd"
 MEMORY_REPLACE = "metis.memoryReplace"
@@ -90,7 +91,7 @@ def one_object(command: str, args: tuple[Any, ...], shape: str) -> dict[str, Any
     return dict(args[0])
 
 
-def take_folder(ls: MetisLanguageServer, command: str, params: dict[str, Any]) -> Folder:
+def take_folder(ls: ServerContext, command: str, params: dict[str, Any]) -> Folder:
     """Pop `workspace` from `params` and resolve it to a folder."""
     try:
         return ls.folders.resolve(params.pop("workspace", None))
@@ -138,9 +139,7 @@ SHAPES = {
 
 
 # ---- the commands ----------------------------------------------------------------
-async def memory_write(
-    ls: MetisLanguageServer, command: str, args: tuple[Any, ...]
-) -> dict[str, object]:
+async def memory_write(ls: ServerContext, command: str, args: tuple[Any, ...]) -> dict[str, object]:
     """metis.memoryAdd / memoryReplace / memoryConsolidate."""
     from ..tools import ToolExecutionError
 
@@ -171,7 +170,7 @@ async def memory_write(
 
 
 async def refuse_unsaved(
-    ls: MetisLanguageServer, folder: Folder, file: MemoryFile, operation: str
+    ls: ServerContext, folder: Folder, file: MemoryFile, operation: str
 ) -> None:
     """Refuse to write under the user's edits: an open buffer that differs from disk and
     from every recent disk version (a clean buffer the editor has yet to reload is not an
@@ -197,7 +196,7 @@ async def refuse_unsaved(
         )
 
 
-async def assemble_prompt(ls: MetisLanguageServer, args: tuple[Any, ...]) -> str:
+async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
     params = one_object(ASSEMBLE_PROMPT, args, SHAPES[ASSEMBLE_PROMPT])
     folder = take_folder(ls, ASSEMBLE_PROMPT, params)
     check_fields(ASSEMBLE_PROMPT, params, ("base",), SHAPES[ASSEMBLE_PROMPT])
@@ -207,14 +206,14 @@ async def assemble_prompt(ls: MetisLanguageServer, args: tuple[Any, ...]) -> str
         raise from_store_error(exc) from None
 
 
-async def usage(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
+async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
     params = one_object(USAGE, args, SHAPES[USAGE])
     folder = take_folder(ls, USAGE, params)
     check_fields(USAGE, params, (), SHAPES[USAGE])
     return usage_json(await current_usage(ls, folder))
 
 
-async def read(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
+async def read(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
     """`memory_read` from the disk (what an agent's next prompt holds), not the buffers."""
     from ..tools.read import memory_read
 
@@ -227,7 +226,7 @@ async def read(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, dict
         raise from_store_error(exc) from None
 
 
-async def current_usage(ls: MetisLanguageServer, folder: Folder) -> dict[MemoryFile, Usage]:
+async def current_usage(ls: ServerContext, folder: Folder) -> dict[MemoryFile, Usage]:
     """Each file's size: the open buffer's when open, else the disk's."""
     usages: dict[MemoryFile, Usage] = {}
     for file in MemoryFile:
@@ -240,7 +239,7 @@ async def current_usage(ls: MetisLanguageServer, folder: Folder) -> dict[MemoryF
     return usages
 
 
-async def tidy(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
+async def tidy(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ..analysis.tidy import tidy as tidy_text
 
     params = one_object(TIDY, args, SHAPES[TIDY])
@@ -263,8 +262,40 @@ async def tidy(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, obje
 
 
 # ---- events ----------------------------------------------------------------------
-def forward_event(ls: MetisLanguageServer, folder: Folder, event: MemoryEvent) -> None:
+def forward_event(ls: ServerContext, folder: Folder, event: MemoryEvent) -> None:
     """Send a store event to the client (called in the writing thread)."""
     method = MEMORY_UPDATED if event.event_type == "memory.updated" else MEMORY_EVICTION
     payload = {**event.payload(), "workspace": folder.uri}
-    ls.call_on_loop(ls.protocol.notify, method, payload)
+    ls.notify_soon(method, payload)
+
+
+def register(server: LanguageServer) -> None:
+    """The store's commands: the three writes and the reads."""
+
+    @server.command(MEMORY_ADD)
+    async def memory_add(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await memory_write(ls, MEMORY_ADD, args)
+
+    @server.command(MEMORY_REPLACE)
+    async def memory_replace(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await memory_write(ls, MEMORY_REPLACE, args)
+
+    @server.command(MEMORY_CONSOLIDATE)
+    async def memory_consolidate(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await memory_write(ls, MEMORY_CONSOLIDATE, args)
+
+    @server.command(ASSEMBLE_PROMPT)
+    async def assemble_prompt_command(ls: ServerContext, *args: Any) -> str:
+        return await assemble_prompt(ls, args)
+
+    @server.command(USAGE)
+    async def usage_command(ls: ServerContext, *args: Any) -> dict[str, dict[str, object]]:
+        return await usage(ls, args)
+
+    @server.command(TIDY)
+    async def tidy_command(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await tidy(ls, args)
+
+    @server.command(READ)
+    async def read_command(ls: ServerContext, *args: Any) -> dict[str, dict[str, object]]:
+        return await read(ls, args)

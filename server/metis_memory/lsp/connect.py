@@ -12,15 +12,15 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from pygls.lsp.server import LanguageServer
 
 from ..errors import MemoryStoreError
 from ..hosts.configs import SETUPS
 from ..hosts.init import ConfigRefused, apply_init, plan_init
 from .commands import CommandError, from_store_error, one_object, take_folder
-
-if TYPE_CHECKING:
-    from .server import MetisLanguageServer
+from .context import ServerContext
 
 AGENT_HOSTS = "metis.agentHosts"
 CONNECT_AGENTS = "metis.connectAgents"
@@ -31,7 +31,7 @@ SHAPE = (
 EDITOR_MCP_PATH = ".vscode/mcp.json"
 
 
-async def agent_hosts(ls: MetisLanguageServer, args: tuple[Any, ...]) -> list[dict[str, object]]:
+async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
     """Every host `init` can set up, with the files it would write (for a picker)."""
     return [
         {"name": s.name, "title": s.title, "files": [e.path for e in s.edits("metis-memory")]}
@@ -57,7 +57,7 @@ def _invalid(problem: str) -> CommandError:
     )
 
 
-async def connect_agents(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
+async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     params = one_object(CONNECT_AGENTS, args, SHAPE)
     folder = take_folder(ls, CONNECT_AGENTS, params)
     hosts = params.pop("hosts", None)
@@ -96,3 +96,13 @@ async def connect_agents(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict
         raise CommandError("conflict", str(exc)) from None
     except MemoryStoreError as exc:
         raise from_store_error(exc) from None
+
+
+def register(server: LanguageServer) -> None:
+    @server.command(AGENT_HOSTS)
+    async def agent_hosts_command(ls: ServerContext, *args: Any) -> list[dict[str, object]]:
+        return await agent_hosts(ls, args)
+
+    @server.command(CONNECT_AGENTS)
+    async def connect_agents_command(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await connect_agents(ls, args)

@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from ..analysis.entries import LineKind, Outline
 from ..analysis.usage import hover_markdown, hover_plaintext, lens_title
-
-if TYPE_CHECKING:
-    from .server import MetisLanguageServer
+from .context import ServerContext
 
 
 def title_line(outline: Outline) -> int:
@@ -22,7 +19,7 @@ def title_line(outline: Outline) -> int:
     return 0
 
 
-def hover(ls: MetisLanguageServer, params: types.HoverParams) -> types.Hover | None:
+def hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | None:
     analysis = ls.analysis_of_open(params.text_document.uri)
     if analysis is None:
         return None
@@ -39,7 +36,7 @@ def hover(ls: MetisLanguageServer, params: types.HoverParams) -> types.Hover | N
     )
 
 
-def hover_kind(ls: MetisLanguageServer) -> types.MarkupKind:
+def hover_kind(ls: ServerContext) -> types.MarkupKind:
     """The client's most preferred format of the two the server writes. A client that
     declares none gets plain text, which every client can show."""
     caps = ls.client_capabilities.text_document
@@ -50,7 +47,7 @@ def hover_kind(ls: MetisLanguageServer) -> types.MarkupKind:
     return types.MarkupKind.PlainText
 
 
-def code_lens(ls: MetisLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+def code_lens(ls: ServerContext, params: types.CodeLensParams) -> list[types.CodeLens] | None:
     analysis = ls.analysis_of_open(params.text_document.uri)
     if analysis is None:
         return None
@@ -61,3 +58,10 @@ def code_lens(ls: MetisLanguageServer, params: types.CodeLensParams) -> list[typ
             range=types.Range(types.Position(0, 0), types.Position(0, 0)), command=command
         )
     ]
+
+
+def register(server: LanguageServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_HOVER)(hover)
+    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
+        code_lens
+    )

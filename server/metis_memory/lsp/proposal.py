@@ -15,23 +15,22 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
 from ..cache import cache_root, private_dir
 from ..errors import MemoryStoreError, NotUtf8
 from ..files import MemoryFile
+from .context import ServerContext
 from .workspaces import Folder
-
-if TYPE_CHECKING:
-    from .server import MetisLanguageServer
 
 SHOW_PROPOSAL = "metis.showConsolidationProposal"
 
 
-def can_show_documents(ls: MetisLanguageServer) -> bool:
+def can_show_documents(ls: ServerContext) -> bool:
     window = ls.client_capabilities.window
     return bool(window and window.show_document and window.show_document.support)
 
@@ -74,7 +73,7 @@ def _prune(proposals: Path) -> None:
                         os.unlink(entry.path)
 
 
-async def show_proposal(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[str, object]:
+async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ..analysis.tidy import tidy
     from .commands import (
         SHAPES,
@@ -122,3 +121,9 @@ async def show_proposal(ls: MetisLanguageServer, args: tuple[Any, ...]) -> dict[
     assert uri is not None
     result = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
     return {"file": file.value, "uri": uri, "shown": bool(result and result.success)}
+
+
+def register(server: LanguageServer) -> None:
+    @server.command(SHOW_PROPOSAL)
+    async def show_proposal_command(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await show_proposal(ls, args)

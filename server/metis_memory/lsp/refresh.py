@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lsprotocol import types
 
@@ -27,7 +27,28 @@ from .views import buffer_view, disk_view
 from .workspaces import FileKey, Folder
 
 if TYPE_CHECKING:
-    from .server import MetisLanguageServer
+    from pygls.workspace import TextDocument
+
+    from .workspaces import Workspaces
+
+
+class RefreshHost(Protocol):
+    """What the refresher needs: the workspaces, the open buffers, and a way out."""
+
+    stopping: bool
+    folders: Workspaces
+
+    @property
+    def encoding(self) -> str: ...
+
+    def open_document(self, key: FileKey) -> TextDocument | None: ...
+
+    def publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None: ...
+
+    def notify(self, method: str, params: object) -> None: ...
+
+    def log_to_client(self, message: str) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +62,7 @@ def _analyse_disk(folder: Folder, file: MemoryFile, encoding: str) -> FileAnalys
 
 
 class Refresher:
-    def __init__(self, ls: MetisLanguageServer) -> None:
+    def __init__(self, ls: RefreshHost) -> None:
         self._ls = ls
         self._running: set[FileKey] = set()
         self._dirty: set[FileKey] = set()
@@ -175,7 +196,7 @@ class Refresher:
         if last is None and not diagnostics and version is None:
             return
         self._published[uri] = (diagnostics, version)
-        self._ls.text_document_publish_diagnostics(
+        self._ls.publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
 
@@ -188,4 +209,4 @@ class Refresher:
         if self._usage_sent.get(folder.key) == payload:
             return
         self._usage_sent[folder.key] = payload
-        self._ls.protocol.notify(USAGE_CHANGED, {"workspace": folder.uri, "usage": payload})
+        self._ls.notify(USAGE_CHANGED, {"workspace": folder.uri, "usage": payload})

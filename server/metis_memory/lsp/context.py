@@ -1,0 +1,54 @@
+"""What a feature may use of the server: a narrow interface, so a feature module reads
+and is tested against these members only, never the whole server class."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from lsprotocol import types
+    from pygls.workspace import TextDocument
+
+    from ..files import MemoryFile
+    from .client_options import ClientOptions
+    from .diagnostics import FileAnalysis
+    from .refresh import Refresher
+    from .views import FileView
+    from .workspaces import FileKey, Folder, Workspaces
+
+
+class ServerContext(Protocol):
+    """The state and services the feature modules (actions, hover, commands) share."""
+
+    folders: Workspaces
+    refresher: Refresher
+    client_options: ClientOptions
+
+    @property
+    def encoding(self) -> str: ...
+
+    @property
+    def client_capabilities(self) -> types.ClientCapabilities: ...
+
+    def open_document(self, key: FileKey) -> TextDocument | None: ...
+
+    def open_documents(self, key: FileKey) -> list[TextDocument]: ...
+
+    def analysis_of_open(self, uri: str) -> FileAnalysis | None: ...
+
+    async def analysis_for(
+        self, folder: Folder, file: MemoryFile, uri: str
+    ) -> FileAnalysis | None: ...
+
+    async def view_of(self, folder: Folder, file: MemoryFile) -> FileView | None: ...
+
+    def notify_soon(self, method: str, params: object) -> None:
+        """Send a notification from any thread (dropped once the server stops)."""
+
+    async def workspace_apply_edit_async(
+        self, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult: ...
+
+    async def window_show_document_async(
+        self, params: types.ShowDocumentParams
+    ) -> types.ShowDocumentResult: ...

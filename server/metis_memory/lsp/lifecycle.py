@@ -1,0 +1,143 @@
+"""The session: initialize, the workspaces (the client's folders and the ones adopted from
+open memory files), the watcher of their `.metis/`, shutdown and exit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from ..errors import MemoryStoreError
+from ..files import MemoryFile
+from ..watcher import MemoryWatcher
+from .client_options import parse_client_options
+from .documents import LspWorkspace
+from .views import disk_view
+from .workspaces import Folder, folder_key
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+
+
+def start(ls: MetisLanguageServer) -> None:
+    """After `initialized`: track the folders, publish, watch."""
+    ls.loop = asyncio.get_running_loop()
+    folders = list(ls.workspace.folders.values())
+    if folders:
+        for wf in folders:
+            ls.folders.add(wf.uri, wf.name)
+    elif ls.workspace.root_uri:
+        ls.folders.add(ls.workspace.root_uri)
+    ls.watcher = MemoryWatcher(lambda path: ls.call_on_loop(disk_changed, ls, folder_key(path)))
+    folders_changed(ls, added=ls.folders.all())
+
+
+def change_folders(ls: MetisLanguageServer, event: types.WorkspaceFoldersChangeEvent) -> None:
+    removed: list[Folder] = []
+    adopted_before = {f.key for f in ls.folders.all() if f.adopted}
+    for wf in event.removed:
+        # A folder whose memory file is still open stays, as an adopted workspace (with
+        # what it knows of the disk, so a clean buffer is not taken for an edit).
+        folder = ls.folders.remove(wf.uri, keep=ls.has_open_files)
+        if folder is not None:
+            removed.append(folder)
+    for folder in removed:
+        ls.refresher.forget_folder(folder)
+        for file in MemoryFile:
+            ls.open_uris.pop(folder.file_key(file), None)
+    for folder in ls.folders.all():
+        if folder.adopted and folder.key not in adopted_before:  # kept, under a new URI
+            ls.refresher.resend_usage(folder)
+    added = [f for wf in event.added if (f := ls.folders.add(wf.uri, wf.name)) is not None]
+    folders_changed(ls, added)
+
+
+def folders_changed(ls: MetisLanguageServer, added: list[Folder]) -> None:
+    for folder in added:
+        _adopt_open_documents(ls, folder)
+        ls.refresher.request_folder(folder)
+    watch(ls)
+
+
+def watch(ls: MetisLanguageServer) -> None:
+    if ls.watcher is not None:
+        ls.watcher.set_folders(f.path for f in ls.folders.all())
+
+
+def drop(ls: MetisLanguageServer, folder: Folder) -> None:
+    """Forget an adopted workspace: nothing of it is open any more."""
+    ls.folders.drop(folder)
+    ls.refresher.forget_folder(folder)
+    watch(ls)
+
+
+def _adopt_open_documents(ls: MetisLanguageServer, folder: Folder) -> None:
+    """Memory documents opened before their folder was added."""
+    for uri in ls.client_uris():
+        located = ls.folders.locate(uri)
+        if located is not None and located[0] is folder:
+            uris = ls.open_uris.setdefault(folder.file_key(located[1]), [])
+            if uri not in uris:
+                uris.append(uri)
+
+
+def disk_changed(ls: MetisLanguageServer, key: str) -> None:
+    """The watcher saw a change in a folder's `.metis/` (on the loop)."""
+    folder = ls.folders.get(key)
+    if folder is None:
+        return
+    for file in MemoryFile:
+        file_key = folder.file_key(file)
+        if file_key not in ls.open_uris:  # an open file follows its buffer
+            ls.refresher.request(file_key)
+        else:
+            remember_disk(ls, folder, file)
+
+
+def remember_disk(ls: MetisLanguageServer, folder: Folder, file: MemoryFile) -> None:
+    """Read the disk of an open file so its text is known as a disk version: the editor's
+    clean buffer may show it after the disk has moved on (an agent wrote again before the
+    editor reloaded), and that is not an unsaved edit."""
+
+    async def read() -> None:
+        with contextlib.suppress(MemoryStoreError):
+            await asyncio.to_thread(disk_view, folder, file)
+
+    ls.spawn(read())
+
+
+def register(server: LanguageServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: MetisLanguageServer, params: types.InitializeParams) -> None:
+        # pygls has just built its workspace; no document is open yet.
+        ls.protocol._workspace = LspWorkspace.replacing(ls.protocol._workspace)
+        ls.client_options = parse_client_options(params.initialization_options)
+
+    @server.feature(types.INITIALIZED)
+    def on_initialized(ls: MetisLanguageServer, params: types.InitializedParams) -> None:
+        start(ls)
+
+    @server.feature(types.SHUTDOWN)
+    def on_shutdown(ls: MetisLanguageServer, params: None) -> None:
+        ls.shutdown_requested = True
+        ls.stop_background()
+
+    @server.feature(types.EXIT)
+    def on_exit(ls: MetisLanguageServer, params: None) -> None:
+        ls.stop_background()  # before pygls closes stdout: nothing may be sent after
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_folders(
+        ls: MetisLanguageServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        change_folders(ls, params.event)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(
+        ls: MetisLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        """The server has no settings of its own (its behaviour comes from the client's
+        capabilities and initializationOptions); clients send this regardless."""

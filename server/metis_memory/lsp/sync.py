@@ -1,0 +1,88 @@
+"""Text document sync: which open documents are memory files, and keeping their
+diagnostics on the buffer. Opening a memory file outside every workspace adopts its
+directory; closing the last file of an adopted workspace forgets it."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from ..errors import MemoryStoreError
+from . import lifecycle
+from .refresh import INLINE_CHARS
+from .views import disk_view
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+
+
+def document_opened(ls: MetisLanguageServer, uri: str) -> None:
+    located = ls.folders.locate(uri)
+    if located is None:
+        adopted = ls.folders.adopt(uri)
+        if adopted is not None:  # a memory file outside every folder: its own workspace
+            lifecycle.folders_changed(ls, [adopted])
+            located = ls.folders.locate(uri)
+    if located is None:
+        return
+    folder, file = located
+    key = folder.file_key(file)
+    uris = ls.open_uris.setdefault(key, [])
+    if uri not in uris:
+        uris.append(uri)
+    ls.refresher.request(key)
+    doc = ls.open_document(key)
+    if doc is not None and len(doc.source) <= INLINE_CHARS:
+        # On the loop, before any later message: the disk the editor opened is known
+        # before an agent's next write can move it on.
+        with contextlib.suppress(MemoryStoreError):
+            disk_view(folder, file)
+    else:  # a large file is read off the loop
+        lifecycle.remember_disk(ls, folder, file)
+
+
+def document_changed(ls: MetisLanguageServer, uri: str) -> None:
+    located = ls.folders.locate(uri)
+    if located is not None:
+        key = located[0].file_key(located[1])
+        if key in ls.open_uris:
+            ls.refresher.request(key)
+
+
+def document_closed(ls: MetisLanguageServer, uri: str) -> None:
+    located = ls.folders.locate(uri)
+    if located is None:
+        return
+    folder, file = located
+    key = folder.file_key(file)
+    uris = ls.open_uris.get(key, [])
+    if uri in uris:
+        uris.remove(uri)
+    if not uris:
+        ls.open_uris.pop(key, None)
+    if folder.adopted and not ls.has_open_files(folder):
+        lifecycle.drop(ls, folder)  # nothing of it is open: no longer watched or reported
+        return
+    ls.refresher.request(key)  # back to the disk's state (or the other buffer)
+
+
+def register(server: LanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: MetisLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        document_opened(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: MetisLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        document_changed(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: MetisLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        document_closed(ls, params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: MetisLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        """Nothing to do: the watcher sees the write itself, whoever made it. Handled so
+        that clients that always send it (most do) are not answered with a warning."""
