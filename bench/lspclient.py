@@ -23,6 +23,8 @@ class LspProcess:
         self.proc: asyncio.subprocess.Process | None = None
         self.spawned_at = 0.0
         self._next_id = 0
+        self.notifications: list[Json] = []
+        """Every notification the server sent, in order."""
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._waiters: list[tuple[Callable[[Json], bool], asyncio.Future[tuple[float, Json]]]] = []
         self._reader: asyncio.Task[None] | None = None
@@ -76,6 +78,7 @@ class LspProcess:
                 else:
                     fut.set_result((now, msg.get("result")))
             return
+        self.notifications.append(msg)
         for i, (pred, fut) in enumerate(self._waiters):
             if not fut.done() and pred(msg):
                 fut.set_result((now, msg))

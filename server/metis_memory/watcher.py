@@ -8,16 +8,20 @@ nothing when a watched directory is itself deleted, so the folder's own
 are watched, nothing is ever walked, so a folder of 100,000 files costs the same as
 an empty one. When `.metis/` appears or disappears, or the folders change, the
 watcher is rebuilt, and then every folder is reported once, which covers anything
-that happened while no watch was in place. The thread sleeps in the Rust side (GIL
-released) between its checks of the stop event, so idle costs no measurable CPU.
+that happened while no watch was in place.
+
+It uses watchfiles' public `watch()` generator. `watch()` gives no hook between setting
+up the watch and waiting on it, and the report of every folder must come after the watch
+is in place (else a change in between is lost): the stop event it polls is that hook,
+since its first poll comes right after the set-up. Latency is one quiet `STEP_MS` after
+the last event of a burst; between polls the thread sleeps in Rust (GIL released).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from .files import METIS_DIR, MemoryFile
@@ -25,17 +29,38 @@ from .files import METIS_DIR, MemoryFile
 log = logging.getLogger(__name__)
 
 NAMES = frozenset(f.value for f in MemoryFile)
-DEBOUNCE_MS = 100
+DEBOUNCE_MS = 50
 """Longest time a burst of file events is grouped before it is reported."""
-STEP_MS = 50
-"""How long the watcher waits for more events before reporting a burst."""
+STEP_MS = 20
+"""A burst is reported after this long without a new event, and watchfiles' loop wakes this
+often even when idle. Measured here (2 CPUs): each wake costs 60-80 µs of CPU, so 10 ms
+would cost ~60-80 ms per 10 s idle; 20 ms gives outside write -> diagnostics p95 ~41 ms
+(was ~105 ms at 50) for ~30-50 ms per 10 s. Sub-10 ms latency at no idle cost needs a
+blocking backend (inotify) that watchfiles' public API does not offer."""
 RETRY_S = 2.0
 """Wait before retrying a watch the OS refused (only on errors)."""
 
 
-def _force_polling() -> bool:
-    value = os.environ.get("WATCHFILES_FORCE_POLLING", "")
-    return bool(value) and value.lower() not in ("false", "disable", "disabled")
+class _Session:
+    """The stop event `watchfiles.watch()` polls: set when the folders change or the watcher
+    stops, and, on its first poll (the watch is then in place), the caller's `on_ready`."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.on_ready: Callable[[], bool] | None = None
+        """Returns False when the watch just set up is already stale (rebuild it)."""
+
+    def set(self) -> None:
+        self._event.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+    def is_set(self) -> bool:
+        ready, self.on_ready = self.on_ready, None
+        if ready is not None and not ready():
+            return True
+        return self._event.is_set()
 
 
 class MemoryWatcher:
@@ -47,7 +72,7 @@ class MemoryWatcher:
         self._lock = threading.Lock()
         self._folders: tuple[Path, ...] = ()
         self._closing = False
-        self._session = threading.Event()
+        self._session = _Session()
         self._thread: threading.Thread | None = None
 
     def set_folders(self, folders: Iterable[Path]) -> None:
@@ -78,70 +103,78 @@ class MemoryWatcher:
 
     # ---- the thread --------------------------------------------------------------
     def _run(self) -> None:
-        from watchfiles._rust_notify import RustNotify
+        import watchfiles
 
         while True:
             with self._lock:
                 if self._closing:
                     return
-                session = self._session = threading.Event()
+                session = self._session = _Session()
                 folders = self._folders
             present = {f: _has_metis(f) for f in folders if f.is_dir()}
-            paths = [str(p) for f, has in present.items() for p in _targets(f, has)]
+            paths = [p for f, has in present.items() for p in _targets(f, has)]
             if not paths:
                 session.wait()  # until folders change or stop(): no polling
                 continue
+
+            def ready(present: dict[Path, bool] = present) -> bool:
+                # `.metis/` may have come or gone while the watch was being set up, unseen
+                # by it: its targets are stale, so rebuild. Else anything may have changed
+                # while no watch was in place: report every folder.
+                if any(_has_metis(f) != had for f, had in present.items()):
+                    return False
+                self._report(present)
+                return True
+
+            session.on_ready = ready
+            changes = watchfiles.watch(
+                *paths,
+                watch_filter=None,
+                debounce=DEBOUNCE_MS,
+                step=STEP_MS,
+                stop_event=session,
+                rust_timeout=0,
+                raise_interrupt=False,
+                recursive=False,
+                ignore_permission_denied=True,
+            )
+            log.debug("watching %s", paths)
             try:
-                notify = RustNotify(paths, False, _force_polling(), 300, False, True)
+                for batch in changes:
+                    if self._changed(batch, present):
+                        break  # .metis/ came or went: rebuild the watch
             except Exception as exc:
                 # A target vanished between the check and the watch, or the OS refused.
                 log.warning("cannot watch %s: %s", paths, exc)
                 session.wait(RETRY_S)
-                continue
-            log.debug("watching %s", paths)
-            with notify:
-                # `.metis/` may have come or gone while the watch was being set up, unseen
-                # by it (renamed back at once, say): its targets are stale, so rebuild.
-                if any(_has_metis(f) != had for f, had in present.items()):
-                    continue
-                # Anything may have changed while no watch was in place: report every folder.
-                self._report(present)
-                self._watch(notify, present, session)
+            finally:
+                changes.close()
 
-    def _watch(self, notify: object, present: dict[Path, bool], session: threading.Event) -> None:
-        from watchfiles._rust_notify import RustNotify
-
-        assert isinstance(notify, RustNotify)
-        while True:
-            result = notify.watch(DEBOUNCE_MS, STEP_MS, 0, session)
-            if result == "stop":
-                return
-            if not isinstance(result, set):  # "signal" / "timeout"
-                continue
-            if log.isEnabledFor(logging.DEBUG):
-                log.debug("watch events: %s", sorted(result))
-            changed: set[Path] = set()
-            rebuild = False
-            for _change, raw in result:
-                path = Path(raw)
-                if path.name == METIS_DIR and path.parent in present:
-                    # `.metis/` itself came or went, perhaps both within this batch: the
-                    # directory now there may not be the one being watched.
-                    changed.add(path.parent)
-                    rebuild = True
-                elif (
-                    path.name in NAMES
-                    and path.parent.name == METIS_DIR
-                    and path.parent.parent in present
-                ):
-                    changed.add(path.parent.parent)  # a memory file in a watched .metis/
-            for folder, had in present.items():
-                if _has_metis(folder) != had:  # .metis/ came or went: watch it, or stop
-                    changed.add(folder)
-                    rebuild = True
-            self._report(changed)
-            if rebuild:
-                return
+    def _changed(self, batch: Collection[tuple[object, str]], present: dict[Path, bool]) -> bool:
+        """Report the folders a batch of events touches; True when the watch is stale."""
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("watch events: %s", sorted(batch, key=str))
+        changed: set[Path] = set()
+        rebuild = False
+        for _change, raw in batch:
+            path = Path(raw)
+            if path.name == METIS_DIR and path.parent in present:
+                # `.metis/` itself came or went, perhaps both within this batch: the
+                # directory now there may not be the one being watched.
+                changed.add(path.parent)
+                rebuild = True
+            elif (
+                path.name in NAMES
+                and path.parent.name == METIS_DIR
+                and path.parent.parent in present
+            ):
+                changed.add(path.parent.parent)  # a memory file in a watched .metis/
+        for folder, had in present.items():
+            if _has_metis(folder) != had:  # .metis/ came or went: watch it, or stop
+                changed.add(folder)
+                rebuild = True
+        self._report(changed)
+        return rebuild
 
     def _report(self, folders: Iterable[Path]) -> None:
         for folder in folders:
