@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-log = logging.getLogger(__name__)
+from .protocol import CLIENT_COMMANDS_OPTION
 
-CLIENT_COMMANDS = "clientCommands"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,11 @@ def parse_client_options(options: object) -> ClientOptions:
     if not isinstance(options, dict):
         log.warning("initializationOptions: expected an object, got %s", type(options).__name__)
         return ClientOptions()
-    commands = options.get(CLIENT_COMMANDS, [])
+    commands = options.get(CLIENT_COMMANDS_OPTION, [])
     if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
         log.warning(
-            "initializationOptions.%s: expected a list of command ids; ignored", CLIENT_COMMANDS
+            "initializationOptions.%s: expected a list of command ids; ignored",
+            CLIENT_COMMANDS_OPTION,
         )
         return ClientOptions()
     return ClientOptions(commands=frozenset(commands))

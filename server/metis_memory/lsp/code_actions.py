@@ -20,14 +20,13 @@ from ..analysis.findings import CAP_CODES, Finding
 from ..analysis.positions import LineIndex
 from ..errors import short_repr
 from ..files import MemoryFile
-from .commands import OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT
 from .context import ServerContext
 from .diagnostics import FileAnalysis, to_range
-from .proposal import SHOW_PROPOSAL, can_show_documents
+from .proposal import can_show_documents
+from .protocol import APPLY_EDIT, OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT, SHOW_PROPOSAL
 from .views import FileView
 from .workspaces import Folder
 
-APPLY_EDIT = "metis.applyEdit"
 QUICKFIX = types.CodeActionKind.QuickFix
 KINDS = [QUICKFIX]
 

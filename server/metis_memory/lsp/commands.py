@@ -23,19 +23,23 @@ from ..disk_state import read_disk
 from ..errors import InvalidMemoryFile, MemoryStoreError, NotUtf8
 from ..files import MemoryFile, parse_memory_file
 from .context import ServerContext
+from .protocol import (
+    ASSEMBLE_PROMPT,
+    MEMORY_ADD,
+    MEMORY_CONSOLIDATE,
+    MEMORY_EVICTION,
+    MEMORY_REPLACE,
+    MEMORY_UPDATED,
+    READ,
+    TIDY,
+    USAGE,
+)
 from .views import editor_text
 from .workspaces import Folder, WorkspaceArgumentError
 
 if TYPE_CHECKING:
     from ..events import MemoryEvent
 
-MEMORY_ADD = "metis.memoryAdd"
-MEMORY_REPLACE = "metis.memoryReplace"
-MEMORY_CONSOLIDATE = "metis.memoryConsolidate"
-ASSEMBLE_PROMPT = "metis.assemblePrompt"
-USAGE = "metis.usage"
-TIDY = "metis.tidy"
-READ = "metis.read"
 
 TOOL_OF = {
     MEMORY_ADD: "memory_add",
@@ -44,13 +48,9 @@ TOOL_OF = {
 }
 _OPERATION_OF = {MEMORY_ADD: "add", MEMORY_REPLACE: "replace", MEMORY_CONSOLIDATE: "consolidate"}
 
-MEMORY_UPDATED = "metis/memoryUpdated"
-MEMORY_EVICTION = "metis/memoryEviction"
 
 # Client-side commands the server's code actions invoke. The server does NOT
 # register them (clients register every listed command; duplicates crash VS Code).
-OPEN_CONSOLIDATION = "metis.openConsolidation"
-REPLACE_ENTRY_PROMPT = "metis.replaceEntryPrompt"
 
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803

@@ -21,9 +21,8 @@ from ..hosts.configs import SETUPS
 from ..hosts.init import ConfigRefused, apply_init, plan_init
 from .commands import CommandError, from_store_error, one_object, take_folder
 from .context import ServerContext
+from .protocol import AGENT_HOSTS, CONNECT_AGENTS
 
-AGENT_HOSTS = "metis.agentHosts"
-CONNECT_AGENTS = "metis.connectAgents"
 SHAPE = (
     '{"hosts": [<host name>, ...], "dryRun"?: <bool>, "editorProvidesMcp"?: <bool>, '
     '"workspace"?: <folder URI>}'

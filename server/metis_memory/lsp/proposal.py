@@ -25,9 +25,8 @@ from ..cache import cache_root, private_dir
 from ..errors import MemoryStoreError, NotUtf8
 from ..files import MemoryFile
 from .context import ServerContext
+from .protocol import SHOW_PROPOSAL
 from .workspaces import Folder
-
-SHOW_PROPOSAL = "metis.showConsolidationProposal"
 
 
 def can_show_documents(ls: ServerContext) -> bool:

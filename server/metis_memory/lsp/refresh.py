@@ -23,6 +23,7 @@ from ..analysis.usage import Usage, usage_json
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from .diagnostics import FileAnalysis, analyse
+from .protocol import USAGE_CHANGED
 from .views import buffer_view, disk_view
 from .workspaces import FileKey, Folder
 
@@ -52,7 +53,6 @@ class RefreshHost(Protocol):
 
 log = logging.getLogger(__name__)
 
-USAGE_CHANGED = "metis/usageChanged"
 INLINE_CHARS = 64 * 1024
 """Buffers up to this size are analysed on the event loop; larger ones in a thread."""
 
