@@ -20,7 +20,15 @@ pygls 2.1's stdio loop has three faults a client (or a fuzzer) can trigger:
   2 KiB per keystroke. `MetisProtocol` drops each entry when its handler finishes.
 
 The event loop reads stdin itself (pygls handed every line to a thread, and under a
-flood of keystrokes each hand-over waited on the GIL behind the analysis thread).
+flood of keystrokes each hand-over waited on the GIL behind the analysis thread); one
+frame loop (`read_frame`) serves a pipe and a regular file alike.
+
+It builds on pygls 2.1 internals (`_execute_handler`, `_request_futures`, `_send_data`,
+`_stop_event`...): pyproject pins pygls below 2.2, and tests/lsp/test_wire.py fails
+first, naming what moved, when an upgrade moves them. Upstream: no pygls issue covers
+these three faults (searched 2026-11); the nearest are openlawlibrary/pygls#608
+(`_result_types` grows for unanswered requests), #606 (`lsp_shutdown` iterates
+`_request_futures` while it changes) and #604 (Content-Length counted in characters).
 """
 
 from __future__ import annotations
@@ -121,20 +129,6 @@ def _fold_header(line: bytes, length: int | None) -> tuple[int | None, bool]:
     return length, length is not None and not line.strip()
 
 
-def read_frame(stream: BinaryIO) -> bytes | None:
-    """The body of the next frame on `stream`; None at the end of input."""
-    length: int | None = None
-    while True:
-        line = stream.readline()
-        if not line:
-            return None
-        length, body_next = _fold_header(line, length)
-        if body_next:
-            assert length is not None
-            body = stream.read(length)
-            return body if len(body) == length else None
-
-
 def _request_id(data: object) -> int | str | None:
     if isinstance(data, dict):
         rid = data.get("id")
@@ -186,8 +180,8 @@ def handle_frame(protocol: LanguageServerProtocol, body: bytes) -> None:
         log.exception("unable to handle %s", data.get("method") or "a response")
 
 
-async def read_frame_async(reader: asyncio.StreamReader) -> bytes | None:
-    """`read_frame` for a stream the event loop reads itself."""
+async def read_frame(reader: asyncio.StreamReader | _FileReader) -> bytes | None:
+    """The body of the next frame; None at the end of input."""
     length: int | None = None
     while True:
         try:
@@ -207,27 +201,44 @@ async def read_frame_async(reader: asyncio.StreamReader) -> bytes | None:
                 return None
 
 
-async def _pipe_reader(stdin: BinaryIO) -> asyncio.StreamReader | None:
-    """A reader the event loop fills itself, or None when stdin cannot be watched (a
-    regular file): then each frame is read in a worker thread."""
+class _FileReader:
+    """The two `StreamReader` calls `read_frame` makes, over a file the loop cannot watch
+    (stdin redirected from a regular file), each read in a worker thread: one frame loop
+    for both kinds of stdin, and memory bounded by the frame being read."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    async def readuntil(self, separator: bytes = b"\n") -> bytes:
+        line = await asyncio.to_thread(self._stream.readline, _LINE_LIMIT)
+        if not line:
+            raise asyncio.IncompleteReadError(b"", None)
+        return line  # an over-long line comes in pieces: garbage either way
+
+    async def readexactly(self, n: int) -> bytes:
+        data = await asyncio.to_thread(self._stream.read, n)
+        if len(data) < n:
+            raise asyncio.IncompleteReadError(data, n)
+        return data
+
+
+async def stdin_reader(stdin: BinaryIO) -> asyncio.StreamReader | _FileReader:
+    """A reader of `stdin` the event loop fills from the pipe itself, or, for a regular file
+    (which the loop cannot watch), one that reads it in a worker thread."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     except (OSError, ValueError):
-        return None
+        return _FileReader(stdin)
     return reader
 
 
 async def _serve(server: JsonRPCServer, stdin: BinaryIO, stop: threading.Event) -> None:
-    loop = asyncio.get_running_loop()
     assert isinstance(server.protocol, LanguageServerProtocol)
-    reader = await _pipe_reader(stdin)
+    reader = await stdin_reader(stdin)
     while not stop.is_set():
-        if reader is not None:
-            body = await read_frame_async(reader)
-        else:
-            body = await loop.run_in_executor(server.thread_pool, read_frame, stdin)
+        body = await read_frame(reader)
         if body is None:
             break
         handle_frame(server.protocol, body)
