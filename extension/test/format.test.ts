@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import {
   capOffset,
@@ -113,5 +115,33 @@ describe('capOffset', () => {
     assert.equal(capOffset('aé', 2), 1); // é needs bytes 2-3
     assert.equal(capOffset('a😀b', 4), 1); // the emoji does not fit in bytes 2-4
     assert.equal(capOffset('a😀b', 5), 3); // UTF-16 index after the surrogate pair
+  });
+});
+
+describe('the same numbers and states as the server', () => {
+  // One formatter per side: this compares the extension's with the server's on the same inputs.
+  const python = process.env.METIS_PYTHON ?? path.join(__dirname, '..', '..', '.venv', 'bin', 'python');
+  const sizes = [0, 1, 999, 1000, 2047, 2048, 2049, 4096, 4097, 123456, 10_485_760];
+  const script = [
+    'import json, sys',
+    'from metis_memory.errors import fmt_bytes',
+    'from metis_memory.analysis.usage import Usage',
+    'from metis_memory.files import MemoryFile',
+    'sizes = json.loads(sys.argv[1])',
+    'print(json.dumps({"bytes": [fmt_bytes(n) for n in sizes],',
+    '  "status": [Usage(MemoryFile.MEMORY, n, "disk").status for n in sizes],',
+    '  "usage": [Usage(MemoryFile.MEMORY, n, "disk").to_json() for n in sizes]}))',
+  ].join('\n');
+  const py = JSON.parse(execFileSync(python, ['-c', script, JSON.stringify(sizes)]).toString()) as {
+    bytes: string[];
+    status: string[];
+    usage: FileUsage[];
+  };
+  it('formats bytes as the server does', () => {
+    assert.deepEqual(sizes.map(formatBytes), py.bytes);
+  });
+  it('reads a state from the usage payload as the server names it', () => {
+    const named = { ok: 'within caps', warning: 'over soft cap', error: 'over hard cap' } as const;
+    assert.deepEqual(py.usage.map((u) => named[severityOf(u)]), py.status);
   });
 });

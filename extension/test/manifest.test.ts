@@ -82,7 +82,7 @@ describe('package.json', () => {
 
   it('implements every client-side command it declares to the server, and the server knows them', () => {
     const source = fs.readFileSync(path.join(root, 'extension', 'src', 'extension.ts'), 'utf8');
-    const server = fs.readFileSync(path.join(root, 'server', 'metis_memory', 'lsp', 'commands.py'), 'utf8');
+    const server = fs.readFileSync(path.join(root, 'server', 'metis_memory', 'lsp', 'protocol.py'), 'utf8');
     for (const [key, id] of Object.entries(ClientCommand)) {
       assert.match(source, new RegExp(`register\\(ClientCommand\\.${key}\\b`), `${id} is declared but not registered`);
       assert.ok(server.includes(`= "${id}"`), `the server does not know ${id}`);
