@@ -48,6 +48,8 @@ $(VSIX): dist/extension.js $(BUNDLE_STAMP) package.json .vscodeignore extension/
 
 test-extension: $(NPM_STAMP) $(STAMP)
 	node_modules/.bin/tsc --noEmit -p .
+	node_modules/.bin/eslint extension/src extension/test
+	node_modules/.bin/prettier --check extension/src extension/test
 	node scripts/build-extension.mjs --tests
 	METIS_PYTHON=$(PY) node --test out/unit/
 

@@ -88,8 +88,12 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       vscode.workspace.onDidOpenTextDocument((doc) => {
         if (doc.uri.scheme === PROPOSAL_SCHEME) this.feedback(doc);
       }),
-      vscode.window.onDidChangeActiveTextEditor(() => this.updateContext()),
-      vscode.window.tabGroups.onDidChangeTabs(() => this.updateContext()),
+      vscode.window.onDidChangeActiveTextEditor(() => {
+        this.updateContext();
+      }),
+      vscode.window.tabGroups.onDidChangeTabs(() => {
+        this.updateContext();
+      }),
       this.diagnostics,
       this.status,
       this.lensesChanged,
@@ -113,7 +117,8 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       return;
     }
     const tidy = await this.server.command<TidyResult>(ServerCommand.tidy, { file, workspace: folder.uri.toString() });
-    const usage = this.usageOf(folder.uri)?.[file] ??
+    const usage =
+      this.usageOf(folder.uri)?.[file] ??
       (await this.server.command<Usage>(ServerCommand.usage, { workspace: folder.uri.toString() }))[file];
     const uri = Consolidation.uriFor(folder, file);
     this.proposals.set(uri.toString(), { folder, file, baseline, softCap: usage.soft_cap, hardCap: usage.hard_cap });
@@ -215,7 +220,9 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     const uri = target instanceof vscode.Uri ? target : this.activeProposal();
     const p = uri ? this.proposals.get(uri.toString()) : undefined;
     if (!uri || !p) {
-      void vscode.window.showWarningMessage('No consolidation proposal is open: run "Metis: Consolidate MEMORY.md…" first.');
+      void vscode.window.showWarningMessage(
+        'No consolidation proposal is open: run "Metis: Consolidate MEMORY.md…" first.',
+      );
       return false;
     }
     const doc = await vscode.workspace.openTextDocument(uri);
@@ -263,12 +270,14 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   }
 
   private async close(uri: vscode.Uri): Promise<void> {
-    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => {
-      const input = t.input;
-      if (input instanceof vscode.TabInputTextDiff) return input.modified.toString() === uri.toString();
-      if (input instanceof vscode.TabInputText) return input.uri.toString() === uri.toString();
-      return false;
-    });
+    const tabs = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => {
+        const input = t.input;
+        if (input instanceof vscode.TabInputTextDiff) return input.modified.toString() === uri.toString();
+        if (input instanceof vscode.TabInputText) return input.uri.toString() === uri.toString();
+        return false;
+      });
     await vscode.window.tabGroups.close(tabs);
     this.proposals.delete(uri.toString());
     this.diagnostics.delete(uri);
@@ -285,7 +294,9 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     }
     const [model] = await vscode.lm.selectChatModels();
     if (!model) {
-      void vscode.window.showInformationMessage('No language model is available in this editor; edit the proposal by hand.');
+      void vscode.window.showInformationMessage(
+        'No language model is available in this editor; edit the proposal by hand.',
+      );
       return;
     }
     const doc = await vscode.workspace.openTextDocument(uri);
@@ -300,7 +311,11 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       current,
     ].join('\n');
     const draft = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Drafting ${p.file} with ${model.name}…`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Drafting ${p.file} with ${model.name}…`,
+        cancellable: true,
+      },
       async (_progress, token) => {
         const response = await model.sendRequest([vscode.LanguageModelChatMessage.User(instructions)], {}, token);
         let text = '';
@@ -315,7 +330,11 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   }
 
   /** For callers that only know a folder key (code actions pass the workspace URI string). */
-  async openFor(workspace: string | undefined, file: MemoryFileName, fallback: () => Promise<vscode.WorkspaceFolder | undefined>): Promise<void> {
+  async openFor(
+    workspace: string | undefined,
+    file: MemoryFileName,
+    fallback: () => Promise<vscode.WorkspaceFolder | undefined>,
+  ): Promise<void> {
     const folder = folderFromKey(workspace) ?? (await fallback());
     if (folder) await this.open(folder, file);
   }

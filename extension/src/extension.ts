@@ -13,7 +13,15 @@ import { connectAgents, offerAgentSetup } from './agents';
 import { API_VERSION, toUpdatedEvent, type MemoryUpdatedEvent, type MetisMemoryApi } from './api';
 import { Consolidation } from './consolidation';
 import { formatBytes } from './format';
-import { activeFolder, chooseFolder, folderFromKey, isMemoryDocument, memoryRoot, memoryUri, readDisk } from './folders';
+import {
+  activeFolder,
+  chooseFolder,
+  folderFromKey,
+  isMemoryDocument,
+  memoryRoot,
+  memoryUri,
+  readDisk,
+} from './folders';
 import { findOnPath } from './interpreter';
 import { currentMcpServerSpecs, registerMcpServerProvider } from './mcp';
 import { assemblePrompt, PromptDocuments } from './prompt';
@@ -37,7 +45,7 @@ import { registerTools } from './tools';
 
 let server: MetisServer | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<MetisMemoryApi> {
+export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
   const log = vscode.window.createOutputChannel('Metis Memory', { log: true });
   const srv = new MetisServer(context, log);
   server = srv;
@@ -126,14 +134,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
     if (!folder) return;
     const text = await assemblePrompt(srv, folder.uri);
     await vscode.env.clipboard.writeText(text);
-    void vscode.window.showInformationMessage(`Copied the assembled prompt of ${folder.name} (${formatBytes(new TextEncoder().encode(text).length)}).`);
+    void vscode.window.showInformationMessage(
+      `Copied the assembled prompt of ${folder.name} (${formatBytes(new TextEncoder().encode(text).length)}).`,
+    );
   });
   register('metis.restartServer', async () => {
     log.info('restart requested');
     if (await srv.restart()) void vscode.window.setStatusBarMessage('Metis Memory: server restarted', 3000);
   });
   register('metis.selectInterpreter', () => selectInterpreter());
-  register('metis.showLog', async () => log.show());
+  register('metis.showLog', () => {
+    log.show();
+    return Promise.resolve();
+  });
   register('metis.showActions', () => showActions());
   register('metis.setUpAgents', async () => {
     const folder = await chooseFolder();
@@ -159,12 +172,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<MetisM
   if (memoryInSight()) startServer();
   else {
     const watch = [
-      vscode.workspace.onDidOpenTextDocument((doc) => isMemoryDocument(doc.uri) && startServer()),
-      vscode.workspace.onDidChangeWorkspaceFolders(() => memoryInSight() && startServer()),
+      vscode.workspace.onDidOpenTextDocument((doc) => {
+        if (isMemoryDocument(doc.uri)) startServer();
+      }),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => {
+        if (memoryInSight()) startServer();
+      }),
     ];
     context.subscriptions.push(...watch);
   }
-  const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '0');
+  const declared = (context.extension.packageJSON as { version?: unknown }).version;
+  const version = typeof declared === 'string' ? declared : '0';
   context.subscriptions.push(registerMcpServerProvider(srv, version));
 
   const folderOrActive = (folder?: vscode.Uri): string => {
@@ -215,7 +233,7 @@ function memoryInSight(): boolean {
 }
 
 async function updateModelContext(): Promise<void> {
-  let available = false;
+  let available: boolean;
   try {
     available = (await vscode.lm.selectChatModels()).length > 0;
   } catch {
@@ -257,7 +275,11 @@ async function addEntry(srv: MetisServer): Promise<void> {
     validateInput: (v) => (v.trim() === '' ? 'An entry cannot be empty.' : undefined),
   });
   if (entry === undefined) return;
-  const result = await srv.command<WriteResult>(ServerCommand.memoryAdd, { file, entry, workspace: folder.uri.toString() });
+  const result = await srv.command<WriteResult>(ServerCommand.memoryAdd, {
+    file,
+    entry,
+    workspace: folder.uri.toString(),
+  });
   // Over the soft cap, the server's eviction notification says so (with "Consolidate…").
   if (!result.over_soft_cap) void vscode.window.showInformationMessage(result.message);
 }
@@ -270,7 +292,10 @@ async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptArgs): Pr
   const old =
     typeof args?.old === 'string'
       ? args.old
-      : await vscode.window.showInputBox({ title: `Text to replace in ${file}`, prompt: 'It must occur exactly once.' });
+      : await vscode.window.showInputBox({
+          title: `Text to replace in ${file}`,
+          prompt: 'It must occur exactly once.',
+        });
   if (old === undefined) return;
   const replacement = await vscode.window.showInputBox({
     title: `Replace entry in ${file}`,
@@ -297,9 +322,15 @@ async function selectInterpreter(): Promise<void> {
       .filter((c): c is { path: string; version: string } => c.version !== undefined)
       .map((c) => ({ label: c.path, description: `Python ${c.version}`, value: c.path })),
     { label: '$(folder-opened) Browse…', value: '<browse>' },
-    { label: '$(clear-all) Automatic', description: 'the Python extension’s interpreter, else python3 on PATH', value: '' },
+    {
+      label: '$(clear-all) Automatic',
+      description: 'the Python extension’s interpreter, else python3 on PATH',
+      value: '',
+    },
   ];
-  const picked = await vscode.window.showQuickPick(items, { placeHolder: 'Python (CPython 3.10–3.13) for the Metis Memory server' });
+  const picked = await vscode.window.showQuickPick(items, {
+    placeHolder: 'Python (CPython 3.10–3.13) for the Metis Memory server',
+  });
   if (!picked) return;
   let value = picked.value ?? '';
   if (value === '<browse>') {
@@ -313,9 +344,9 @@ async function selectInterpreter(): Promise<void> {
 
 function pythonVersion(exe: string): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(exe, ['-c', 'import platform; print(platform.python_version())'], { timeout: 10_000 }, (err, stdout) =>
-      resolve(err ? undefined : String(stdout).trim() || undefined),
-    );
+    execFile(exe, ['-c', 'import platform; print(platform.python_version())'], { timeout: 10_000 }, (err, stdout) => {
+      resolve(err ? undefined : stdout.trim() || undefined);
+    });
   });
 }
 

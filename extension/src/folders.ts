@@ -84,7 +84,8 @@ export function toolFolder(): vscode.WorkspaceFolder | string {
   const fromEditor = editor ? folderOfUri(editor.document.uri) : undefined;
   if (fromEditor) return fromEditor;
   if (folders.length === 0) return 'No workspace folder or memory file is open, so there is no .metis/ memory to use.';
-  if (folders.length === 1) return folders[0]!;
+  const only = folders.length === 1 ? folders[0] : undefined;
+  if (only) return only;
   return (
     `This window has ${folders.length} workspace folders (${folders.map((f) => f.name).join(', ')}) and ` +
     'no file of one of them is active; ask the user to open a file in the folder whose memory to use.'

@@ -106,7 +106,7 @@ export function utf8Length(text: string): number {
 /** Models often wrap output in ``` fences despite instructions: keep what is inside. */
 export function stripFences(text: string): string {
   const m = /^\s*```[a-z]*\r?\n([\s\S]*?)\r?\n```\s*$/i.exec(text);
-  return `${(m ? m[1]! : text).trim()}\n`;
+  return `${(m?.[1] ?? text).trim()}\n`;
 }
 
 /**
@@ -115,8 +115,8 @@ export function stripFences(text: string): string {
  */
 export function capOffset(text: string, capBytes: number): number | undefined {
   let bytes = 0;
-  for (let i = 0; i < text.length; ) {
-    const cp = text.codePointAt(i)!;
+  for (let i = 0; i < text.length;) {
+    const cp = text.codePointAt(i) ?? 0; // i < text.length: always defined
     const units = cp > 0xffff ? 2 : 1;
     bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
     if (bytes > capBytes) return i;

@@ -138,7 +138,10 @@ export function startFailureMessage(interp: ResolvedInterpreter | undefined, wha
 
 /** The informative line of a failed run: a traceback's last line, else the first line. */
 export function stderrSummary(stderr: string): string {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const last = lines.at(-1) ?? '';
   return /^[A-Za-z_.]*(Error|Exception)\b/.test(last) ? last : (lines[0] ?? '');
 }

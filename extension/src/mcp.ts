@@ -14,9 +14,10 @@ import type { MetisServer } from './server';
  * The specs for every local workspace folder, with the interpreter the language server uses;
  * empty when no folder is open or no interpreter is found.
  */
-export async function currentMcpServerSpecs(server: MetisServer, version: string): Promise<
-  { folder: vscode.WorkspaceFolder; spec: McpServerSpec }[]
-> {
+export async function currentMcpServerSpecs(
+  server: MetisServer,
+  version: string,
+): Promise<{ folder: vscode.WorkspaceFolder; spec: McpServerSpec }[]> {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
   if (folders.length === 0) return [];
   const interp = await server.interpreterInUse();
@@ -27,13 +28,18 @@ export async function currentMcpServerSpecs(server: MetisServer, version: string
     server.launcher,
     version,
   );
-  return specs.map((spec, i) => ({ folder: folders[i]!, spec }));
+  return specs.flatMap((spec, i) => {
+    const folder = folders[i];
+    return folder ? [{ folder, spec }] : [];
+  });
 }
 
 export function registerMcpServerProvider(server: MetisServer, version: string): vscode.Disposable {
   const api = mcpApi(vscode);
   if (!api) {
-    server.log.info(`VS Code ${vscode.version} has no MCP server definition API (1.101+): the MCP server is not offered`);
+    server.log.info(
+      `VS Code ${vscode.version} has no MCP server definition API (1.101+): the MCP server is not offered`,
+    );
     return new vscode.Disposable(() => undefined);
   }
   const changed = new vscode.EventEmitter<void>();
@@ -42,7 +48,13 @@ export function registerMcpServerProvider(server: MetisServer, version: string):
     provideMcpServerDefinitions: async (): Promise<McpStdioServerDefinition[]> => {
       const specs = await currentMcpServerSpecs(server, version);
       return specs.map(({ folder, spec }) => {
-        const definition = new api.McpStdioServerDefinition(spec.label, spec.command, spec.args, spec.env, spec.version);
+        const definition = new api.McpStdioServerDefinition(
+          spec.label,
+          spec.command,
+          spec.args,
+          spec.env,
+          spec.version,
+        );
         definition.cwd = memoryRoot(folder.uri);
         return definition;
       });
@@ -51,9 +63,13 @@ export function registerMcpServerProvider(server: MetisServer, version: string):
   return vscode.Disposable.from(
     changed,
     api.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, provider),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => changed.fire()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      changed.fire();
+    }),
     server.onDidChangeInterpreter((interp) => {
-      server.log.info(`MCP server definitions: ${interp ? `run by ${interp.path}` : 'none (no Python interpreter found)'}`);
+      server.log.info(
+        `MCP server definitions: ${interp ? `run by ${interp.path}` : 'none (no Python interpreter found)'}`,
+      );
       changed.fire();
     }),
   );

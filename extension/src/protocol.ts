@@ -146,9 +146,5 @@ export interface ReplaceEntryPromptArgs {
 }
 
 export function isToolErrorData(value: unknown): value is ToolErrorData {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { code?: unknown }).code === 'string'
-  );
+  return typeof value === 'object' && value !== null && typeof (value as { code?: unknown }).code === 'string';
 }

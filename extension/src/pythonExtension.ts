@@ -24,7 +24,11 @@ interface PythonApiShape {
 function withTimeout<T>(promise: Thenable<T>, ms: number): Promise<T | undefined> {
   return Promise.race([
     Promise.resolve(promise),
-    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms)),
+    new Promise<undefined>((resolve) =>
+      setTimeout(() => {
+        resolve(undefined);
+      }, ms),
+    ),
   ]);
 }
 
@@ -36,12 +40,13 @@ export async function pythonExtensionInterpreter(
   if (!ext) return undefined;
   try {
     const api = (ext.isActive ? ext.exports : await withTimeout(ext.activate(), ACTIVATE_TIMEOUT_MS)) as
-      | PythonApiShape
-      | undefined;
+      PythonApiShape | undefined;
     const envs = api?.environments;
     const active = envs?.getActiveEnvironmentPath?.(resource);
     if (!active) return undefined;
-    const resolved = envs?.resolveEnvironment ? await withTimeout(envs.resolveEnvironment(active), ACTIVATE_TIMEOUT_MS) : undefined;
+    const resolved = envs?.resolveEnvironment
+      ? await withTimeout(envs.resolveEnvironment(active), ACTIVATE_TIMEOUT_MS)
+      : undefined;
     const exe = resolved?.executable?.uri?.fsPath;
     if (typeof exe === 'string' && exe) return exe;
     return typeof active.path === 'string' && active.path ? active.path : undefined;

@@ -154,7 +154,7 @@ export class MetisServer implements vscode.Disposable {
         interp = await resolveInterpreter({
           setting: () => config.get<string>('interpreter'),
           pythonExtension: () => pythonExtensionInterpreter(folder, this.log),
-          onPath: async (names) => findOnPath(names),
+          onPath: (names) => Promise.resolve(findOnPath(names)),
         });
       } finally {
         if (seq === this.resolutions) this.resolving = undefined;
@@ -233,7 +233,9 @@ export class MetisServer implements vscode.Disposable {
     };
     const client = new LanguageClient('metis', 'Metis Memory', serverOptions, clientOptions);
     for (const [method, handler] of this.handlers) {
-      client.onNotification(method, (params: unknown) => handler(params));
+      client.onNotification(method, (params: unknown) => {
+        handler(params);
+      });
     }
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.startedEmitter.fire();
@@ -260,19 +262,19 @@ export class MetisServer implements vscode.Disposable {
         [launcher, '--check'],
         { timeout: CHECK_TIMEOUT_MS, env: { ...process.env, PYTHONNOUSERSITE: '1' } },
         (error, stdout, stderr) => {
-          const report = parseCheckReport(String(stdout));
+          const report = parseCheckReport(stdout);
           if (report) {
             this.log.info(`interpreter check: Python ${report.version} on ${report.platform} (${report.executable})`);
             resolve(report.ok ? undefined : (report.problem ?? 'it cannot run the server'));
             return;
           }
           const err = error as (NodeJS.ErrnoException & { killed?: boolean }) | null;
-          if (String(stderr).trim()) this.log.error(`interpreter check stderr:\n${String(stderr).trim()}`);
+          if (stderr.trim()) this.log.error(`interpreter check stderr:\n${stderr.trim()}`);
           if (err?.code === 'ENOENT') resolve('that file does not exist');
           else if (err?.code === 'EACCES') resolve('that file is not executable');
           else if (err?.killed) resolve(`it did not answer within ${CHECK_TIMEOUT_MS / 1000} s`);
           else {
-            resolve(`it is not a Python that can run the server (${stderrSummary(String(stderr)) || errorText(err)})`);
+            resolve(`it is not a Python that can run the server (${stderrSummary(stderr) || errorText(err)})`);
           }
         },
       );
@@ -314,4 +316,3 @@ function errorText(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
-

@@ -21,10 +21,14 @@ export class UsageStatusBar implements vscode.Disposable {
     this.item.command = 'metis.showActions';
     this.disposables.push(
       this.item,
-      vscode.window.onDidChangeActiveTextEditor(() => this.render()),
+      vscode.window.onDidChangeActiveTextEditor(() => {
+        this.render();
+      }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.seed()),
       server.onDidStart(() => void this.seed()),
-      server.onDidChangeFailure(() => this.render()),
+      server.onDidChangeFailure(() => {
+        this.render();
+      }),
     );
   }
 

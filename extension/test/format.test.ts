@@ -20,7 +20,10 @@ import type { FileUsage, Usage } from '../src/protocol';
 function fu(size: number, soft: number, hard: number): FileUsage {
   return { size_bytes: size, soft_cap: soft, hard_cap: hard, over_soft_cap: size > soft, over_hard_cap: size > hard };
 }
-const usage = (mem: number, user: number): Usage => ({ 'MEMORY.md': fu(mem, 2048, 4096), 'USER.md': fu(user, 1536, 3072) });
+const usage = (mem: number, user: number): Usage => ({
+  'MEMORY.md': fu(mem, 2048, 4096),
+  'USER.md': fu(user, 1536, 3072),
+});
 
 describe('formatBytes', () => {
   it('groups thousands like the server messages', () => {
@@ -142,6 +145,9 @@ describe('the same numbers and states as the server', () => {
   });
   it('reads a state from the usage payload as the server names it', () => {
     const named = { ok: 'within caps', warning: 'over soft cap', error: 'over hard cap' } as const;
-    assert.deepEqual(py.usage.map((u) => named[severityOf(u)]), py.status);
+    assert.deepEqual(
+      py.usage.map((u) => named[severityOf(u)]),
+      py.status,
+    );
   });
 });

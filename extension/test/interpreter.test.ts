@@ -14,7 +14,12 @@ import {
   type InterpreterSources,
 } from '../src/interpreter';
 
-function sources(setting: string | undefined, ext: string | undefined, onPath: string | undefined, calls: string[] = []): InterpreterSources {
+function sources(
+  setting: string | undefined,
+  ext: string | undefined,
+  onPath: string | undefined,
+  calls: string[] = [],
+): InterpreterSources {
   return {
     setting: () => {
       calls.push('setting');
@@ -34,10 +39,13 @@ function sources(setting: string | undefined, ext: string | undefined, onPath: s
 describe('resolveInterpreter', () => {
   it('takes the setting first and asks nothing else', async () => {
     const calls: string[] = [];
-    assert.deepEqual(await resolveInterpreter(sources('/opt/py/bin/python3', '/ext/python', '/usr/bin/python3', calls), 'linux'), {
-      path: '/opt/py/bin/python3',
-      source: 'setting',
-    });
+    assert.deepEqual(
+      await resolveInterpreter(sources('/opt/py/bin/python3', '/ext/python', '/usr/bin/python3', calls), 'linux'),
+      {
+        path: '/opt/py/bin/python3',
+        source: 'setting',
+      },
+    );
     assert.deepEqual(calls, ['setting']);
   });
   it('then the Python extension', async () => {
@@ -67,7 +75,10 @@ describe('resolveInterpreter', () => {
     assert.equal(await resolveInterpreter(sources(undefined, undefined, undefined), 'linux'), undefined);
   });
   it('expands ~ in the setting', async () => {
-    assert.equal((await resolveInterpreter(sources('~/venv/bin/python', undefined, undefined), 'linux'))?.path, path.join(os.homedir(), 'venv/bin/python'));
+    assert.equal(
+      (await resolveInterpreter(sources('~/venv/bin/python', undefined, undefined), 'linux'))?.path,
+      path.join(os.homedir(), 'venv/bin/python'),
+    );
     assert.equal(expandHome('/abs', '/home/u'), '/abs');
   });
   it('looks for python before python3 on Windows', () => {
@@ -96,14 +107,25 @@ describe('findOnPath', () => {
 
 describe('check report and failure message', () => {
   it('reads the launcher JSON line', () => {
-    const r = parseCheckReport('noise\n{"ok": false, "problem": "it is Python 3.9", "version": "3.9.18", "executable": "/x", "platform": "Linux-x86_64"}\n');
-    assert.deepEqual(r, { ok: false, problem: 'it is Python 3.9', version: '3.9.18', executable: '/x', platform: 'Linux-x86_64' });
+    const r = parseCheckReport(
+      'noise\n{"ok": false, "problem": "it is Python 3.9", "version": "3.9.18", "executable": "/x", "platform": "Linux-x86_64"}\n',
+    );
+    assert.deepEqual(r, {
+      ok: false,
+      problem: 'it is Python 3.9',
+      version: '3.9.18',
+      executable: '/x',
+      platform: 'Linux-x86_64',
+    });
     assert.equal(parseCheckReport('Traceback ...'), undefined);
     assert.equal(parseCheckReport('{not json'), undefined);
   });
   it('names the interpreter, where it came from and what failed', () => {
     assert.equal(
-      startFailureMessage({ path: '/usr/bin/python3', source: 'path' }, 'it is Python 3.9; the server needs Python 3.10 or newer'),
+      startFailureMessage(
+        { path: '/usr/bin/python3', source: 'path' },
+        'it is Python 3.9; the server needs Python 3.10 or newer',
+      ),
       'Metis Memory could not start its language server with /usr/bin/python3 (from PATH): it is Python 3.9; the server needs Python 3.10 or newer',
     );
     assert.match(startFailureMessage(undefined, 'x'), /no Python interpreter found/);
@@ -112,8 +134,16 @@ describe('check report and failure message', () => {
 
 describe('stderrSummary', () => {
   it("takes a traceback's last line, else the first", () => {
-    assert.equal(stderrSummary('Traceback (most recent call last):\n  File "x"\nModuleNotFoundError: No module named x\n'), 'ModuleNotFoundError: No module named x');
-    assert.equal(stderrSummary('pyenv: python3.13: command not found\n\nThe `python3.13\' command exists in these Python versions:\n  3.13.0\n'), 'pyenv: python3.13: command not found');
+    assert.equal(
+      stderrSummary('Traceback (most recent call last):\n  File "x"\nModuleNotFoundError: No module named x\n'),
+      'ModuleNotFoundError: No module named x',
+    );
+    assert.equal(
+      stderrSummary(
+        "pyenv: python3.13: command not found\n\nThe `python3.13' command exists in these Python versions:\n  3.13.0\n",
+      ),
+      'pyenv: python3.13: command not found',
+    );
     assert.equal(stderrSummary(''), '');
   });
 });

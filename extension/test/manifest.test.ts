@@ -36,7 +36,10 @@ describe('package.json', () => {
   ) as PyTool[];
 
   it('contributes each memory tool with the schema and description the server uses', () => {
-    assert.deepEqual(py.map((t) => t.name), ['memory_add', 'memory_replace', 'memory_consolidate']);
+    assert.deepEqual(
+      py.map((t) => t.name),
+      ['memory_add', 'memory_replace', 'memory_consolidate'],
+    );
     for (const t of py) {
       const contributed = tools.get(t.name);
       assert.ok(contributed, `${t.name} missing from contributes.languageModelTools`);
@@ -65,7 +68,11 @@ describe('package.json', () => {
       required: ['file', 'content'],
       additionalProperties: false,
     });
-    assert.deepEqual(tools.get('memory_read')?.inputSchema, { type: 'object', properties: {}, additionalProperties: false });
+    assert.deepEqual(tools.get('memory_read')?.inputSchema, {
+      type: 'object',
+      properties: {},
+      additionalProperties: false,
+    });
   });
 
   it('does not register the server-owned command ids (vscode-languageclient does)', () => {

@@ -68,7 +68,10 @@ describe('mcpApi (feature detection)', () => {
   it('is undefined on a VS Code without the MCP API (1.95-1.100)', () => {
     assert.equal(mcpApi({ lm: { registerTool: () => undefined } } as unknown as typeof vscode), undefined);
     // The function without the definition class (or the other way round) is not enough.
-    assert.equal(mcpApi({ lm: { registerMcpServerDefinitionProvider: () => undefined } } as unknown as typeof vscode), undefined);
+    assert.equal(
+      mcpApi({ lm: { registerMcpServerDefinitionProvider: () => undefined } } as unknown as typeof vscode),
+      undefined,
+    );
     assert.equal(mcpApi({ lm: {}, McpStdioServerDefinition: class {} } as unknown as typeof vscode), undefined);
   });
 
@@ -91,6 +94,8 @@ describe('mcpApi (feature detection)', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
       contributes: { mcpServerDefinitionProviders?: { id: string; label: string }[] };
     };
-    assert.deepEqual(manifest.contributes.mcpServerDefinitionProviders, [{ id: MCP_PROVIDER_ID, label: 'Metis Memory' }]);
+    assert.deepEqual(manifest.contributes.mcpServerDefinitionProviders, [
+      { id: MCP_PROVIDER_ID, label: 'Metis Memory' },
+    ]);
   });
 });
