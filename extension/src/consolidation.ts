@@ -1,12 +1,14 @@
 /**
  * Consolidation: a diff of the memory file against an editable proposal (starting from the
- * server's tidy result), live size feedback on the proposal, and "Apply", which writes it with
- * `metis.memoryConsolidate` unless the file changed on disk since the proposal was opened or
- * the proposal is over the hard cap. Optionally drafts a proposal with a language model.
+ * server's tidy result) and "Apply", which writes it with `metis.memoryConsolidate` unless the
+ * file changed on disk since the proposal was opened or the proposal is over the hard cap.
+ * The server analyses the proposal (its scheme is in the document selector) as the file it is
+ * for: its diagnostics, hover and usage lens come from the same rules. Optionally drafts a
+ * proposal with a language model.
  */
 
 import * as vscode from 'vscode';
-import { capOffset, formatBytes, formatUsage, proposalSummary, stripFences, utf8Length } from './format';
+import { formatBytes, formatUsage, stripFences, utf8Length } from './format';
 import { folderFromKey, memoryUri, readDisk } from './folders';
 import { ServerCommand, type MemoryFileName, type TidyResult, type Usage, type WriteResult } from './protocol';
 import { MetisCommandError, type MetisServer } from './server';
@@ -67,7 +69,6 @@ class ProposalFileSystem implements vscode.FileSystemProvider {
 export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider {
   private readonly fs = new ProposalFileSystem();
   private readonly proposals = new Map<string, Proposal>();
-  private readonly diagnostics = vscode.languages.createDiagnosticCollection('metis-proposal');
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
@@ -94,7 +95,6 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       vscode.window.tabGroups.onDidChangeTabs(() => {
         this.updateContext();
       }),
-      this.diagnostics,
       this.status,
       this.lensesChanged,
     );
@@ -141,7 +141,6 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     const p = this.proposals.get(document.uri.toString());
     if (!p) return [];
     const top = new vscode.Range(0, 0, 0, 0);
-    const size = utf8Length(document.getText());
     return [
       new vscode.CodeLens(top, {
         title: '$(check) Apply',
@@ -149,32 +148,12 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
         arguments: [document.uri],
         tooltip: `Write this proposal to ${p.file} (memory_consolidate)`,
       }),
-      new vscode.CodeLens(top, { title: proposalSummary(p.file, size, p.softCap, p.hardCap), command: '' }),
     ];
   }
 
-  /** Size feedback on the proposal itself: a diagnostic when over a cap, and the lens text. */
+  /** The proposal changed: redraw its status (its diagnostics and lens are the server's). */
   private feedback(doc: vscode.TextDocument): void {
-    const p = this.proposals.get(doc.uri.toString());
-    if (!p) return;
-    const size = utf8Length(doc.getText());
-    const diags: vscode.Diagnostic[] = [];
-    const text = doc.getText();
-    const cap = size > p.hardCap ? p.hardCap : p.softCap;
-    const offset = size > p.softCap ? capOffset(text, cap) : undefined;
-    if (offset !== undefined) {
-      const end = doc.positionAt(text.length);
-      const d = new vscode.Diagnostic(
-        new vscode.Range(doc.positionAt(offset), end),
-        proposalSummary(p.file, size, p.softCap, p.hardCap),
-        size > p.hardCap ? vscode.DiagnosticSeverity.Error : vscode.DiagnosticSeverity.Warning,
-      );
-      d.source = 'metis';
-      d.code = size > p.hardCap ? 'proposal-over-hard-cap' : 'proposal-over-soft-cap';
-      diags.push(d);
-    }
-    this.diagnostics.set(doc.uri, diags);
-    this.lensesChanged.fire();
+    if (!this.proposals.has(doc.uri.toString())) return;
     this.renderStatus();
   }
 
@@ -189,7 +168,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     }
     const size = utf8Length(doc.getText());
     this.status.text = `$(fold) Proposal ${formatUsage(size, p.softCap)}`;
-    this.status.tooltip = `${proposalSummary(p.file, size, p.softCap, p.hardCap)}. Click to apply.`;
+    this.status.tooltip = `Proposal for ${p.file}: ${formatBytes(size)} (soft cap ${formatBytes(p.softCap)}, hard cap ${formatBytes(p.hardCap)}). Click to apply.`;
     this.status.backgroundColor =
       size > p.hardCap
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
@@ -280,7 +259,6 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       });
     await vscode.window.tabGroups.close(tabs);
     this.proposals.delete(uri.toString());
-    this.diagnostics.delete(uri);
     this.updateContext();
   }
 

@@ -90,14 +90,6 @@ export function statusTooltip(folderName: string, usage: Usage): string {
   ].join('\n');
 }
 
-/** Live feedback on a consolidation proposal: size against the file's caps. */
-export function proposalSummary(file: MemoryFileName, size: number, softCap: number, hardCap: number): string {
-  const head = `Proposal ${formatBytes(size)} of ${file}'s ${formatBytes(softCap)} soft cap (hard cap ${formatBytes(hardCap)})`;
-  if (size > hardCap) return `${head}: over the hard cap, Apply will refuse it`;
-  if (size > softCap) return `${head}: over the soft cap, trim it further`;
-  return `${head}: within budget`;
-}
-
 /** UTF-8 length without Buffer (works in any JS host). */
 export function utf8Length(text: string): number {
   return new TextEncoder().encode(text).length;
@@ -107,20 +99,4 @@ export function utf8Length(text: string): number {
 export function stripFences(text: string): string {
   const m = /^\s*```[a-z]*\r?\n([\s\S]*?)\r?\n```\s*$/i.exec(text);
   return `${(m?.[1] ?? text).trim()}\n`;
-}
-
-/**
- * The UTF-16 index of the first character that does not fit in `capBytes` UTF-8 bytes, or
- * undefined when the whole text fits: where an over-cap squiggle starts.
- */
-export function capOffset(text: string, capBytes: number): number | undefined {
-  let bytes = 0;
-  for (let i = 0; i < text.length;) {
-    const cp = text.codePointAt(i) ?? 0; // i < text.length: always defined
-    const units = cp > 0xffff ? 2 : 1;
-    bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    if (bytes > capBytes) return i;
-    i += units;
-  }
-  return undefined;
 }

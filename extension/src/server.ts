@@ -203,6 +203,8 @@ export class MetisServer implements vscode.Disposable {
       documentSelector: [
         { scheme: 'file', pattern: '**/.metis/MEMORY.md' },
         { scheme: 'file', pattern: '**/.metis/USER.md' },
+        // Consolidation proposals: the server analyses them as the file they are for.
+        { scheme: 'metis-proposal' },
       ],
       initializationOptions: {
         clientCommands: Object.values(ClientCommand),

@@ -3,11 +3,9 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import {
-  capOffset,
   formatBytes,
   formatUsage,
   percent,
-  proposalSummary,
   severityOf,
   statusText,
   statusTooltip,
@@ -93,12 +91,7 @@ describe('severity and status text', () => {
   });
 });
 
-describe('proposal feedback', () => {
-  it('says where a proposal stands against the caps', () => {
-    assert.match(proposalSummary('MEMORY.md', 1800, 2048, 4096), /1,800 B .* within budget$/);
-    assert.match(proposalSummary('MEMORY.md', 3000, 2048, 4096), /over the soft cap/);
-    assert.match(proposalSummary('MEMORY.md', 5000, 2048, 4096), /over the hard cap, Apply will refuse it/);
-  });
+describe('utf8Length', () => {
   it('counts UTF-8 bytes, not characters', () => {
     assert.equal(utf8Length('aé😀'), 1 + 2 + 4);
   });
@@ -108,16 +101,6 @@ describe('stripFences', () => {
   it('keeps what a model put inside a code fence', () => {
     assert.equal(stripFences('```markdown\n- a\n- b\n```\n'), '- a\n- b\n');
     assert.equal(stripFences('- a\n'), '- a\n');
-  });
-});
-
-describe('capOffset', () => {
-  it('finds the first character past a byte budget', () => {
-    assert.equal(capOffset('abcdef', 6), undefined);
-    assert.equal(capOffset('abcdef', 4), 4);
-    assert.equal(capOffset('aé', 2), 1); // é needs bytes 2-3
-    assert.equal(capOffset('a😀b', 4), 1); // the emoji does not fit in bytes 2-4
-    assert.equal(capOffset('a😀b', 5), 3); // UTF-16 index after the surrogate pair
   });
 });
 

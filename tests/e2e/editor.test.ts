@@ -201,10 +201,19 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     await runCommand(page, 'Metis: Consolidate MEMORY.md…');
     const apply = page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first();
     await apply.waitFor({ timeout: 15_000 });
-    // Live size feedback on the proposal itself: a status bar item and a diagnostic.
+    // Live size feedback on the proposal itself: a status bar item, and the server's own
+    // diagnostic on it (the server analyses the proposal as the file it is for).
     const proposalStatus = page.locator('.statusbar-item', { hasText: /Proposal [\d.]+\/2 KB/ }).first();
     await proposalStatus.waitFor({ timeout: 5_000 });
-    await page.locator('.markers-panel .monaco-list-row', { hasText: /Proposal [\d,]+ B of MEMORY\.md's 2,048 B soft cap .*over the soft cap/ }).first().waitFor({ timeout: 5_000 });
+    const proposalDiagnostic = await waitFor(
+      'the server’s diagnostics on the proposal',
+      async () =>
+        (await bridge.call<{ uri: string; diagnostics: { code: string; source: string }[] }[]>('/diagnostics')).find(
+          (d) => d.uri.startsWith('metis-proposal:') && d.diagnostics.some((x) => x.code === 'over-soft-cap'),
+        ),
+      10_000,
+    );
+    assert.ok(proposalDiagnostic.diagnostics.every((d) => d.source === 'metis'));
     const original = disk(memoryPath());
     assert.equal(original.split('Build with `make build`').length - 1, 2, 'the fixture has a duplicate entry');
     const tidy = await waitFor('the proposal document', async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' }))[0], 5_000);

@@ -92,6 +92,15 @@ class Refresher:
         self._usage_sent.pop(folder.key, None)
         self.request_folder(folder)
 
+    def publish_document(self, uri: str, analysis: FileAnalysis | None) -> None:
+        """Publish the diagnostics of a document that is not a memory file itself (a
+        consolidation proposal); None withdraws them."""
+        if analysis is None:
+            self._publish(uri, [], None)
+            self._published.pop(uri, None)
+        else:
+            self._publish(uri, analysis.diagnostics, analysis.view.version)
+
     def forget_folder(self, folder: Folder) -> None:
         """A folder was removed: clear what was published for its files."""
         for file in MemoryFile:

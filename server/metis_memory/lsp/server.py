@@ -56,6 +56,8 @@ class MetisLanguageServer(LanguageServer):
         self.open_uris: dict[FileKey, list[str]] = {}
         """The URIs a memory file is open under (an editor may open one file under two: a
         symlinked folder, `..` in a path, percent-encoding); the last opened is shown."""
+        self.proposals: dict[str, tuple[Folder, MemoryFile]] = {}
+        """Open consolidation proposals (by URI) and the file each is for."""
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -80,7 +82,13 @@ class MetisLanguageServer(LanguageServer):
         ]
 
     def analysis_of_open(self, uri: str) -> FileAnalysis | None:
-        """The analysis of an open memory document as it is now (cached per version)."""
+        """The analysis of an open memory document (or proposal) as it is now (cached per
+        version for memory files)."""
+        proposal = self.proposals.get(uri)
+        if proposal is not None:
+            document = self.workspace.get_text_document(uri)
+            view = buffer_view(proposal[1], uri, document.source, document.version)
+            return analyse(view, self.encoding)
         located = self.folders.locate(uri)
         if located is None:
             return None

@@ -19,7 +19,20 @@ if TYPE_CHECKING:
     from .server import MetisLanguageServer
 
 
+def proposal_changed(ls: MetisLanguageServer, uri: str) -> bool:
+    """Analyse a consolidation proposal as the file it is for; False when `uri` is none."""
+    if uri not in ls.proposals:
+        found = ls.folders.locate_proposal(uri)
+        if found is None:
+            return False
+        ls.proposals[uri] = found
+    ls.refresher.publish_document(uri, ls.analysis_of_open(uri))
+    return True
+
+
 def document_opened(ls: MetisLanguageServer, uri: str) -> None:
+    if proposal_changed(ls, uri):
+        return
     located = ls.folders.locate(uri)
     if located is None:
         adopted = ls.folders.adopt(uri)
@@ -45,6 +58,9 @@ def document_opened(ls: MetisLanguageServer, uri: str) -> None:
 
 
 def document_changed(ls: MetisLanguageServer, uri: str) -> None:
+    if uri in ls.proposals:
+        proposal_changed(ls, uri)
+        return
     located = ls.folders.locate(uri)
     if located is not None:
         key = located[0].file_key(located[1])
@@ -53,6 +69,9 @@ def document_changed(ls: MetisLanguageServer, uri: str) -> None:
 
 
 def document_closed(ls: MetisLanguageServer, uri: str) -> None:
+    if ls.proposals.pop(uri, None) is not None:
+        ls.refresher.publish_document(uri, None)
+        return
     located = ls.folders.locate(uri)
     if located is None:
         return

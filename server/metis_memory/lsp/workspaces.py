@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from pygls.uris import from_fs_path, to_fs_path
 
@@ -27,6 +28,9 @@ from ..store import MemoryStore
 if TYPE_CHECKING:
     from ..events import MemoryEvent
     from ..tools import ToolDispatcher
+
+PROPOSAL_SCHEME = "metis-proposal"
+"""Documents of this scheme are consolidation proposals (see `locate_proposal`)."""
 
 FileKey = tuple[str, MemoryFile]
 """(folder key, file): one memory file of one workspace folder."""
@@ -253,6 +257,21 @@ class Workspaces:
             return None
         folder = self._folders.get(folder_key(found[0]))
         return (folder, found[1]) if folder is not None else None
+
+    def locate_proposal(self, uri: str) -> tuple[Folder, MemoryFile] | None:
+        """The workspace and file a consolidation proposal is for: the VS Code extension's
+        `metis-proposal:/<name>/MEMORY proposal.md?<workspace URI>` (analysed like the
+        file, published under its own URI, never taken for the file itself)."""
+        parts = urlsplit(uri)
+        if parts.scheme != PROPOSAL_SCHEME or not parts.query:
+            return None
+        name = unquote(parts.path).rsplit("/", 1)[-1]
+        file = next((f for f in MemoryFile if name == f"{f.value[:-3]} proposal.md"), None)
+        path = uri_to_path(unquote(parts.query))
+        if file is None or path is None:
+            return None
+        folder = self._folders.get(folder_key(memory_root(path)))
+        return (folder, file) if folder is not None else None
 
     def resolve(self, workspace: object) -> Folder:
         """The folder a command's optional `workspace` argument designates."""
