@@ -5,9 +5,12 @@
  * on incompatible changes.
  */
 
-import type * as vscode from 'vscode';
+import * as vscode from 'vscode';
+import { activeFolder } from './folders';
+import { currentMcpServerSpecs } from './mcp';
 import type { McpServerSpec } from './mcpDefinition';
-import type { MemoryFileName, MemoryUpdatedParams, Usage, WriteResult } from './protocol';
+import { ServerCommand, type MemoryFileName, type MemoryUpdatedParams, type Usage, type WriteResult } from './protocol';
+import { MetisCommandError, type MetisServer } from './server';
 
 export type { McpServerSpec } from './mcpDefinition';
 export type { FileUsage, MemoryFileName, Usage, WriteResult } from './protocol';
@@ -58,4 +61,44 @@ export function toUpdatedEvent(params: MemoryUpdatedParams, folder: vscode.Uri):
     beforeSizeBytes: params.before_size_bytes,
     afterSizeBytes: params.after_size_bytes,
   };
+}
+
+/** The API object, over the running server. */
+export function createApi(
+  srv: MetisServer,
+  updated: vscode.EventEmitter<MemoryUpdatedEvent>,
+  version: string,
+): MetisMemoryApi {
+  const folderOrActive = (folder?: vscode.Uri): string => {
+    const f = folder ?? activeFolder()?.uri;
+    if (!f) throw new MetisCommandError('No workspace folder is open.', 'no_workspace');
+    return f.toString();
+  };
+  const api: MetisMemoryApi = {
+    apiVersion: API_VERSION,
+    assemblePrompt: (base, folder) =>
+      srv.command<string>(ServerCommand.assemblePrompt, { base, workspace: folderOrActive(folder) }),
+    usage: (folder) => srv.command<Usage>(ServerCommand.usage, { workspace: folderOrActive(folder) }),
+    memoryAdd: (file, entry, folder) =>
+      srv.command<WriteResult>(ServerCommand.memoryAdd, { file, entry, workspace: folderOrActive(folder) }),
+    memoryReplace: (file, oldText, newText, folder) =>
+      srv.command<WriteResult>(ServerCommand.memoryReplace, {
+        file,
+        old: oldText,
+        new: newText,
+        workspace: folderOrActive(folder),
+      }),
+    memoryConsolidate: (file, content, folder) =>
+      srv.command<WriteResult>(ServerCommand.memoryConsolidate, { file, content, workspace: folderOrActive(folder) }),
+    onDidUpdateMemory: updated.event,
+    mcpServerDefinition: async (folder) => {
+      const wanted = folderOrActive(folder);
+      if (!vscode.workspace.workspaceFolders?.some((f) => f.uri.toString() === wanted)) {
+        throw new MetisCommandError(`${wanted} is not a workspace folder of this window.`, 'no_workspace');
+      }
+      const specs = await currentMcpServerSpecs(srv, version);
+      return specs.find((s) => s.folder.uri.toString() === wanted)?.spec;
+    },
+  };
+  return api;
 }

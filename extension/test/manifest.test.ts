@@ -78,9 +78,9 @@ describe('package.json', () => {
   it('does not register the server-owned command ids (vscode-languageclient does)', () => {
     // A clash makes the client fail to start the server ("command ... already exists").
     const contributed = manifest.contributes.commands.map((c) => c.command);
-    const source = fs.readFileSync(path.join(root, 'extension', 'src', 'extension.ts'), 'utf8');
+    const source = fs.readFileSync(path.join(root, 'extension', 'src', 'commands.ts'), 'utf8');
     const registered = [...source.matchAll(/register(?:Command)?\(\s*'([^']+)'/g)].map((m) => m[1]);
-    assert.ok(registered.length > 5, 'found no registered commands: has extension.ts changed shape?');
+    assert.ok(registered.length > 5, 'found no registered commands: has commands.ts changed shape?');
     for (const owned of Object.values(ServerCommand)) {
       assert.ok(!contributed.includes(owned), `${owned} must not be contributed`);
       assert.ok(!registered.includes(owned), `${owned} must not be registered by the extension`);
@@ -88,7 +88,7 @@ describe('package.json', () => {
   });
 
   it('implements every client-side command it declares to the server, and the server knows them', () => {
-    const source = fs.readFileSync(path.join(root, 'extension', 'src', 'extension.ts'), 'utf8');
+    const source = fs.readFileSync(path.join(root, 'extension', 'src', 'commands.ts'), 'utf8');
     const server = fs.readFileSync(path.join(root, 'server', 'metis_memory', 'lsp', 'protocol.py'), 'utf8');
     for (const [key, id] of Object.entries(ClientCommand)) {
       assert.match(source, new RegExp(`register\\(ClientCommand\\.${key}\\b`), `${id} is declared but not registered`);

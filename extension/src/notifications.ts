@@ -1,0 +1,63 @@
+/** What the server pushes (`metis/*` notifications), rendered: the status bar, the prompt
+ * view, the API's event, and one eviction message per file at a time. */
+
+import * as vscode from 'vscode';
+import { toUpdatedEvent, type MemoryUpdatedEvent } from './api';
+import type { Consolidation } from './consolidation';
+import { chooseFolder, folderFromKey } from './folders';
+import { formatBytes } from './format';
+import type { PromptDocuments } from './prompt';
+import {
+  ServerNotification,
+  type MemoryEvictionParams,
+  type MemoryUpdatedParams,
+  type UsageChangedParams,
+} from './protocol';
+import type { MetisServer } from './server';
+import type { UsageStatusBar } from './statusBar';
+
+export interface Views {
+  log: vscode.LogOutputChannel;
+  statusBar: UsageStatusBar;
+  prompts: PromptDocuments;
+  consolidation: Consolidation;
+  updated: vscode.EventEmitter<MemoryUpdatedEvent>;
+}
+
+export function handleNotifications(srv: MetisServer, views: Views): void {
+  const { log, statusBar, prompts, consolidation, updated } = views;
+  srv.onNotification(ServerNotification.usageChanged, (params) => {
+    const p = params as UsageChangedParams;
+    statusBar.update(p.workspace, p.usage);
+    prompts.refresh(p.workspace);
+  });
+  srv.onNotification(ServerNotification.memoryUpdated, (params) => {
+    const p = params as MemoryUpdatedParams;
+    log.info(`${p.file}: ${p.operation} ${formatBytes(p.before_size_bytes)} -> ${formatBytes(p.after_size_bytes)}`);
+    prompts.refresh(p.workspace);
+    const folder = folderFromKey(p.workspace);
+    updated.fire(toUpdatedEvent(p, folder?.uri ?? vscode.Uri.parse(p.workspace)));
+  });
+  // One eviction message per file at a time: an agent's burst of writes must not stack toasts.
+  const evictionShown = new Set<string>();
+  srv.onNotification(ServerNotification.memoryEviction, (params) => {
+    const p = params as MemoryEvictionParams;
+    const key = `${p.workspace}|${p.file}`;
+    if (evictionShown.has(key)) return;
+    evictionShown.add(key);
+    const folder = folderFromKey(p.workspace);
+    const cap = folder ? statusBar.get(folder.uri)?.[p.file]?.soft_cap : undefined;
+    const capText = cap !== undefined ? `, over its ${formatBytes(cap)} soft cap` : ', over its soft cap';
+    const consolidate = 'Consolidate…';
+    void vscode.window
+      .showWarningMessage(
+        `${p.file}${folder ? ` in ${folder.name}` : ''} is now ${formatBytes(p.size_after_bytes)}${capText}: ` +
+          'consolidate it so memory stays sharp (writes past the hard cap will be refused).',
+        consolidate,
+      )
+      .then((choice) => {
+        evictionShown.delete(key);
+        if (choice === consolidate) void consolidation.openFor(p.workspace, p.file, chooseFolder);
+      });
+  });
+}
