@@ -8,7 +8,9 @@
  */
 
 import * as vscode from 'vscode';
-import { formatBytes, formatUsage, stripFences, utf8Length } from './format';
+import { formatBytes, formatUsage, utf8Length } from './format';
+import { draftWithModel } from './modelDraft';
+import { ProposalFileSystem } from './proposalFiles';
 import { folderFromKey, memoryUri, readDisk } from './folders';
 import { ServerCommand, type MemoryFileName, type TidyResult, type Usage, type WriteResult } from './protocol';
 import { MetisCommandError, type MetisServer } from './server';
@@ -22,48 +24,6 @@ interface Proposal {
   baseline: string;
   softCap: number;
   hardCap: number;
-}
-
-/** In-memory files for proposals, so they are editable and save without touching disk. */
-class ProposalFileSystem implements vscode.FileSystemProvider {
-  private readonly files = new Map<string, { data: Uint8Array; mtime: number }>();
-  private readonly emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
-  readonly onDidChangeFile = this.emitter.event;
-
-  set(uri: vscode.Uri, text: string): void {
-    const existed = this.files.has(uri.toString());
-    this.files.set(uri.toString(), { data: new TextEncoder().encode(text), mtime: Date.now() });
-    this.emitter.fire([{ type: existed ? vscode.FileChangeType.Changed : vscode.FileChangeType.Created, uri }]);
-  }
-  delete(uri: vscode.Uri): void {
-    this.files.delete(uri.toString());
-  }
-  watch(): vscode.Disposable {
-    return new vscode.Disposable(() => undefined);
-  }
-  stat(uri: vscode.Uri): vscode.FileStat {
-    const f = this.files.get(uri.toString());
-    if (!f) throw vscode.FileSystemError.FileNotFound(uri);
-    return { type: vscode.FileType.File, ctime: f.mtime, mtime: f.mtime, size: f.data.byteLength };
-  }
-  readDirectory(): [string, vscode.FileType][] {
-    return [];
-  }
-  createDirectory(): void {
-    throw vscode.FileSystemError.NoPermissions('proposals have no folders');
-  }
-  readFile(uri: vscode.Uri): Uint8Array {
-    const f = this.files.get(uri.toString());
-    if (!f) throw vscode.FileSystemError.FileNotFound(uri);
-    return f.data;
-  }
-  writeFile(uri: vscode.Uri, content: Uint8Array): void {
-    this.files.set(uri.toString(), { data: content, mtime: Date.now() });
-    this.emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
-  }
-  rename(): void {
-    throw vscode.FileSystemError.NoPermissions('proposals cannot be renamed');
-  }
 }
 
 export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider {
@@ -270,41 +230,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       void vscode.window.showWarningMessage('Open a consolidation proposal first ("Metis: Consolidate MEMORY.md…").');
       return;
     }
-    const [model] = await vscode.lm.selectChatModels();
-    if (!model) {
-      void vscode.window.showInformationMessage(
-        'No language model is available in this editor; edit the proposal by hand.',
-      );
-      return;
-    }
-    const doc = await vscode.workspace.openTextDocument(uri);
-    const current = doc.getText();
-    const instructions = [
-      `You curate ${p.file}, a bounded memory file that goes into an AI agent's system prompt.`,
-      `Rewrite it to at most ${p.softCap} UTF-8 bytes (it is ${utf8Length(current)} now).`,
-      'Keep every distinct fact that still matters; merge duplicates and near-duplicates; shorten wording;',
-      'keep the markdown structure (headings, one "- " list item per fact). Never invent facts.',
-      'Reply with the new file content only: no preamble, no code fences.',
-      '',
-      current,
-    ].join('\n');
-    const draft = await vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Drafting ${p.file} with ${model.name}…`,
-        cancellable: true,
-      },
-      async (_progress, token) => {
-        const response = await model.sendRequest([vscode.LanguageModelChatMessage.User(instructions)], {}, token);
-        let text = '';
-        for await (const chunk of response.text) text += chunk;
-        return text;
-      },
-    );
-    const cleaned = stripFences(draft);
-    const edit = new vscode.WorkspaceEdit();
-    edit.replace(uri, fullRange(doc), cleaned.endsWith('\n') ? cleaned : `${cleaned}\n`);
-    await vscode.workspace.applyEdit(edit);
+    await draftWithModel(uri, p.file, p.softCap);
   }
 
   /** For callers that only know a folder key (code actions pass the workspace URI string). */

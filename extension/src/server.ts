@@ -3,7 +3,6 @@
  * vscode-languageclient over stdio, restart on request, and say clearly (once) when it cannot.
  */
 
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import {
@@ -20,12 +19,11 @@ import {
 import {
   describeSource,
   findOnPath,
-  parseCheckReport,
   resolveInterpreter,
   startFailureMessage,
-  stderrSummary,
   type ResolvedInterpreter,
 } from './interpreter';
+import { checkInterpreter, errorText } from './interpreterCheck';
 import { pythonExtensionInterpreter } from './pythonExtension';
 import { ClientCommand, type InitializationOptions, isToolErrorData } from './protocol';
 
@@ -42,7 +40,6 @@ export class MetisCommandError extends Error {
 
 type NotificationHandler = (params: unknown) => void;
 
-const CHECK_TIMEOUT_MS = 30_000;
 const SELECT_INTERPRETER = 'Select Interpreter…';
 const SHOW_LOG = 'Show Log';
 
@@ -188,7 +185,7 @@ export class MetisServer implements vscode.Disposable {
       this.fail(interp, `this installation has no bundled server (${launcher} is missing); reinstall the extension`);
       return false;
     }
-    const check = await this.check(interp.path, launcher);
+    const check = await checkInterpreter(interp.path, launcher, this.log);
     if (check !== undefined) {
       this.fail(interp, check);
       return false;
@@ -256,33 +253,6 @@ export class MetisServer implements vscode.Disposable {
     return true;
   }
 
-  /** Ask the launcher whether this interpreter can run the bundled server; undefined = yes. */
-  private check(python: string, launcher: string): Promise<string | undefined> {
-    return new Promise((resolve) => {
-      execFile(
-        python,
-        [launcher, '--check'],
-        { timeout: CHECK_TIMEOUT_MS, env: { ...process.env, PYTHONNOUSERSITE: '1' } },
-        (error, stdout, stderr) => {
-          const report = parseCheckReport(stdout);
-          if (report) {
-            this.log.info(`interpreter check: Python ${report.version} on ${report.platform} (${report.executable})`);
-            resolve(report.ok ? undefined : (report.problem ?? 'it cannot run the server'));
-            return;
-          }
-          const err = error as (NodeJS.ErrnoException & { killed?: boolean }) | null;
-          if (stderr.trim()) this.log.error(`interpreter check stderr:\n${stderr.trim()}`);
-          if (err?.code === 'ENOENT') resolve('that file does not exist');
-          else if (err?.code === 'EACCES') resolve('that file is not executable');
-          else if (err?.killed) resolve(`it did not answer within ${CHECK_TIMEOUT_MS / 1000} s`);
-          else {
-            resolve(`it is not a Python that can run the server (${stderrSummary(stderr) || errorText(err)})`);
-          }
-        },
-      );
-    });
-  }
-
   /** One notification per failure episode; the log gets the details every time. */
   private fail(interp: ResolvedInterpreter | undefined, what: string): void {
     const message = startFailureMessage(interp, what);
@@ -312,9 +282,4 @@ export class MetisServer implements vscode.Disposable {
     this.failedEmitter.dispose();
     this.interpreterEmitter.dispose();
   }
-}
-
-function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
 }
