@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 import { memoryRoot } from './folders';
-import { ServerCommand, type AgentHost, type ConnectResult } from './protocol';
+import { ServerCommand, type ConnectResult } from './protocol';
 import type { MetisServer } from './server';
 
 /** workspaceState key: folder URI -> 'done' | 'never'. */
@@ -24,7 +24,7 @@ export async function connectAgents(
   log: vscode.LogOutputChannel,
 ): Promise<ConnectResult | undefined> {
   const workspace = folder.uri.toString();
-  const hosts = await srv.command<AgentHost[]>(ServerCommand.agentHosts, { workspace });
+  const hosts = await srv.command(ServerCommand.agentHosts, { workspace });
   const picked = await vscode.window.showQuickPick(
     hosts.map((h) => ({ label: h.title, description: h.files.join(', '), picked: true, name: h.name })),
     {
@@ -34,7 +34,7 @@ export async function connectAgents(
     },
   );
   if (!picked || picked.length === 0) return undefined;
-  const result = await srv.command<ConnectResult>(ServerCommand.connectAgents, {
+  const result = await srv.command(ServerCommand.connectAgents, {
     hosts: picked.map((p) => p.name),
     // This extension registers the MCP server with VS Code itself.
     editorProvidesMcp: true,

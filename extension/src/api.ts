@@ -77,19 +77,19 @@ export function createApi(
   const api: MetisMemoryApi = {
     apiVersion: API_VERSION,
     assemblePrompt: (base, folder) =>
-      srv.command<string>(ServerCommand.assemblePrompt, { base, workspace: folderOrActive(folder) }),
-    usage: (folder) => srv.command<Usage>(ServerCommand.usage, { workspace: folderOrActive(folder) }),
+      srv.command(ServerCommand.assemblePrompt, { base, workspace: folderOrActive(folder) }),
+    usage: (folder) => srv.command(ServerCommand.usage, { workspace: folderOrActive(folder) }),
     memoryAdd: (file, entry, folder) =>
-      srv.command<WriteResult>(ServerCommand.memoryAdd, { file, entry, workspace: folderOrActive(folder) }),
+      srv.command(ServerCommand.memoryAdd, { file, entry, workspace: folderOrActive(folder) }),
     memoryReplace: (file, oldText, newText, folder) =>
-      srv.command<WriteResult>(ServerCommand.memoryReplace, {
+      srv.command(ServerCommand.memoryReplace, {
         file,
         old: oldText,
         new: newText,
         workspace: folderOrActive(folder),
       }),
     memoryConsolidate: (file, content, folder) =>
-      srv.command<WriteResult>(ServerCommand.memoryConsolidate, { file, content, workspace: folderOrActive(folder) }),
+      srv.command(ServerCommand.memoryConsolidate, { file, content, workspace: folderOrActive(folder) }),
     onDidUpdateMemory: updated.event,
     mcpServerDefinition: async (folder) => {
       const wanted = folderOrActive(folder);

@@ -16,7 +16,6 @@ import {
   type MemoryFileName,
   type OpenConsolidationArgs,
   type ReplaceEntryPromptArgs,
-  type WriteResult,
 } from './protocol';
 import { MetisCommandError, type MetisServer } from './server';
 
@@ -122,7 +121,7 @@ async function addEntry(srv: MetisServer): Promise<void> {
     validateInput: (v) => (v.trim() === '' ? 'An entry cannot be empty.' : undefined),
   });
   if (entry === undefined) return;
-  const result = await srv.command<WriteResult>(ServerCommand.memoryAdd, {
+  const result = await srv.command(ServerCommand.memoryAdd, {
     file,
     entry,
     workspace: folder.uri.toString(),
@@ -150,7 +149,7 @@ async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptArgs): Pr
     value: old,
   });
   if (replacement === undefined) return;
-  const result = await srv.command<WriteResult>(ServerCommand.memoryReplace, {
+  const result = await srv.command(ServerCommand.memoryReplace, {
     file,
     old,
     new: replacement,

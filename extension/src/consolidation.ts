@@ -12,7 +12,7 @@ import { formatBytes, formatUsage, utf8Length } from './format';
 import { draftWithModel } from './modelDraft';
 import { ProposalFileSystem } from './proposalFiles';
 import { folderFromKey, memoryUri, readDisk } from './folders';
-import { ServerCommand, type MemoryFileName, type TidyResult, type Usage, type WriteResult } from './protocol';
+import { ServerCommand, type MemoryFileName, type Usage, type WriteResult } from './protocol';
 import { MetisCommandError, type MetisServer } from './server';
 
 export const PROPOSAL_SCHEME = 'metis-proposal';
@@ -76,10 +76,10 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       void vscode.window.showInformationMessage(`${file} in ${folder.name} is empty: there is nothing to consolidate.`);
       return;
     }
-    const tidy = await this.server.command<TidyResult>(ServerCommand.tidy, { file, workspace: folder.uri.toString() });
+    const tidy = await this.server.command(ServerCommand.tidy, { file, workspace: folder.uri.toString() });
     const usage =
       this.usageOf(folder.uri)?.[file] ??
-      (await this.server.command<Usage>(ServerCommand.usage, { workspace: folder.uri.toString() }))[file];
+      (await this.server.command(ServerCommand.usage, { workspace: folder.uri.toString() }))[file];
     const uri = Consolidation.uriFor(folder, file);
     this.proposals.set(uri.toString(), { folder, file, baseline, softCap: usage.soft_cap, hardCap: usage.hard_cap });
     this.fs.set(uri, tidy.content);
@@ -191,7 +191,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     }
     let result: WriteResult;
     try {
-      result = await this.server.command<WriteResult>(ServerCommand.memoryConsolidate, {
+      result = await this.server.command(ServerCommand.memoryConsolidate, {
         file: p.file,
         content,
         workspace: p.folder.uri.toString(),

@@ -16,7 +16,7 @@ export function promptBase(): string {
 }
 
 export function assemblePrompt(server: MetisServer, folder: vscode.Uri, base = promptBase()): Promise<string> {
-  return server.command<string>(ServerCommand.assemblePrompt, { base, workspace: folder.toString() });
+  return server.command(ServerCommand.assemblePrompt, { base, workspace: folder.toString() });
 }
 
 export class PromptDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {

@@ -95,6 +95,47 @@ export const ServerCommand = {
   showConsolidationProposal: 'metis.showConsolidationProposal',
 } as const;
 
+export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
+
+/**
+ * Each server command's one argument object. The server's pydantic models
+ * (`ARGUMENTS` in server/metis_memory/lsp/protocol.py) are the rule and validate every call;
+ * tests/lsp/test_protocol_contract.py fails when these fields disagree with them.
+ */
+export interface ServerCommandArgs {
+  [ServerCommand.memoryAdd]: { file: MemoryFileName; entry: string; workspace?: string };
+  [ServerCommand.memoryReplace]: { file: MemoryFileName; old: string; new: string; workspace?: string };
+  [ServerCommand.memoryConsolidate]: { file: MemoryFileName; content: string; workspace?: string };
+  [ServerCommand.assemblePrompt]: { base: string; workspace?: string };
+  [ServerCommand.usage]: { workspace?: string };
+  [ServerCommand.tidy]: { file: MemoryFileName; workspace?: string };
+  [ServerCommand.read]: { workspace?: string };
+  [ServerCommand.agentHosts]: { workspace?: string };
+  [ServerCommand.connectAgents]: {
+    hosts: string[];
+    dryRun?: boolean;
+    editorProvidesMcp?: boolean;
+    workspace?: string;
+  };
+  [ServerCommand.applyEdit]: { label: string; edit: Record<string, unknown> };
+  [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; workspace?: string };
+}
+
+/** What each server command answers. */
+export interface ServerCommandResults {
+  [ServerCommand.memoryAdd]: WriteResult;
+  [ServerCommand.memoryReplace]: WriteResult;
+  [ServerCommand.memoryConsolidate]: WriteResult;
+  [ServerCommand.assemblePrompt]: string;
+  [ServerCommand.usage]: Usage;
+  [ServerCommand.tidy]: TidyResult;
+  [ServerCommand.read]: unknown;
+  [ServerCommand.agentHosts]: AgentHost[];
+  [ServerCommand.connectAgents]: ConnectResult;
+  [ServerCommand.applyEdit]: { applied: boolean; failureReason?: string | null };
+  [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; uri: string; shown: boolean };
+}
+
 /**
  * Commands the server's code actions invoke and this extension implements. They are sent as
  * `initializationOptions.clientCommands`: the server offers their actions only to clients

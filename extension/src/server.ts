@@ -25,7 +25,14 @@ import {
 } from './interpreter';
 import { checkInterpreter, errorText } from './interpreterCheck';
 import { pythonExtensionInterpreter } from './pythonExtension';
-import { ClientCommand, type InitializationOptions, isToolErrorData } from './protocol';
+import {
+  ClientCommand,
+  type InitializationOptions,
+  isToolErrorData,
+  type ServerCommandArgs,
+  type ServerCommandName,
+  type ServerCommandResults,
+} from './protocol';
 
 /** A server command failed; `message` is the user-visible text, `code` the machine one. */
 export class MetisCommandError extends Error {
@@ -108,7 +115,10 @@ export class MetisServer implements vscode.Disposable {
   }
 
   /** Run a server command (workspace/executeCommand) with one JSON object argument. */
-  async command<T>(command: string, argument: object): Promise<T> {
+  async command<C extends ServerCommandName>(
+    command: C,
+    argument: ServerCommandArgs[C],
+  ): Promise<ServerCommandResults[C]> {
     if (!this.running && !(await this.start())) {
       throw new MetisCommandError(
         "Metis Memory's language server is not running, so nothing was read or written. " +
@@ -122,7 +132,7 @@ export class MetisServer implements vscode.Disposable {
       return (await client.sendRequest(ExecuteCommandRequest.type, {
         command,
         arguments: [argument],
-      })) as T;
+      })) as ServerCommandResults[C];
     } catch (err) {
       if (err instanceof ResponseError) {
         const data: unknown = err.data;

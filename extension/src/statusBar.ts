@@ -51,7 +51,7 @@ export class UsageStatusBar implements vscode.Disposable {
   async seed(): Promise<void> {
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
       try {
-        const usage = await this.server.command<Usage>(ServerCommand.usage, { workspace: folder.uri.toString() });
+        const usage = await this.server.command(ServerCommand.usage, { workspace: folder.uri.toString() });
         this.usage.set(folderKey(folder.uri), usage);
       } catch (err) {
         this.server.log.warn(`usage of ${folder.name}: ${String(err)}`);

@@ -8,7 +8,7 @@
 
 import * as vscode from 'vscode';
 import { toolFolder } from './folders';
-import { ServerCommand, type WriteResult } from './protocol';
+import { ServerCommand, type ServerCommandArgs } from './protocol';
 import { MetisCommandError, type MetisServer } from './server';
 
 const WRITE_TOOLS = {
@@ -43,10 +43,9 @@ export function registerTools(server: MetisServer): vscode.Disposable {
           const folder = toolFolder();
           if (typeof folder === 'string') return text(`Error (no_workspace): ${folder}`);
           try {
-            const result = await server.command<WriteResult>(spec.command, {
-              ...(options.input as Record<string, unknown>),
-              workspace: folder.uri.toString(),
-            });
+            // The model's input goes as it came: the server validates it against the tool's schema.
+            const input = options.input as ServerCommandArgs[typeof spec.command];
+            const result = await server.command(spec.command, { ...input, workspace: folder.uri.toString() });
             // The spec's line, then the file as it now is (composed by the server).
             return text(result.agent_text);
           } catch (err) {
@@ -64,7 +63,7 @@ export function registerTools(server: MetisServer): vscode.Disposable {
         if (typeof folder === 'string') return text(`Error (no_workspace): ${folder}`);
         try {
           // The server's answer, the same JSON as the MCP server's memory_read.
-          const read = await server.command<unknown>(ServerCommand.read, { workspace: folder.uri.toString() });
+          const read = await server.command(ServerCommand.read, { workspace: folder.uri.toString() });
           return text(JSON.stringify(read, null, 2));
         } catch (err) {
           return failure(err);

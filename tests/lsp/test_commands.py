@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from lsp_harness import MetisClient, file_uri, write_memory
 
+from metis_memory.lsp.protocol import SERVER_COMMANDS
 from metis_memory.store import MemoryStore
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
@@ -310,3 +311,27 @@ async def test_an_unknown_command_is_an_error(client: MetisClient, ws: Path) -> 
     await client.start_session([ws])
     error = await client.command_error("metis.openConsolidation", {"file": "MEMORY.md"})
     assert error.code == INVALID_PARAMS
+
+
+@pytest.mark.parametrize("command", sorted(SERVER_COMMANDS))
+async def test_every_command_names_an_unknown_field_and_what_it_accepts(
+    client: MetisClient, ws: Path, command: str
+) -> None:
+    await client.start_session([ws])
+    error = await client.command_error(command, {"nope": 1})
+    assert error.code == INVALID_PARAMS
+    assert error.data == {"code": "invalid_input", "is_user_visible": True}
+    assert error.message.startswith(f"invalid input for {command}: ")
+    assert "'nope' is not an accepted field" in error.message
+    assert error.message.endswith("}.") and ". Expected {" in error.message
+    assert list(ws.iterdir()) == []
+
+
+async def test_the_expected_shape_reads_as_the_docs_write_it(client: MetisClient, ws: Path) -> None:
+    await client.start_session([ws])
+    error = await client.command_error("metis.connectAgents", {"hosts": ["claude"], "dryRun": 1})
+    assert error.message == (
+        "invalid input for metis.connectAgents: 'dryRun' must be true or false, got 1. Expected "
+        '{"hosts": [<host name>, ...], "dryRun"?: <bool>, "editorProvidesMcp"?: <bool>, '
+        '"workspace"?: <folder URI>}.'
+    )

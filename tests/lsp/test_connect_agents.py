@@ -74,7 +74,9 @@ async def test_a_file_that_cannot_be_merged_is_a_conflict_naming_line_and_column
 @pytest.mark.parametrize(
     ("argument", "problem"),
     [
-        ({}, "'hosts' must be a non-empty list"),
+        ({}, "'hosts' is required"),
+        ({"hosts": []}, "'hosts' must be a non-empty list"),
+        ({"hosts": "claude"}, "'hosts' must be a list, got str"),
         ({"hosts": ["emacs"]}, "unknown host 'emacs'"),
         ({"hosts": ["claude"], "dryRun": "yes"}, "must be true or false"),
         ({"hosts": ["claude"], "force": True}, "'force' is not an accepted field"),

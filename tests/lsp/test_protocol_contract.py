@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import UnionType
+from typing import Literal, Union, get_args, get_origin
 
 from lsp_harness import MetisClient
 
@@ -55,3 +57,42 @@ async def test_the_server_advertises_exactly_its_commands(
     assert provider is not None
     assert set(provider.commands) == protocol.SERVER_COMMANDS
     assert not set(provider.commands) & protocol.CLIENT_COMMANDS  # VS Code would clash
+
+
+def ts_command_args() -> dict[str, dict[str, tuple[bool, str]]]:
+    """`ServerCommandArgs` from protocol.ts: command name -> field -> (optional, TS type)."""
+    body = re.search(r"export interface ServerCommandArgs \{(.*?)\n\}", TS, re.S)
+    assert body, "protocol.ts has no `export interface ServerCommandArgs {...}`"
+    keys = dict(re.findall(r"^\s*(\w+): '([^']+)',?\s*$", TS, re.M))
+    found: dict[str, dict[str, tuple[bool, str]]] = {}
+    for key, fields in re.findall(r"\[ServerCommand\.(\w+)\]:\s*\{(.*?)\};", body.group(1), re.S):
+        found[keys[key]] = {
+            name: (mark == "?", ts_type.strip())
+            for name, mark, ts_type in re.findall(r"(\w+)(\??):\s*([^;]+?)\s*(?:;|$)", fields)
+        }
+    return found
+
+
+def ts_type_of(annotation: object) -> str:
+    """The TypeScript protocol's spelling of a pydantic field's type."""
+    if get_origin(annotation) in (UnionType, Union):
+        (inner,) = [a for a in get_args(annotation) if a is not type(None)]
+        return ts_type_of(inner)
+    if get_origin(annotation) is Literal and set(get_args(annotation)) == {"MEMORY.md", "USER.md"}:
+        return "MemoryFileName"
+    if get_origin(annotation) is list:
+        return f"{ts_type_of(get_args(annotation)[0])}[]"
+    if get_origin(annotation) is dict:
+        return "Record<string, unknown>"
+    return {str: "string", bool: "boolean"}[annotation]  # type: ignore[index]
+
+
+def test_every_command_argument_agrees_field_by_field() -> None:
+    ts = ts_command_args()
+    assert set(ts) == protocol.SERVER_COMMANDS == set(protocol.ARGUMENTS)
+    for command, model in protocol.ARGUMENTS.items():
+        python = {
+            name: (not info.is_required(), ts_type_of(info.annotation))
+            for name, info in model.model_fields.items()
+        }
+        assert ts[command] == python, f"{command}: protocol.ts {ts[command]} != model {python}"

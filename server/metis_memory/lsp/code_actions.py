@@ -20,6 +20,8 @@ from ..analysis.findings import CAP_CODES, Finding
 from ..analysis.positions import LineIndex
 from ..errors import short_repr
 from ..files import MemoryFile
+from ..tools.command_inputs import ApplyEditArgs
+from .arguments import CommandError, invalid, parse
 from .context import ServerContext
 from .diagnostics import FileAnalysis, to_range
 from .proposal import can_show_documents
@@ -260,28 +262,18 @@ async def code_actions(
 async def apply_edit(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     """`metis.applyEdit {label, edit}`: ask the client to apply `edit` (a quick fix offered
     as a plain `Command`). The server writes nothing; the edit lands in the editor's undo."""
-    from .commands import CommandError, one_object
-
-    shape = '{"label": <text>, "edit": <WorkspaceEdit>}'
-    params = one_object(APPLY_EDIT, args, shape)
-    label = params.get("label")
+    params = parse(APPLY_EDIT, args, ApplyEditArgs)
     try:
-        edit = get_converter().structure(params.get("edit"), types.WorkspaceEdit)
+        edit = get_converter().structure(params.edit, types.WorkspaceEdit)
     except Exception as exc:  # cattrs raises its own classes for any shape mismatch
-        raise CommandError(
-            "invalid_input",
-            f"invalid input for {APPLY_EDIT}: 'edit' is not a WorkspaceEdit "
-            f"({type(exc).__name__}). Expected {shape}.",
-        ) from None
-    if not isinstance(label, str) or set(params) - {"label", "edit"}:
-        raise CommandError("invalid_input", f"invalid input for {APPLY_EDIT}. Expected {shape}.")
+        raise invalid(APPLY_EDIT, f"'edit' is not a WorkspaceEdit ({type(exc).__name__})") from None
     problem = _edit_problem(ls, edit)
     if problem is not None:
         raise CommandError(
             "invalid_input", f"{APPLY_EDIT} refused: {problem}. Nothing was applied."
         )
     result = await ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(edit=edit, label=label)
+        types.ApplyWorkspaceEditParams(edit=edit, label=params.label)
     )
     return {"applied": result.applied, "failureReason": result.failure_reason}
 

@@ -1,10 +1,9 @@
 """`workspace/executeCommand`: the stable contract editors and agents call.
 
-Every command takes one JSON object. Failures are JSON-RPC errors whose `message`
-is the text to show and whose `data` is ``{"code": <tool error code>,
-"is_user_visible": true}``; `invalid_input` uses JSON-RPC code -32602 (invalid
-params), every other failure -32803 (LSP RequestFailed). Writes go through the
-tool dispatcher (same validation as the agent's tools, same events), in a worker
+Every command takes one JSON object, validated by its pydantic model
+(`arguments.parse`). Failures are `arguments.CommandError`s: `invalid_input` is JSON-RPC
+-32602 (invalid params), every other failure -32803 (LSP RequestFailed). Writes go through
+the tool dispatcher (same validation as the agent's tools, same events), in a worker
 thread because the store takes a file lock and fsyncs.
 """
 
@@ -14,14 +13,23 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from ..analysis.positions import utf8_size
 from ..analysis.usage import Usage, usage_json
 from ..disk_state import read_disk
-from ..errors import InvalidMemoryFile, MemoryStoreError, NotUtf8
-from ..files import MemoryFile, parse_memory_file
+from ..errors import MemoryStoreError, NotUtf8
+from ..files import MemoryFile
+from ..tools.command_inputs import (
+    AssemblePromptArgs,
+    FileArgs,
+    MemoryAddArgs,
+    MemoryConsolidateArgs,
+    MemoryReplaceArgs,
+    WorkspaceArgs,
+    tool_input,
+)
+from .arguments import CommandError, parse
 from .context import ServerContext
 from .protocol import (
     ASSEMBLE_PROMPT,
@@ -47,28 +55,16 @@ TOOL_OF = {
     MEMORY_CONSOLIDATE: "memory_consolidate",
 }
 _OPERATION_OF = {MEMORY_ADD: "add", MEMORY_REPLACE: "replace", MEMORY_CONSOLIDATE: "consolidate"}
+_ARGS_OF: dict[str, type[MemoryAddArgs | MemoryReplaceArgs | MemoryConsolidateArgs]] = {
+    MEMORY_ADD: MemoryAddArgs,
+    MEMORY_REPLACE: MemoryReplaceArgs,
+    MEMORY_CONSOLIDATE: MemoryConsolidateArgs,
+}
 
-
-# Client-side commands the server's code actions invoke. The server does NOT
-# register them (clients register every listed command; duplicates crash VS Code).
-
-INVALID_PARAMS = -32602
-REQUEST_FAILED = -32803
 
 _WRITES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="metis-write")
 """Writes wait for the lock (up to 30 s behind a stopped holder): in a pool of their own,
 they never hold up the reads (hover, usage, read, prompt) that share the default one."""
-
-
-class CommandError(JsonRpcException):
-    """A command failure the user or agent caused, sent as a JSON-RPC error."""
-
-    def __init__(self, code: str, message: str) -> None:
-        rpc_code = INVALID_PARAMS if code == "invalid_input" else REQUEST_FAILED
-        super().__init__(
-            message=message, code=rpc_code, data={"code": code, "is_user_visible": True}
-        )
-        self.error_code = code
 
 
 def from_store_error(exc: MemoryStoreError) -> CommandError:
@@ -78,64 +74,12 @@ def from_store_error(exc: MemoryStoreError) -> CommandError:
     return CommandError(tool_error.code, tool_error.message)
 
 
-# ---- argument handling ---------------------------------------------------------
-def one_object(command: str, args: tuple[Any, ...], shape: str) -> dict[str, Any]:
-    """The command's single JSON-object argument (a copy)."""
-    if len(args) != 1 or not isinstance(args[0], dict):
-        got = f"{len(args)} arguments" if len(args) != 1 else type(args[0]).__name__
-        raise CommandError(
-            "invalid_input",
-            f"invalid input for {command}: expected exactly one JSON object argument, got "
-            f"{got}. Expected {shape}.",
-        )
-    return dict(args[0])
-
-
-def take_folder(ls: ServerContext, command: str, params: dict[str, Any]) -> Folder:
-    """Pop `workspace` from `params` and resolve it to a folder."""
+def take_folder(ls: ServerContext, command: str, workspace: str | None) -> Folder:
+    """The folder a command's `workspace` argument designates."""
     try:
-        return ls.folders.resolve(params.pop("workspace", None))
+        return ls.folders.resolve(workspace)
     except WorkspaceArgumentError as exc:
         raise CommandError("invalid_input", f"invalid input for {command}: {exc}") from None
-
-
-def check_fields(
-    command: str, params: dict[str, Any], required: tuple[str, ...], shape: str
-) -> None:
-    problems = [f"'{name}' is required" for name in required if name not in params]
-    problems += [
-        f"'{name}' must be a string"
-        for name in required
-        if name in params and not isinstance(params[name], str)
-    ]
-    problems += [f"'{name}' is not an accepted field" for name in params if name not in required]
-    if problems:
-        raise CommandError(
-            "invalid_input",
-            f"invalid input for {command}: {'; '.join(problems)}. Expected {shape}.",
-        )
-
-
-def take_file(command: str, value: object, shape: str) -> MemoryFile:
-    try:
-        return parse_memory_file(value)
-    except InvalidMemoryFile as exc:
-        raise CommandError(
-            "invalid_input", f"invalid input for {command}: {exc}. Expected {shape}."
-        ) from None
-
-
-_WS = '"workspace"?: <folder URI>'
-SHAPES = {
-    MEMORY_ADD: '{"file": "MEMORY.md" | "USER.md", "entry": <text>, ' + _WS + "}",
-    MEMORY_REPLACE: '{"file": "MEMORY.md" | "USER.md", "old": <text>, "new": <text>, ' + _WS + "}",
-    MEMORY_CONSOLIDATE: '{"file": "MEMORY.md" | "USER.md", "content": <text>, ' + _WS + "}",
-    ASSEMBLE_PROMPT: '{"base": <text>, ' + _WS + "}",
-    USAGE: "{" + _WS + "}",
-    TIDY: '{"file": "MEMORY.md" | "USER.md", ' + _WS + "}",
-    READ: "{" + _WS + "}",
-    "metis.showConsolidationProposal": '{"file": "MEMORY.md" | "USER.md", ' + _WS + "}",
-}
 
 
 # ---- the commands ----------------------------------------------------------------
@@ -143,17 +87,13 @@ async def memory_write(ls: ServerContext, command: str, args: tuple[Any, ...]) -
     """metis.memoryAdd / memoryReplace / memoryConsolidate."""
     from ..tools import ToolExecutionError
 
-    params = one_object(command, args, SHAPES[command])
-    folder = take_folder(ls, command, params)
-    try:
-        file: MemoryFile | None = parse_memory_file(params.get("file"))
-    except InvalidMemoryFile:
-        file = None  # the dispatcher reports it, with the tool's own wording
-    if file is not None:
-        await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
+    params = parse(command, args, _ARGS_OF[command])
+    folder = take_folder(ls, command, params.workspace)
+    file = MemoryFile(params.file)
+    await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
     dispatcher = folder.dispatcher()
     loop = asyncio.get_running_loop()
-    write = loop.run_in_executor(_WRITES, dispatcher.dispatch, TOOL_OF[command], params)
+    write = loop.run_in_executor(_WRITES, dispatcher.dispatch, TOOL_OF[command], tool_input(params))
     try:
         try:
             result = await asyncio.shield(write)
@@ -197,19 +137,16 @@ async def refuse_unsaved(
 
 
 async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
-    params = one_object(ASSEMBLE_PROMPT, args, SHAPES[ASSEMBLE_PROMPT])
-    folder = take_folder(ls, ASSEMBLE_PROMPT, params)
-    check_fields(ASSEMBLE_PROMPT, params, ("base",), SHAPES[ASSEMBLE_PROMPT])
+    params = parse(ASSEMBLE_PROMPT, args, AssemblePromptArgs)
+    folder = take_folder(ls, ASSEMBLE_PROMPT, params.workspace)
     try:
-        return await asyncio.to_thread(folder.store.assemble_system_prompt, params["base"])
+        return await asyncio.to_thread(folder.store.assemble_system_prompt, params.base)
     except MemoryStoreError as exc:
         raise from_store_error(exc) from None
 
 
 async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
-    params = one_object(USAGE, args, SHAPES[USAGE])
-    folder = take_folder(ls, USAGE, params)
-    check_fields(USAGE, params, (), SHAPES[USAGE])
+    folder = take_folder(ls, USAGE, parse(USAGE, args, WorkspaceArgs).workspace)
     return usage_json(await current_usage(ls, folder))
 
 
@@ -217,9 +154,7 @@ async def read(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, 
     """`memory_read` from the disk (what an agent's next prompt holds), not the buffers."""
     from ..tools.read import memory_read
 
-    params = one_object(READ, args, SHAPES[READ])
-    folder = take_folder(ls, READ, params)
-    check_fields(READ, params, (), SHAPES[READ])
+    folder = take_folder(ls, READ, parse(READ, args, WorkspaceArgs).workspace)
     try:
         return await asyncio.to_thread(memory_read, folder.store)
     except MemoryStoreError as exc:
@@ -242,23 +177,26 @@ async def current_usage(ls: ServerContext, folder: Folder) -> dict[MemoryFile, U
 async def tidy(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ..analysis.tidy import tidy as tidy_text
 
-    params = one_object(TIDY, args, SHAPES[TIDY])
-    folder = take_folder(ls, TIDY, params)
-    check_fields(TIDY, params, ("file",), SHAPES[TIDY])
-    file = take_file(TIDY, params["file"], SHAPES[TIDY])
-    doc = ls.open_document(folder.file_key(file))
-    if doc is not None:
-        text = doc.source
-    else:
-        try:
-            snap = await asyncio.to_thread(folder.store.snapshot, file)
-        except MemoryStoreError as exc:
-            raise from_store_error(exc) from None
-        if snap.utf8_error_offset is not None:
-            raise from_store_error(NotUtf8(file.value, snap.utf8_error_offset))
-        text = snap.text
+    params = parse(TIDY, args, FileArgs)
+    folder = take_folder(ls, TIDY, params.workspace)
+    file = MemoryFile(params.file)
+    text = await current_text(ls, folder, file)
     content = tidy_text(text)
     return {"file": file.value, "content": content, "changed": content != text}
+
+
+async def current_text(ls: ServerContext, folder: Folder, file: MemoryFile) -> str:
+    """The file's text as the user sees it: the open buffer's, else the disk's."""
+    doc = ls.open_document(folder.file_key(file))
+    if doc is not None:
+        return doc.source
+    try:
+        snap = await asyncio.to_thread(folder.store.snapshot, file)
+    except MemoryStoreError as exc:
+        raise from_store_error(exc) from None
+    if snap.utf8_error_offset is not None:
+        raise from_store_error(NotUtf8(file.value, snap.utf8_error_offset))
+    return snap.text
 
 
 # ---- events ----------------------------------------------------------------------

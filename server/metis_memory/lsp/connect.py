@@ -19,19 +19,18 @@ from pygls.lsp.server import LanguageServer
 from ..errors import MemoryStoreError
 from ..hosts.configs import SETUPS
 from ..hosts.init import ConfigRefused, apply_init, plan_init
-from .commands import CommandError, from_store_error, one_object, take_folder
+from ..tools.command_inputs import ConnectAgentsArgs, WorkspaceArgs
+from .arguments import CommandError, invalid, parse
+from .commands import from_store_error, take_folder
 from .context import ServerContext
 from .protocol import AGENT_HOSTS, CONNECT_AGENTS
 
-SHAPE = (
-    '{"hosts": [<host name>, ...], "dryRun"?: <bool>, "editorProvidesMcp"?: <bool>, '
-    '"workspace"?: <folder URI>}'
-)
 EDITOR_MCP_PATH = ".vscode/mcp.json"
 
 
 async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
     """Every host `init` can set up, with the files it would write (for a picker)."""
+    parse(AGENT_HOSTS, args, WorkspaceArgs)
     return [
         {"name": s.name, "title": s.title, "files": [e.path for e in s.edits("metis-memory")]}
         for s in SETUPS.values()
@@ -50,34 +49,20 @@ def own_command() -> str:
     return shlex.join([sys.executable, "-m", "metis_memory"])
 
 
-def _invalid(problem: str) -> CommandError:
-    return CommandError(
-        "invalid_input", f"invalid input for {CONNECT_AGENTS}: {problem}. Expected {SHAPE}."
-    )
-
-
 async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
-    params = one_object(CONNECT_AGENTS, args, SHAPE)
-    folder = take_folder(ls, CONNECT_AGENTS, params)
-    hosts = params.pop("hosts", None)
-    dry_run = params.pop("dryRun", False)
-    editor_mcp = params.pop("editorProvidesMcp", False)
-    if params:
-        raise _invalid(f"'{sorted(params)[0]}' is not an accepted field")
-    if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
-        raise _invalid("'hosts' must be a non-empty list of host names")
+    params = parse(CONNECT_AGENTS, args, ConnectAgentsArgs)
+    folder = take_folder(ls, CONNECT_AGENTS, params.workspace)
+    hosts = params.hosts
     unknown = [h for h in hosts if h not in SETUPS]
     if unknown:
-        raise _invalid(f"unknown host {unknown[0]!r}; known: {', '.join(SETUPS)}")
-    if not isinstance(dry_run, bool) or not isinstance(editor_mcp, bool):
-        raise _invalid("'dryRun' and 'editorProvidesMcp' must be true or false")
+        raise invalid(CONNECT_AGENTS, f"unknown host {unknown[0]!r}; known: {', '.join(SETUPS)}")
     command = own_command()
 
     def run() -> dict[str, object]:
         # An editor that registers the MCP server itself needs no second entry.
-        skip = frozenset({EDITOR_MCP_PATH}) if editor_mcp else frozenset()
+        skip = frozenset({EDITOR_MCP_PATH}) if params.editorProvidesMcp else frozenset()
         plan = plan_init(Path(folder.path), hosts, command, skip=skip)
-        if not dry_run:
+        if not params.dryRun:
             apply_init(plan)
         return {
             "command": command,
@@ -86,7 +71,7 @@ async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, 
                 for f in plan.files
             ],
             "todo": [{"host": SETUPS[h].title, "text": SETUPS[h].still_to_do} for h in plan.hosts],
-            "report": plan.report(dry_run=dry_run),
+            "report": plan.report(dry_run=params.dryRun),
         }
 
     try:

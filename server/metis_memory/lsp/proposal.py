@@ -22,8 +22,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
 from ..cache import cache_root, private_dir
-from ..errors import MemoryStoreError, NotUtf8
 from ..files import MemoryFile
+from ..tools.command_inputs import FileArgs
+from .arguments import CommandError, parse
 from .context import ServerContext
 from .protocol import SHOW_PROPOSAL
 from .workspaces import Folder
@@ -74,38 +75,18 @@ def _prune(proposals: Path) -> None:
 
 async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ..analysis.tidy import tidy
-    from .commands import (
-        SHAPES,
-        CommandError,
-        check_fields,
-        from_store_error,
-        one_object,
-        take_file,
-        take_folder,
-    )
+    from .commands import current_text, take_folder
 
-    shape = SHAPES[SHOW_PROPOSAL]
-    params = one_object(SHOW_PROPOSAL, args, shape)
-    folder = take_folder(ls, SHOW_PROPOSAL, params)
-    check_fields(SHOW_PROPOSAL, params, ("file",), shape)
-    file = take_file(SHOW_PROPOSAL, params["file"], shape)
+    params = parse(SHOW_PROPOSAL, args, FileArgs)
+    folder = take_folder(ls, SHOW_PROPOSAL, params.workspace)
+    file = MemoryFile(params.file)
     if not can_show_documents(ls):
         raise CommandError(
             "invalid_input",
             f"{SHOW_PROPOSAL} needs window/showDocument, which this client does not declare: "
             "use metis.tidy to get the proposal's text instead.",
         )
-    doc = ls.open_document(folder.file_key(file))
-    if doc is not None:
-        text = doc.source
-    else:
-        try:
-            snap = await asyncio.to_thread(folder.store.snapshot, file)
-        except MemoryStoreError as exc:
-            raise from_store_error(exc) from None
-        if snap.utf8_error_offset is not None:
-            raise from_store_error(NotUtf8(file.value, snap.utf8_error_offset))
-        text = snap.text
+    text = await current_text(ls, folder, file)
     path = proposal_path(folder, file)
     try:
         await asyncio.to_thread(_write_private, path, tidy(text))

@@ -1,11 +1,15 @@
 """Every name on the wire between the language server and its clients, once.
 
 The TypeScript side has the same names in `extension/src/protocol.ts`;
-`tests/lsp/test_protocol_contract.py` fails when the two disagree. Argument shapes are
-documented with each command in docs/language-server.md.
+`tests/lsp/test_protocol_contract.py` fails when the two disagree. Each command's argument
+model is in `ARGUMENTS` (the models live in `tools/command_inputs.py`).
 """
 
 from __future__ import annotations
+
+from pydantic import BaseModel
+
+from ..tools import command_inputs as args
 
 # ---- commands the server implements (listed in executeCommandProvider) -------------------
 MEMORY_ADD = "metis.memoryAdd"
@@ -51,3 +55,18 @@ NOTIFICATIONS = frozenset({USAGE_CHANGED, MEMORY_UPDATED, MEMORY_EVICTION})
 
 # ---- initializationOptions -----------------------------------------------------------------
 CLIENT_COMMANDS_OPTION = "clientCommands"
+
+# ---- each server command's one JSON-object argument -----------------------------------------
+ARGUMENTS: dict[str, type[BaseModel]] = {
+    MEMORY_ADD: args.MemoryAddArgs,
+    MEMORY_REPLACE: args.MemoryReplaceArgs,
+    MEMORY_CONSOLIDATE: args.MemoryConsolidateArgs,
+    ASSEMBLE_PROMPT: args.AssemblePromptArgs,
+    USAGE: args.WorkspaceArgs,
+    TIDY: args.FileArgs,
+    READ: args.WorkspaceArgs,
+    APPLY_EDIT: args.ApplyEditArgs,
+    SHOW_PROPOSAL: args.FileArgs,
+    AGENT_HOSTS: args.WorkspaceArgs,
+    CONNECT_AGENTS: args.ConnectAgentsArgs,
+}

@@ -26,7 +26,7 @@ from .. import __version__
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
-from . import code_actions, commands, connect, hover_lens, lifecycle, proposal, sync
+from . import arguments, code_actions, commands, connect, hover_lens, lifecycle, proposal, sync
 from .client_options import ClientOptions
 from .diagnostics import FileAnalysis, analyse
 from .refresh import Refresher
@@ -199,7 +199,7 @@ class _QuietCommandErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, commands.CommandError)
+        return not isinstance(exc, arguments.CommandError)
 
 
 def _configure_logging() -> None:

@@ -32,7 +32,12 @@ from ..events import EventSink, Operation, events_for_write
 from ..files import CAPS, MemoryFile
 from ..store import MemoryStore, WriteResult
 from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE, ToolDefinition
-from .inputs import MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput
+from .inputs import (
+    MemoryAddInput,
+    MemoryConsolidateInput,
+    MemoryReplaceInput,
+    describe_problems,
+)
 
 ErrorCode = Literal[
     "hard_cap_exceeded",
@@ -139,10 +144,10 @@ def validate_input(definition: ToolDefinition, tool_input: object) -> BaseModel:
     try:
         return definition.input_model.model_validate(dict(tool_input))
     except ValidationError as exc:
-        problems = "; ".join(_describe(err) for err in exc.errors())
         raise ToolExecutionError(
             "invalid_input",
-            f"invalid input for {definition.name}: {problems}. {usage_hint(definition)}",
+            f"invalid input for {definition.name}: {describe_problems(exc)}. "
+            f"{usage_hint(definition)}",
         ) from exc
 
 
@@ -153,27 +158,6 @@ def usage_hint(definition: ToolDefinition) -> str:
         for name, spec in props.items()
     )
     return f"Expected {{{shown}}} and nothing else."
-
-
-def _describe(err: Any) -> str:
-    where = ".".join(str(p) for p in err.get("loc", ())) or "input"
-    kind = err.get("type", "")
-    if kind == "missing":
-        return f"'{where}' is required"
-    if kind == "extra_forbidden":
-        return f"'{where}' is not an accepted field"
-    if kind == "literal_error":
-        return f"'{where}' must be exactly 'MEMORY.md' or 'USER.md', got {_short(err.get('input'))}"
-    if kind == "string_too_short":
-        return f"'{where}' must not be empty"
-    if kind == "string_type":
-        return f"'{where}' must be a string, got {type(err.get('input')).__name__}"
-    return f"'{where}': {err.get('msg', 'invalid')}"
-
-
-def _short(value: object, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def to_tool_error(exc: MemoryStoreError) -> ToolExecutionError:

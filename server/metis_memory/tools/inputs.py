@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 FileName = Literal["MEMORY.md", "USER.md"]
 
@@ -46,3 +46,37 @@ def _strip_titles(node: Any) -> Any:
     if isinstance(node, list):
         return [_strip_titles(v) for v in node]
     return node
+
+
+def describe_problems(exc: ValidationError) -> str:
+    """Every problem pydantic found, as one line a person or a model can act on."""
+    return "; ".join(_describe(err) for err in exc.errors())
+
+
+def _describe(err: Any) -> str:
+    where = ".".join(str(p) for p in err.get("loc", ())) or "input"
+    kind = err.get("type", "")
+    if kind == "missing":
+        return f"'{where}' is required"
+    if kind == "extra_forbidden":
+        return f"'{where}' is not an accepted field"
+    if kind == "literal_error":
+        return f"'{where}' must be exactly 'MEMORY.md' or 'USER.md', got {_short(err.get('input'))}"
+    if kind == "string_too_short":
+        return f"'{where}' must not be empty"
+    if kind == "too_short":
+        return f"'{where}' must be a non-empty list"
+    if kind == "string_type":
+        return f"'{where}' must be a string, got {type(err.get('input')).__name__}"
+    if kind == "bool_type":
+        return f"'{where}' must be true or false, got {_short(err.get('input'))}"
+    if kind == "list_type":
+        return f"'{where}' must be a list, got {type(err.get('input')).__name__}"
+    if kind == "dict_type":
+        return f"'{where}' must be a JSON object, got {type(err.get('input')).__name__}"
+    return f"'{where}': {err.get('msg', 'invalid')}"
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,78 @@
+"""A command's one JSON-object argument, validated by its pydantic model.
+
+The model (`tools/command_inputs.py`, registered per command in `protocol.ARGUMENTS`)
+is the only statement of what a command accepts: the "Expected {...}" in every error
+is rendered from it, so the text cannot drift from what is enforced.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, TypeVar, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException
+
+from ..tools.inputs import describe_problems
+from .protocol import ARGUMENTS
+
+M = TypeVar("M", bound=BaseModel)
+
+INVALID_PARAMS = -32602
+REQUEST_FAILED = -32803
+
+
+class CommandError(JsonRpcException):
+    """A command failure the user or agent caused, sent as a JSON-RPC error: `message` is
+    the text to show; `data` is ``{"code": <tool error code>, "is_user_visible": true}``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        rpc_code = INVALID_PARAMS if code == "invalid_input" else REQUEST_FAILED
+        super().__init__(
+            message=message, code=rpc_code, data={"code": code, "is_user_visible": True}
+        )
+        self.error_code = code
+
+
+def invalid(command: str, problem: str) -> CommandError:
+    return CommandError(
+        "invalid_input",
+        f"invalid input for {command}: {problem}. Expected {shape(ARGUMENTS[command])}.",
+    )
+
+
+def parse(command: str, args: tuple[Any, ...], model: type[M]) -> M:
+    """`args` as `model`, or an `invalid_input` error naming every problem at once."""
+    if ARGUMENTS.get(command) is not model:  # a wiring mistake, not the caller's
+        raise TypeError(f"{command} is registered with {ARGUMENTS.get(command)}, not {model}")
+    if len(args) != 1 or not isinstance(args[0], dict):
+        got = f"{len(args)} arguments" if len(args) != 1 else type(args[0]).__name__
+        raise invalid(command, f"expected exactly one JSON object argument, got {got}")
+    try:
+        return model.model_validate(args[0])
+    except ValidationError as exc:
+        raise invalid(command, describe_problems(exc)) from None
+
+
+def shape(model: type[BaseModel]) -> str:
+    """`{"file": "MEMORY.md" | "USER.md", "workspace"?: <folder URI>}`: the model as a
+    person reads it, optional fields marked with `?`."""
+    fields = []
+    last = sorted(model.model_fields.items(), key=lambda item: item[0] == "workspace")
+    for name, info in last:
+        mark = "" if info.is_required() else "?"
+        fields.append(f'"{name}"{mark}: {_placeholder(info.annotation, info.description)}')
+    return "{" + ", ".join(fields) + "}"
+
+
+def _placeholder(annotation: Any, description: str | None) -> str:
+    origin = get_origin(annotation)
+    if origin is typing.Literal:
+        return " | ".join(f'"{value}"' for value in get_args(annotation))
+    if origin is list:
+        return f"[<{description or 'text'}>, ...]"
+    if description:
+        return f"<{description}>"
+    if annotation is bool:
+        return "<bool>"
+    return "<text>"

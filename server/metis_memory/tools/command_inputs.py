@@ -1,0 +1,69 @@
+"""Pydantic models of the editor commands' one JSON-object argument.
+
+The write commands take the tool's own input plus an optional `workspace`, so a command
+and its tool cannot disagree on a field; the error texts and the "Expected {...}" shape
+a caller sees are derived from these models (`lsp/arguments.py`), never written by hand.
+`extension/src/protocol.ts` declares the same fields; `tests/lsp/test_protocol_contract.py`
+fails when the two disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .inputs import FileName, MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput
+
+WORKSPACE = Field(default=None, description="folder URI")
+
+
+class _Workspace(BaseModel):
+    """`workspace`: the folder (or directory holding `.metis/`) the command acts on; it may
+    be left out when exactly one is open."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    workspace: str | None = WORKSPACE
+
+
+class MemoryAddArgs(MemoryAddInput):
+    workspace: str | None = WORKSPACE
+
+
+class MemoryReplaceArgs(MemoryReplaceInput):
+    workspace: str | None = WORKSPACE
+
+
+class MemoryConsolidateArgs(MemoryConsolidateInput):
+    workspace: str | None = WORKSPACE
+
+
+class AssemblePromptArgs(_Workspace):
+    base: str
+
+
+class WorkspaceArgs(_Workspace):
+    """Commands that take nothing but the workspace (usage, read, agent hosts)."""
+
+
+class FileArgs(_Workspace):
+    """Commands about one memory file (tidy, show the consolidation proposal)."""
+
+    file: FileName
+
+
+class ApplyEditArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    label: str
+    edit: dict[str, Any] = Field(description="WorkspaceEdit")
+
+
+class ConnectAgentsArgs(_Workspace):
+    hosts: list[str] = Field(min_length=1, description="host name")
+    dryRun: bool = False  # the wire's camelCase
+    editorProvidesMcp: bool = False
+
+
+def tool_input(args: BaseModel) -> dict[str, Any]:
+    """A write command's argument as its tool's input (without `workspace`)."""
+    return args.model_dump(exclude={"workspace"})
