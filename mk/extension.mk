@@ -7,6 +7,7 @@ NPM_STAMP := node_modules/.metis-installed
 VSCE_TARGET ?= linux-x64
 VSIX := dist/metis-memory-$(VSCE_TARGET).vsix
 HELPER_VSIX := $(CACHE_DIR)/e2e/metis-e2e-helper.vsix
+PYTHON_STANDIN_VSIX := $(CACHE_DIR)/e2e/ms-python-standin.vsix
 BUNDLE_STAMP := dist/.bundled.stamp
 # Holds the target dist/bundled/ was built for; rewritten (so newer) only when it changes.
 BUNDLE_TARGET := dist/.bundled-target
@@ -63,9 +64,15 @@ $(HELPER_VSIX): $(NPM_STAMP) $(wildcard tests/e2e/helper-extension/src/*.ts) tes
 	@mkdir -p $(dir $@)
 	cd tests/e2e/helper-extension && ../../../$(VSCE) -o ../../../$@
 
-test-e2e: e2e-deps $(VSIX) $(HELPER_VSIX)
+# Stands in for ms-python.python, which no registry here carries (tests/e2e/python-standin).
+$(PYTHON_STANDIN_VSIX): $(NPM_STAMP) $(wildcard tests/e2e/python-standin/src/*.ts) tests/e2e/python-standin/package.json
 	node scripts/build-extension.mjs --e2e
-	METIS_VSIX=$(VSIX) METIS_HELPER_VSIX=$(HELPER_VSIX) node --test --test-concurrency=1 out/e2e/
+	@mkdir -p $(dir $@)
+	cd tests/e2e/python-standin && ../../../$(VSCE) -o ../../../$@
+
+test-e2e: e2e-deps $(VSIX) $(HELPER_VSIX) $(PYTHON_STANDIN_VSIX)
+	node scripts/build-extension.mjs --e2e
+	METIS_VSIX=$(VSIX) METIS_HELPER_VSIX=$(HELPER_VSIX) METIS_PYTHON_STANDIN_VSIX=$(PYTHON_STANDIN_VSIX) node --test --test-concurrency=1 out/e2e/
 
 run: e2e-deps $(VSIX)
 	scripts/run-code-server.sh $(VSIX) examples/workspace $(RUN_PORT)

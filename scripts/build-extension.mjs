@@ -1,7 +1,7 @@
 // Bundle the TypeScript with esbuild. Type checking is `tsc --noEmit` (make test-extension).
 //   node scripts/build-extension.mjs            -> dist/extension.js (the extension)
 //   node scripts/build-extension.mjs --tests    -> out/unit/*.test.js (node:test unit tests)
-//   node scripts/build-extension.mjs --e2e      -> out/e2e/*.js + the test helper extension
+//   node scripts/build-extension.mjs --e2e      -> out/e2e/*.js + the test helper extension + the Python extension stand-in
 import { build } from 'esbuild';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,6 +36,12 @@ if (mode === '--extension') {
     ...common,
     entryPoints: ['tests/e2e/helper-extension/src/extension.ts'],
     outfile: 'tests/e2e/helper-extension/dist/extension.js',
+    external: ['vscode'],
+  });
+  await build({
+    ...common,
+    entryPoints: ['tests/e2e/python-standin/src/extension.ts'],
+    outfile: 'tests/e2e/python-standin/dist/extension.js',
     external: ['vscode'],
   });
 } else {

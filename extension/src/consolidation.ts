@@ -1,30 +1,23 @@
 /**
  * Consolidation: a diff of the memory file against an editable proposal (starting from the
- * server's tidy result) and "Apply", which writes it with `metis.memoryConsolidate` unless the
- * file changed on disk since the proposal was opened or the proposal is over the hard cap.
- * The server analyses the proposal (its scheme is in the document selector) as the file it is
+ * server's tidy result) and "Apply" (proposalApply.ts). The server analyses the proposal (its scheme is in the document selector) as the file it is
  * for: its diagnostics, hover and usage lens come from the same rules. Optionally drafts a
  * proposal with a language model.
  */
 
 import * as vscode from 'vscode';
-import { formatBytes, formatUsage, utf8Length } from './format';
-import { draftWithModel } from './modelDraft';
-import { ProposalFileSystem } from './proposalFiles';
+import { activeDocumentOf, closeEditorsOf } from './editorTabs';
 import { folderFromKey, memoryUri, readDisk } from './folders';
-import { ServerCommand, type MemoryFileName, type Usage, type WriteResult } from './protocol';
-import { MetisCommandError, type MetisServer } from './server';
+import { draftWithModel } from './modelDraft';
+import { applyProposal, type AppliedProposal } from './proposalApply';
+import { ProposalFileSystem } from './proposalFiles';
+import { ProposalStatus, type ProposalCaps } from './proposalStatus';
+import { ServerCommand, type MemoryFileName, type Usage } from './protocol';
+import type { MetisServer } from './server';
 
 export const PROPOSAL_SCHEME = 'metis-proposal';
 
-interface Proposal {
-  folder: vscode.WorkspaceFolder;
-  file: MemoryFileName;
-  /** The file's content on disk when the proposal was opened ("" when missing). */
-  baseline: string;
-  softCap: number;
-  hardCap: number;
-}
+type Proposal = AppliedProposal & ProposalCaps;
 
 export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider {
   private readonly fs = new ProposalFileSystem();
@@ -32,14 +25,12 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly status = vscode.window.createStatusBarItem('metis.proposal', vscode.StatusBarAlignment.Left, 49);
+  private readonly status = new ProposalStatus();
 
   constructor(
     private readonly server: MetisServer,
     private readonly usageOf: (folder: vscode.Uri) => Usage | undefined,
   ) {
-    this.status.name = 'Metis Memory proposal';
-    this.status.command = 'metis.applyConsolidation';
     this.disposables.push(
       vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.fs, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this),
@@ -117,36 +108,15 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     this.renderStatus();
   }
 
-  /** While a proposal is the active editor, the status bar shows its size against the caps. */
   private renderStatus(): void {
     const uri = this.activeProposal();
-    const p = uri ? this.proposals.get(uri.toString()) : undefined;
     const doc = uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) : undefined;
-    if (!p || !doc) {
-      this.status.hide();
-      return;
-    }
-    const size = utf8Length(doc.getText());
-    this.status.text = `$(fold) Proposal ${formatUsage(size, p.softCap)}`;
-    this.status.tooltip = `Proposal for ${p.file}: ${formatBytes(size)} (soft cap ${formatBytes(p.softCap)}, hard cap ${formatBytes(p.hardCap)}). Click to apply.`;
-    this.status.backgroundColor =
-      size > p.hardCap
-        ? new vscode.ThemeColor('statusBarItem.errorBackground')
-        : size > p.softCap
-          ? new vscode.ThemeColor('statusBarItem.warningBackground')
-          : undefined;
-    this.status.show();
+    this.status.render(uri ? this.proposals.get(uri.toString()) : undefined, doc?.getText());
   }
 
   private activeProposal(): vscode.Uri | undefined {
-    const uri = vscode.window.activeTextEditor?.document.uri;
-    if (uri?.scheme === PROPOSAL_SCHEME && this.proposals.has(uri.toString())) return uri;
-    // The diff editor's modified side may not be the "active text editor": look at the tab.
-    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
-    if (tab?.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === PROPOSAL_SCHEME) {
-      return tab.input.modified;
-    }
-    return undefined;
+    const uri = activeDocumentOf(PROPOSAL_SCHEME);
+    return uri && this.proposals.has(uri.toString()) ? uri : undefined;
   }
 
   private updateContext(): void {
@@ -154,7 +124,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     this.renderStatus();
   }
 
-  /** Apply a proposal; true when written. Refuses (and writes nothing) on disk change or hard cap. */
+  /** Apply a proposal; true when written (and then closed). */
   async apply(target?: vscode.Uri): Promise<boolean> {
     const uri = target instanceof vscode.Uri ? target : this.activeProposal();
     const p = uri ? this.proposals.get(uri.toString()) : undefined;
@@ -165,42 +135,8 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       return false;
     }
     const doc = await vscode.workspace.openTextDocument(uri);
-    const content = doc.getText();
-    const size = utf8Length(content);
-    if (size > p.hardCap) {
-      void vscode.window.showErrorMessage(
-        `Not applied: the proposal is ${formatBytes(size)}, over ${p.file}'s ${formatBytes(p.hardCap)} hard cap. ` +
-          `Trim it by at least ${formatBytes(size - p.hardCap)} (aim for the ${formatBytes(p.softCap)} soft cap) and apply again.`,
-      );
-      return false;
-    }
-    const disk = (await readDisk(memoryUri(p.folder, p.file))) ?? '';
-    if (disk !== p.baseline) {
-      const reopen = 'Start Over from Current File';
-      void vscode.window
-        .showErrorMessage(
-          `Not applied: ${p.file} changed on disk since this proposal was opened ` +
-            `(${formatBytes(utf8Length(p.baseline))} then, ${formatBytes(utf8Length(disk))} now), so applying it ` +
-            'could lose that change. Start over from the current file, or copy your edits first.',
-          reopen,
-        )
-        .then((choice) => {
-          if (choice === reopen) void this.open(p.folder, p.file);
-        });
-      return false;
-    }
-    let result: WriteResult;
-    try {
-      result = await this.server.command(ServerCommand.memoryConsolidate, {
-        file: p.file,
-        content,
-        workspace: p.folder.uri.toString(),
-      });
-    } catch (err) {
-      const text = err instanceof MetisCommandError ? err.message : String(err);
-      void vscode.window.showErrorMessage(`Not applied: ${text}`);
-      return false;
-    }
+    const result = await applyProposal(this.server, p, doc.getText(), () => void this.open(p.folder, p.file));
+    if (!result) return false;
     // The proposal is done: save it into its in-memory file (no "save changes?") and close it.
     if (doc.isDirty) await doc.save();
     await this.close(uri);
@@ -209,15 +145,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   }
 
   private async close(uri: vscode.Uri): Promise<void> {
-    const tabs = vscode.window.tabGroups.all
-      .flatMap((g) => g.tabs)
-      .filter((t) => {
-        const input = t.input;
-        if (input instanceof vscode.TabInputTextDiff) return input.modified.toString() === uri.toString();
-        if (input instanceof vscode.TabInputText) return input.uri.toString() === uri.toString();
-        return false;
-      });
-    await vscode.window.tabGroups.close(tabs);
+    await closeEditorsOf(uri);
     this.proposals.delete(uri.toString());
     this.updateContext();
   }

@@ -17,6 +17,7 @@ import { isMemoryDocument, memoryRoot } from './folders';
 import { registerMcpServerProvider } from './mcp';
 import { handleNotifications } from './notifications';
 import { PromptDocuments } from './prompt';
+import { onDidChangePythonInterpreter } from './pythonExtension';
 import { MetisServer } from './server';
 import { UsageStatusBar } from './statusBar';
 import { registerTools } from './tools';
@@ -51,6 +52,9 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
     if (started) return;
     started = true;
     void srv.start().then((ok) => (ok ? offerAgentSetup(context, srv, log) : undefined));
+    void onDidChangePythonInterpreter(() => void srv.pythonInterpreterChanged(), log).then((listening) => {
+      if (listening) context.subscriptions.push(listening);
+    });
   };
   if (memoryInSight()) startServer();
   else {

@@ -2,17 +2,21 @@
  * interpreter can run it, and turn every way it can fail into one sentence. */
 
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
 import type * as vscode from 'vscode';
 import { parseCheckReport, stderrSummary } from './interpreter';
 
 const CHECK_TIMEOUT_MS = 30_000;
 
-/** undefined when `python` can run the server, else why not. */
-export function checkInterpreter(
+/** undefined when `python` can run the server at `launcher`, else why not. */
+export async function checkInterpreter(
   python: string,
   launcher: string,
   log: vscode.LogOutputChannel,
 ): Promise<string | undefined> {
+  if (!fs.existsSync(launcher)) {
+    return `this installation has no bundled server (${launcher} is missing); reinstall the extension`;
+  }
   return new Promise((resolve) => {
     execFile(
       python,

@@ -20,7 +20,7 @@ export async function currentMcpServerSpecs(
 ): Promise<{ folder: vscode.WorkspaceFolder; spec: McpServerSpec }[]> {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file');
   if (folders.length === 0) return [];
-  const interp = await server.interpreterInUse();
+  const interp = await server.interpreter.inUse();
   if (!interp) return [];
   const specs = mcpServerSpecs(
     folders.map((f) => ({ name: f.name, fsPath: memoryRoot(f.uri).fsPath })), // a `.metis/` folder: its parent
@@ -66,7 +66,7 @@ export function registerMcpServerProvider(server: MetisServer, version: string):
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
       changed.fire();
     }),
-    server.onDidChangeInterpreter((interp) => {
+    server.interpreter.onDidChange((interp) => {
       server.log.info(
         `MCP server definitions: ${interp ? `run by ${interp.path}` : 'none (no Python interpreter found)'}`,
       );

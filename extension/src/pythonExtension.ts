@@ -1,57 +1,70 @@
 /**
- * The Python extension's active interpreter, read through its public API loosely: it is an
- * optional companion, never a dependency, and any shape we do not recognise means "none".
+ * The Python extension's active interpreter, through its published API facade
+ * (`@vscode/python-extension`, as the python-tools extension template does). The Python
+ * extension is an optional companion, never a dependency: absent, disabled, slow to activate
+ * or failing, it means "no interpreter from there", and the PATH is tried next.
  */
 
+import { PythonExtension } from '@vscode/python-extension';
 import * as vscode from 'vscode';
 
-const PYTHON_EXTENSION_ID = 'ms-python.python';
+export const PYTHON_EXTENSION_ID = 'ms-python.python';
 const ACTIVATE_TIMEOUT_MS = 10_000;
 
-interface EnvironmentPath {
-  path?: unknown;
-}
-interface ResolvedEnvironment {
-  executable?: { uri?: { fsPath?: unknown } };
-}
-interface PythonApiShape {
-  environments?: {
-    getActiveEnvironmentPath?: (resource?: vscode.Uri) => EnvironmentPath | undefined;
-    resolveEnvironment?: (env: EnvironmentPath) => Promise<ResolvedEnvironment | undefined>;
-  };
-}
-
 function withTimeout<T>(promise: Thenable<T>, ms: number): Promise<T | undefined> {
-  return Promise.race([
-    Promise.resolve(promise),
-    new Promise<undefined>((resolve) =>
-      setTimeout(() => {
-        resolve(undefined);
-      }, ms),
-    ),
-  ]);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => {
+      resolve(undefined);
+    }, ms);
+  });
+  return Promise.race([Promise.resolve(promise), timeout]).finally(() => {
+    clearTimeout(timer);
+  });
 }
 
+/** The facade, or undefined when the Python extension is not installed or does not activate. */
+async function pythonApi(log: vscode.LogOutputChannel): Promise<PythonExtension | undefined> {
+  if (!vscode.extensions.getExtension(PYTHON_EXTENSION_ID)) return undefined;
+  try {
+    const api = await withTimeout(PythonExtension.api(), ACTIVATE_TIMEOUT_MS);
+    if (!api) log.warn(`the Python extension did not activate within ${ACTIVATE_TIMEOUT_MS / 1000} s`);
+    return api;
+  } catch (err) {
+    log.warn(`the Python extension's API is unavailable: ${String(err)}`);
+    return undefined;
+  }
+}
+
+/** The executable of the environment the Python extension has selected for `resource`. */
 export async function pythonExtensionInterpreter(
   resource: vscode.Uri | undefined,
   log: vscode.LogOutputChannel,
 ): Promise<string | undefined> {
-  const ext = vscode.extensions.getExtension<unknown>(PYTHON_EXTENSION_ID);
-  if (!ext) return undefined;
+  const api = await pythonApi(log);
+  if (!api) return undefined;
   try {
-    const api = (ext.isActive ? ext.exports : await withTimeout(ext.activate(), ACTIVATE_TIMEOUT_MS)) as
-      PythonApiShape | undefined;
-    const envs = api?.environments;
-    const active = envs?.getActiveEnvironmentPath?.(resource);
-    if (!active) return undefined;
-    const resolved = envs?.resolveEnvironment
-      ? await withTimeout(envs.resolveEnvironment(active), ACTIVATE_TIMEOUT_MS)
-      : undefined;
-    const exe = resolved?.executable?.uri?.fsPath;
-    if (typeof exe === 'string' && exe) return exe;
-    return typeof active.path === 'string' && active.path ? active.path : undefined;
+    const active = api.environments.getActiveEnvironmentPath(resource);
+    const resolved = await withTimeout(api.environments.resolveEnvironment(active), ACTIVATE_TIMEOUT_MS);
+    const exe = resolved?.executable.uri?.fsPath;
+    if (exe) return exe;
+    return active.path || undefined;
   } catch (err) {
     log.warn(`the Python extension gave no interpreter: ${String(err)}`);
     return undefined;
   }
+}
+
+/**
+ * Call `listener` whenever the user selects another interpreter in the Python extension.
+ * Resolves to undefined (and listens to nothing) when that extension is absent.
+ */
+export async function onDidChangePythonInterpreter(
+  listener: () => void,
+  log: vscode.LogOutputChannel,
+): Promise<vscode.Disposable | undefined> {
+  const api = await pythonApi(log);
+  return api?.environments.onDidChangeActiveEnvironmentPath(() => {
+    listener();
+  });
 }

@@ -26,7 +26,7 @@ export class UsageStatusBar implements vscode.Disposable {
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => void this.seed()),
       server.onDidStart(() => void this.seed()),
-      server.onDidChangeFailure(() => {
+      server.failure.onDidChange(() => {
         this.render();
       }),
     );
@@ -61,7 +61,7 @@ export class UsageStatusBar implements vscode.Disposable {
   }
 
   render(): void {
-    const failure = this.server.failure;
+    const failure = this.server.failure.text;
     if (failure) {
       // Say so where the usage would be: the one notification may have been dismissed.
       this.item.text = '$(error) Metis Memory: server not running';

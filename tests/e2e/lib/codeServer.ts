@@ -24,6 +24,8 @@ export interface CodeServer {
   dir: string;
   bridgeFile: string;
   logFile: string;
+  /** The extension's log ("Metis Memory" output channel) so far, '' before it exists. */
+  metisLog(): string;
   stop(): Promise<void>;
 }
 
@@ -33,6 +35,8 @@ export interface StartOptions {
   settings?: Record<string, unknown>;
   /** A label for the run's folder under .cache/e2e-runs/. */
   label: string;
+  /** Extra environment for the editor (and so its extension host). */
+  env?: Record<string, string>;
 }
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -136,7 +140,7 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
       '--extensions-dir', extensions,
       opts.workspace,
     ],
-    { env: env({ METIS_E2E_BRIDGE: bridgeFile, ...(process.env.METIS_LSP_LOG ? { METIS_LSP_LOG: process.env.METIS_LSP_LOG } : {}) }), stdio: ['ignore', log, log], detached: true },
+    { env: env({ ...opts.env, METIS_E2E_BRIDGE: bridgeFile, ...(process.env.METIS_LSP_LOG ? { METIS_LSP_LOG: process.env.METIS_LSP_LOG } : {}) }), stdio: ['ignore', log, log], detached: true },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pid = child.pid;
@@ -158,6 +162,10 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
     dir,
     bridgeFile,
     logFile,
+    metisLog() {
+      const file = findFile(path.join(userData, 'logs'), 'Metis Memory.log');
+      return file ? fs.readFileSync(file, 'utf8') : '';
+    },
     async stop() {
       // The process group we started (code-server and the extension host it spawned), by id.
       try {

@@ -1,0 +1,73 @@
+/**
+ * The vscode-languageclient for one server process: how it is started, which documents it
+ * sees, what the client declares, and what happens when the process fails or stops.
+ */
+
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import { errorText } from './interpreterCheck';
+import { ClientCommand, type InitializationOptions } from './protocol';
+
+const CRASH_WINDOW_MS = 180_000;
+const CRASHES_TOLERATED = 3;
+
+export interface ClientHooks {
+  log: vscode.LogOutputChannel;
+  /** The server cannot run: `what` says why, for the one notification. */
+  fail(what: string): void;
+  /** Times of recent unexpected stops, kept by the caller across restarts. */
+  crashes: number[];
+}
+
+export function createLanguageClient(python: string, launcher: string, hooks: ClientHooks): LanguageClient {
+  const serverOptions: ServerOptions = {
+    command: python,
+    args: [launcher, 'lsp'],
+    options: { env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' } },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: 'file', pattern: '**/.metis/MEMORY.md' },
+      { scheme: 'file', pattern: '**/.metis/USER.md' },
+      // Consolidation proposals: the server analyses them as the file they are for.
+      { scheme: 'metis-proposal' },
+    ],
+    initializationOptions: {
+      clientCommands: Object.values(ClientCommand),
+    } satisfies InitializationOptions,
+    outputChannel: hooks.log,
+    traceOutputChannel: hooks.log,
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    initializationFailedHandler: (error: unknown) => {
+      hooks.fail(`the server failed to initialise: ${errorText(error)}`);
+      return false;
+    },
+    errorHandler: {
+      error: (_error, _message, count) => ({
+        action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+        handled: true,
+      }),
+      closed: () => {
+        const now = Date.now();
+        const recent = [...hooks.crashes.filter((t) => now - t < CRASH_WINDOW_MS), now];
+        hooks.crashes.splice(0, hooks.crashes.length, ...recent);
+        if (recent.length <= CRASHES_TOLERATED) {
+          hooks.log.warn(`the server stopped unexpectedly; restarting (${recent.length} of ${CRASHES_TOLERATED})`);
+          return { action: CloseAction.Restart, handled: true };
+        }
+        hooks.fail(
+          `the server stopped ${recent.length} times in ${CRASH_WINDOW_MS / 60_000} minutes (the log shows why)`,
+        );
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    },
+  };
+  return new LanguageClient('metis', 'Metis Memory', serverOptions, clientOptions);
+}

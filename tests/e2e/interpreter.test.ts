@@ -1,0 +1,104 @@
+/**
+ * The server follows the Python extension's interpreter: selecting another one there restarts
+ * the server on it (and the MCP server definition follows), unless metis.interpreter says
+ * otherwise. The Python extension is the test stand-in (tests/e2e/python-standin), which
+ * implements the API that @vscode/python-extension declares.
+ */
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
+import { supportedInterpreters } from './lib/python';
+import { launchBrowser, openWorkbench, screenshot, waitForStatus } from './lib/ui';
+
+const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
+const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
+const STANDIN_VSIX = path.resolve(ROOT, process.env.METIS_PYTHON_STANDIN_VSIX ?? '.cache/e2e/ms-python-standin.vsix');
+const STATUS = /MEMORY [\d.]+\/2 KB · USER [\d.]+\/1\.5 KB/;
+
+/** The interpreters of running `<python> …/server.py lsp` processes. */
+function languageServers(): string[] {
+  const found: string[] = [];
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let argv: string[];
+    try {
+      argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (argv[1]?.endsWith(path.join('bundled', 'tool', 'server.py')) && argv[2] === 'lsp') found.push(argv[0] ?? '');
+  }
+  return found;
+}
+
+async function serverRunsWith(python: string, what: string): Promise<void> {
+  await waitFor(what, () => {
+    const servers = languageServers();
+    return servers.length === 1 && servers[0] === python ? true : undefined;
+  }, 60_000, 200);
+}
+
+describe('the interpreter the Python extension selects', { timeout: 300_000 }, () => {
+  let cs: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let fixture: { path: string; remove(): void } | undefined;
+  let pythons: string;
+  const python = (name: string) => path.join(pythons, name, 'bin', 'python3');
+
+  before(async () => {
+    // Three names for one supported CPython, so each selection is a different interpreter.
+    const [, real] = supportedInterpreters()[0] ?? [];
+    assert.ok(real, 'no CPython 3.10–3.13 found on this machine');
+    pythons = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-pythons-'));
+    for (const name of ['a', 'b', 'c']) {
+      fs.mkdirSync(path.dirname(python(name)), { recursive: true });
+      fs.symlinkSync(real, python(name));
+    }
+    fixture = copyFixture();
+    cs = await startCodeServer({
+      workspace: fixture.path,
+      vsixes: [VSIX, HELPER_VSIX, STANDIN_VSIX],
+      label: 'interpreter',
+      env: { METIS_E2E_ACTIVE_PYTHON: python('a') },
+    });
+    browser = await launchBrowser();
+    page = await openWorkbench(browser, cs.url, fixture.path);
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    await cs?.stop();
+    fixture?.remove();
+    if (pythons) fs.rmSync(pythons, { recursive: true, force: true });
+  });
+
+  it('restarts the server on the newly selected interpreter', async () => {
+    await waitForStatus(page, STATUS, 60_000, 'the server to start with the Python extension\'s interpreter');
+    await serverRunsWith(python('a'), 'the server to run with interpreter a');
+    assert.match(cs.metisLog(), /Python interpreter: \S+\/a\/bin\/python3 \(from the Python extension's selected interpreter\)/);
+
+    const bridge = new Bridge(cs.bridgeFile);
+    await bridge.call('/command', { command: 'metisE2e.selectPython', args: [python('b')] });
+    await serverRunsWith(python('b'), 'the server to restart with interpreter b (and a to stop)');
+    await waitForStatus(page, STATUS, 60_000, 'the status bar after the restart');
+    const definition = (await bridge.call('/mcpServerDefinition', {})) as { command: string };
+    assert.equal(definition.command, python('b'));
+    await screenshot(page, 'interpreter-followed');
+  });
+
+  it('keeps the metis.interpreter setting over the Python extension', async () => {
+    const bridge = new Bridge(cs.bridgeFile);
+    await bridge.call('/setting', { section: 'metis', key: 'interpreter', value: python('a') });
+    await serverRunsWith(python('a'), 'the server to restart with the configured interpreter a');
+    const logged = cs.metisLog().length;
+    await bridge.call('/command', { command: 'metisE2e.selectPython', args: [python('c')] });
+    await waitFor('the extension to weigh the new selection', () =>
+      cs.metisLog().slice(logged).includes('the Python extension changed its interpreter; the server keeps') ? true : undefined,
+    30_000, 200);
+    assert.deepEqual(languageServers(), [python('a')]);
+  });
+});
