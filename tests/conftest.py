@@ -1,16 +1,20 @@
-"""Fixtures every suite shares: a real, empty workspace folder, a store over it, and a
-small tmpfs for disk-full faults."""
+"""Fixtures every suite shares: a real, empty workspace folder, a store over it, a small
+tmpfs for disk-full faults, and `client`: a pytest-lsp session with the real server over
+stdio (the harness is `support/lsp_session.py`)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import pytest_lsp
+from pytest_lsp import ClientServerConfig
 
 from metis_memory import MemoryStore
+from support.lsp_session import SERVER_COMMAND, SERVER_ENV, MetisClient, make_client
 
 
 @pytest.fixture
@@ -44,3 +48,20 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
         yield mount_point
     finally:
         subprocess.run(["umount", "-l", str(mount_point)], check=False, capture_output=True)
+
+
+@pytest_lsp.fixture(  # type: ignore[untyped-decorator]  # pytest-lsp ships no annotations here
+    config=ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=make_client, server_env=SERVER_ENV
+    )
+)
+async def client(lsp_client: MetisClient) -> AsyncIterator[None]:
+    yield
+    if lsp_client.stopped:
+        return  # the test ended the server itself
+    if lsp_client.capabilities is None and lsp_client.error is None:
+        # The test failed before initializing: `exit` still ends the server, so
+        # pytest-lsp's stop() (which waits for the process) does not hang.
+        lsp_client.exit(None)
+        return
+    await lsp_client.shutdown_session()

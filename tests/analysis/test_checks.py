@@ -20,9 +20,16 @@ def test_a_small_clean_file_has_no_findings() -> None:
     assert check(USER, "") == []
 
 
-def test_exactly_at_the_soft_cap_is_within_it() -> None:
-    assert codes("x" * 2048) == []
-    assert codes("x" * 2049) == ["over-soft-cap"]
+# The spec's caps, in UTF-8 bytes (written out, not read from the code under test).
+SPEC_CAPS = [(MEMORY, 2048, 4096), (USER, 1536, 3072)]
+
+
+@pytest.mark.parametrize(("file", "soft", "hard"), SPEC_CAPS)
+def test_each_cap_is_inclusive(file: MemoryFile, soft: int, hard: int) -> None:
+    assert codes("x" * soft, file) == []
+    assert codes("x" * (soft + 1), file) == ["over-soft-cap"]
+    assert codes("x" * hard, file) == ["over-soft-cap"]
+    assert codes("x" * (hard + 1), file) == ["over-hard-cap"]
 
 
 def test_over_the_soft_cap_the_range_starts_at_the_first_byte_past_it() -> None:

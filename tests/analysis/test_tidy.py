@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from hypothesis import given, settings
-from strategies import memory_texts
 
 from metis_memory.analysis.entries import parse
 from metis_memory.analysis.tidy import tidy
+from support.strategies import memory_texts
 
 
 def unique_keys(text: str) -> set[str]:

@@ -97,7 +97,8 @@ def test_a_tool_runner_conversation_reads_and_writes_the_metis_files(tmp_path: P
         tools=[MetisMemoryTool(tmp_path)],
     )
     final = runner.until_done()
-    assert final.content[0].text == "Noted."
+    reply = final.content[0]
+    assert reply.type == "text" and reply.text == "Noted."
     # The SDK declared the tool as Claude's memory tool.
     assert api.requests[0]["tools"] == [{"type": "memory_20250818", "name": "memory"}]
     results = api.tool_results()

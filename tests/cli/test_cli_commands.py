@@ -12,20 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from support.memory_files import memory_path, write_memory
+
 Runner = Callable[..., subprocess.CompletedProcess[str]]
 
 HINT = "— over soft cap; consider memory_consolidate"
-
-
-def memory(workspace: Path, name: str = "MEMORY.md") -> Path:
-    return workspace / ".metis" / name
-
-
-def seed(workspace: Path, data: bytes, name: str = "MEMORY.md") -> Path:
-    path = memory(workspace, name)
-    path.parent.mkdir(exist_ok=True)
-    path.write_bytes(data)
-    return path
 
 
 # ---- check ------------------------------------------------------------------------------------
@@ -44,8 +35,8 @@ def test_check_an_empty_workspace(cli: Runner, workspace: Path) -> None:
 
 
 def test_check_reports_sizes_and_soft_cap_status(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"m" * 1024)
-    seed(workspace, b"u" * 2000, "USER.md")
+    write_memory(workspace, "MEMORY.md", b"m" * 1024)
+    write_memory(workspace, "USER.md", b"u" * 2000)
     result = cli("check", str(workspace), cwd=workspace.parent)
     assert result.returncode == 0, result.stderr
     memory_line, user_line = result.stdout.splitlines()
@@ -54,7 +45,7 @@ def test_check_reports_sizes_and_soft_cap_status(cli: Runner, workspace: Path) -
 
 
 def test_check_json(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"- uses ruff\n")
+    write_memory(workspace, "MEMORY.md", b"- uses ruff\n")
     result = cli("check", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
@@ -75,30 +66,35 @@ def test_check_json(cli: Runner, workspace: Path) -> None:
 
 
 @pytest.mark.parametrize("as_json", [False, True])
+@pytest.mark.parametrize(("name", "hard", "line"), [("MEMORY.md", 4096, 0), ("USER.md", 3072, 1)])
 def test_check_fails_when_a_file_is_over_its_hard_cap(
-    cli: Runner, workspace: Path, as_json: bool
+    cli: Runner, workspace: Path, as_json: bool, name: str, hard: int, line: int
 ) -> None:
-    seed(workspace, b"u" * 3073, "USER.md")
+    write_memory(workspace, name, b"u" * (hard + 1))
     result = cli("check", *(["--json"] if as_json else []))
     assert result.returncode == 1
     if as_json:
         report = json.loads(result.stdout)
-        assert report["USER.md"]["over_hard_cap"] is True
-        assert report["USER.md"]["status"] == "over hard cap"
-        assert report["MEMORY.md"]["over_hard_cap"] is False
+        assert report[name]["over_hard_cap"] is True
+        assert report[name]["status"] == "over hard cap"
+        other = "USER.md" if name == "MEMORY.md" else "MEMORY.md"
+        assert report[other]["over_hard_cap"] is False
     else:
-        assert result.stdout.splitlines()[1].endswith("over hard cap")
+        assert result.stdout.splitlines()[line].endswith("over hard cap")
 
 
-def test_check_at_exactly_the_hard_cap_passes(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"m" * 4096)
+@pytest.mark.parametrize(("name", "hard", "line"), [("MEMORY.md", 4096, 0), ("USER.md", 3072, 1)])
+def test_check_at_exactly_the_hard_cap_passes(
+    cli: Runner, workspace: Path, name: str, hard: int, line: int
+) -> None:
+    write_memory(workspace, name, b"m" * hard)
     result = cli("check")
     assert result.returncode == 0
-    assert result.stdout.splitlines()[0].endswith("over soft cap")
+    assert result.stdout.splitlines()[line].endswith("over soft cap")
 
 
 def test_check_flags_a_non_utf8_file(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"caf\xe9\n")
+    write_memory(workspace, "MEMORY.md", b"caf\xe9\n")
     result = cli("check", "--json")
     assert result.returncode == 0
     report = json.loads(result.stdout)["MEMORY.md"]
@@ -158,7 +154,7 @@ def test_check_reports_a_storage_error(cli: Runner, workspace: Path) -> None:
 def test_check_reports_an_unreadable_file_and_the_other_as_usual(
     cli: Runner, workspace: Path
 ) -> None:
-    seed(workspace, b"- uses ruff\n")
+    write_memory(workspace, "MEMORY.md", b"- uses ruff\n")
     (workspace / ".metis" / "USER.md").mkdir()
     result = cli("check", "--json")
     assert result.returncode == 1  # an agent's next write there would fail: CI should too
@@ -173,8 +169,8 @@ def test_check_reports_an_unreadable_file_and_the_other_as_usual(
 
 
 def test_prompt_with_base(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"uses ruff\n")
-    seed(workspace, b"prefers tabs\n", "USER.md")
+    write_memory(workspace, "MEMORY.md", b"uses ruff\n")
+    write_memory(workspace, "USER.md", b"prefers tabs\n")
     result = cli("prompt", "--base", "You are a coding agent.")
     assert result.returncode == 0, result.stderr
     assert result.stdout == (
@@ -187,7 +183,7 @@ def test_prompt_with_base(cli: Runner, workspace: Path) -> None:
 def test_prompt_with_base_file_and_workspace_argument(
     cli: Runner, workspace: Path, tmp_path: Path
 ) -> None:
-    seed(workspace, b"uses ruff\n")
+    write_memory(workspace, "MEMORY.md", b"uses ruff\n")
     base = tmp_path / "base.txt"
     base.write_text("Base from a file.\n\n", encoding="utf-8")
     result = cli("prompt", str(workspace), "--base-file", str(base), cwd=tmp_path)
@@ -217,31 +213,31 @@ def test_add_in_the_current_directory(cli: Runner, workspace: Path) -> None:
     assert result.stdout == (
         "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B).\n"
     )
-    assert memory(workspace).read_bytes() == b"- uses ruff\n"
+    assert memory_path(workspace, "MEMORY.md").read_bytes() == b"- uses ruff\n"
 
 
 @pytest.mark.parametrize("flag", ["--workspace", "-w"])
 def test_add_with_workspace_flag(cli: Runner, workspace: Path, tmp_path: Path, flag: str) -> None:
     result = cli("add", flag, str(workspace), "USER.md", "prefers tabs", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert memory(workspace, "USER.md").read_bytes() == b"prefers tabs\n"
+    assert memory_path(workspace, "USER.md").read_bytes() == b"prefers tabs\n"
     assert not (tmp_path / ".metis").exists()
 
 
 def test_replace(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"- uses ruff\n")
+    write_memory(workspace, "MEMORY.md", b"- uses ruff\n")
     result = cli("replace", "MEMORY.md", "ruff", "ruff and mypy")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Replaced text in MEMORY.md: 12 B → 21 B")
-    assert memory(workspace).read_bytes() == b"- uses ruff and mypy\n"
+    assert memory_path(workspace, "MEMORY.md").read_bytes() == b"- uses ruff and mypy\n"
 
 
 def test_consolidate_from_content(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"a\nb\nc\n")
+    write_memory(workspace, "MEMORY.md", b"a\nb\nc\n")
     result = cli("consolidate", "MEMORY.md", "--content", "merged\n")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Consolidated MEMORY.md: 6 B → 7 B")
-    assert memory(workspace).read_bytes() == b"merged\n"
+    assert memory_path(workspace, "MEMORY.md").read_bytes() == b"merged\n"
 
 
 def test_consolidate_from_a_file(cli: Runner, workspace: Path, tmp_path: Path) -> None:
@@ -249,29 +245,29 @@ def test_consolidate_from_a_file(cli: Runner, workspace: Path, tmp_path: Path) -
     source.write_bytes("- café facts\n".encode())
     result = cli("consolidate", "USER.md", "--from", str(source))
     assert result.returncode == 0, result.stderr
-    assert memory(workspace, "USER.md").read_bytes() == "- café facts\n".encode()
+    assert memory_path(workspace, "USER.md").read_bytes() == "- café facts\n".encode()
 
 
 def test_consolidate_from_stdin(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"old\n")
+    write_memory(workspace, "MEMORY.md", b"old\n")
     result = cli("consolidate", "MEMORY.md", "-", stdin="from stdin\nsecond line\n")
     assert result.returncode == 0, result.stderr
-    assert memory(workspace).read_bytes() == b"from stdin\nsecond line\n"
+    assert memory_path(workspace, "MEMORY.md").read_bytes() == b"from stdin\nsecond line\n"
 
 
 def test_consolidate_to_empty_from_stdin(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"old\n")
+    write_memory(workspace, "MEMORY.md", b"old\n")
     result = cli("consolidate", "MEMORY.md", "-", stdin="")
     assert result.returncode == 0, result.stderr
-    assert memory(workspace).read_bytes() == b""
+    assert memory_path(workspace, "MEMORY.md").read_bytes() == b""
 
 
 def test_consolidate_from_a_missing_file_is_a_usage_error(cli: Runner, workspace: Path) -> None:
-    seed(workspace, b"kept\n")
+    write_memory(workspace, "MEMORY.md", b"kept\n")
     result = cli("consolidate", "MEMORY.md", "--from", "missing.md")
     assert result.returncode == 2
     assert "cannot read --from 'missing.md'" in result.stderr
-    assert memory(workspace).read_bytes() == b"kept\n"
+    assert memory_path(workspace, "MEMORY.md").read_bytes() == b"kept\n"
 
 
 def test_over_the_soft_cap_prints_the_hint(cli: Runner, workspace: Path) -> None:
@@ -294,21 +290,21 @@ def test_over_the_soft_cap_prints_the_hint(cli: Runner, workspace: Path) -> None
 def test_tool_errors_exit_1_with_the_message_on_stderr(
     cli: Runner, workspace: Path, args: list[str], message: str
 ) -> None:
-    path = seed(workspace, b"- a\n- a\n")
+    path = write_memory(workspace, "MEMORY.md", b"- a\n- a\n")
     result = cli(*args)
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.startswith("metis-memory: ")
     assert message in result.stderr
     assert path.read_bytes() == b"- a\n- a\n"
-    assert not memory(workspace, "USER.md").exists()
+    assert not memory_path(workspace, "USER.md").exists()
 
 
 def test_json_output_chains_hashes_and_names_error_codes(cli: Runner, workspace: Path) -> None:
     first = cli("add", "--json", "MEMORY.md", "- uses ruff")
     assert first.returncode == 0, first.stderr
     added = json.loads(first.stdout)
-    data = memory(workspace).read_bytes()
+    data = memory_path(workspace, "MEMORY.md").read_bytes()
     assert data == b"- uses ruff\n"
     assert added == {
         "file": "MEMORY.md",
@@ -326,7 +322,10 @@ def test_json_output_chains_hashes_and_names_error_codes(cli: Runner, workspace:
     second = json.loads(cli("replace", "--json", "MEMORY.md", "ruff", "ruff 0.6").stdout)
     assert second["operation"] == "replace"
     assert second["before_hash"] == added["after_hash"]
-    assert second["after_hash"] == hashlib.sha256(memory(workspace).read_bytes()).hexdigest()
+    assert (
+        second["after_hash"]
+        == hashlib.sha256(memory_path(workspace, "MEMORY.md").read_bytes()).hexdigest()
+    )
 
     failed = cli("replace", "--json", "MEMORY.md", "absent", "x")
     assert failed.returncode == 1
@@ -372,7 +371,7 @@ def run_into_dev_full(workspace: Path, *args: str) -> subprocess.CompletedProces
 def test_output_to_a_full_disk_is_a_message_not_a_traceback(
     workspace: Path, args: list[str]
 ) -> None:
-    seed(workspace, b"- a fact\n")
+    write_memory(workspace, "MEMORY.md", b"- a fact\n")
     result = run_into_dev_full(workspace, *args)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
@@ -384,7 +383,7 @@ def test_output_to_a_full_disk_is_a_message_not_a_traceback(
 
 
 def test_a_file_too_large_to_read_is_refused_with_its_size(cli: Runner, workspace: Path) -> None:
-    path = seed(workspace, b"- a fact\n")
+    path = write_memory(workspace, "MEMORY.md", b"- a fact\n")
     os.truncate(path, 100 * 1024**3)  # a 100 GB sparse file
     checked = cli("check", "--json")
     assert checked.returncode == 1, checked.stderr

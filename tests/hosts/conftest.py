@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from hosts_harness import Hook
 
 from metis_memory.cache import CACHE_ENV
 from metis_memory.hosts.sessions import SessionLog
+from support.hooks import Hook
 
 
 @pytest.fixture

@@ -7,7 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from host_inputs import (
+
+from metis_memory import MemoryStore
+from metis_memory.hosts.adapters import HOSTS
+from metis_memory.hosts.context import CHANGED_HEADER, HEADER
+from metis_memory.hosts.hook import run_hook
+from metis_memory.hosts.sessions import SessionLog
+from support.hooks import Hook
+from support.host_inputs import (
     CLAUDE_PROMPT,
     CLAUDE_SESSION_START,
     CLINE_PROMPT,
@@ -20,13 +27,6 @@ from host_inputs import (
     VSCODE_PROMPT,
     filled,
 )
-from hosts_harness import Hook
-
-from metis_memory import MemoryStore
-from metis_memory.hosts.adapters import HOSTS
-from metis_memory.hosts.context import CHANGED_HEADER, HEADER
-from metis_memory.hosts.hook import run_hook
-from metis_memory.hosts.sessions import SessionLog
 
 MEMORY = "- `make itest` needs a local Postgres\n- entry point `cmd/tallyd/main.go`\n"
 USER = "- prefers table-driven tests\n"

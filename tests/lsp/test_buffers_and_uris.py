@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_harness import MetisClient, file_uri, write_memory
 from lsprotocol import types
 
 from metis_memory import MemoryFile, MemoryStore
+from support.lsp_session import MetisClient
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 ADD = {"file": "MEMORY.md", "entry": "- from the agent"}
 

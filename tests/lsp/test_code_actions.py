@@ -6,16 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lsp_harness import (
-    CLIENT_COMMANDS,
-    SERVER_CACHE,
-    MetisClient,
-    apply_workspace_edit,
-    file_uri,
-    write_memory,
-)
 from lsprotocol import types
 from pytest_lsp import client_capabilities
+
+from support.lsp_session import CLIENT_COMMANDS, SERVER_CACHE, MetisClient, apply_workspace_edit
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 TOKEN = "AKIAIOSFODNN7EXAMPLE"
 MEMORY_TEXT = (
@@ -27,13 +23,6 @@ MEMORY_TEXT = (
     "-\n"  # 5: empty
     f"- deploy key 🔑 {TOKEN}\n"  # 6: secret
 )
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
 
 
 def titled(actions: list[types.CodeAction], title: str) -> types.CodeAction:
@@ -56,20 +45,20 @@ def applied(client: MetisClient, action: types.CodeAction) -> dict[str, str]:
 
 async def open_memory(
     client: MetisClient,
-    ws: Path,
+    workspace: Path,
     text: str = MEMORY_TEXT,
     caps: str = "visual-studio-code",
     options: object = CLIENT_COMMANDS,
 ) -> Path:
     """Open MEMORY.md in a client that, by default, implements the client-side commands."""
-    memory = write_memory(ws, "MEMORY.md", text)
-    await client.start_session([ws], client=caps, options=options)
+    memory = write_memory(workspace, "MEMORY.md", text)
+    await client.start_session([workspace], client=caps, options=options)
     client.open(memory)
     return memory
 
 
-async def test_remove_duplicate_entry(client: MetisClient, ws: Path) -> None:
-    memory = await open_memory(client, ws)
+async def test_remove_duplicate_entry(client: MetisClient, workspace: Path) -> None:
+    memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     actions = await client.actions(memory, (4, 3))
     action = titled(actions, "Remove duplicate entry")
@@ -85,23 +74,23 @@ async def test_remove_duplicate_entry(client: MetisClient, ws: Path) -> None:
     assert not any(a.title == "Remove entry" for a in actions)  # not offered twice
 
 
-async def test_remove_empty_entry(client: MetisClient, ws: Path) -> None:
-    memory = await open_memory(client, ws)
+async def test_remove_empty_entry(client: MetisClient, workspace: Path) -> None:
+    memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     action = titled(await client.actions(memory, (5, 0)), "Remove empty entry")
     assert applied(client, action)[file_uri(memory)] == MEMORY_TEXT.replace("\n-\n", "\n")
 
 
-async def test_redact_secret(client: MetisClient, ws: Path) -> None:
-    memory = await open_memory(client, ws)
+async def test_redact_secret(client: MetisClient, workspace: Path) -> None:
+    memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     action = titled(await client.actions(memory, (6, 12), (6, 20)), "Redact secret")
     result = applied(client, action)[file_uri(memory)]
     assert result == MEMORY_TEXT.replace(TOKEN, "[REDACTED]")
 
 
-async def test_remove_entry_and_replace_entry_prompt(client: MetisClient, ws: Path) -> None:
-    memory = await open_memory(client, ws)
+async def test_remove_entry_and_replace_entry_prompt(client: MetisClient, workspace: Path) -> None:
+    memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     actions = await client.actions(memory, (3, 5))
     remove = titled(actions, "Remove entry")
@@ -110,19 +99,19 @@ async def test_remove_entry_and_replace_entry_prompt(client: MetisClient, ws: Pa
     assert replace.edit is None and replace.command is not None
     assert replace.command.command == "metis.replaceEntryPrompt"
     assert list(replace.command.arguments or ()) == [
-        {"file": "MEMORY.md", "old": "- prefers tabs", "workspace": file_uri(ws)}
+        {"file": "MEMORY.md", "old": "- prefers tabs", "workspace": file_uri(workspace)}
     ]
 
 
-async def test_no_entry_actions_on_a_heading(client: MetisClient, ws: Path) -> None:
-    memory = await open_memory(client, ws)
+async def test_no_entry_actions_on_a_heading(client: MetisClient, workspace: Path) -> None:
+    memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     assert await client.actions(memory, (0, 3)) == []
 
 
-async def test_move_entry_to_user_md_edits_both_files(client: MetisClient, ws: Path) -> None:
-    user = write_memory(ws, "USER.md", "# User\n- likes 🍵")  # closed, no final newline
-    memory = await open_memory(client, ws)
+async def test_move_entry_to_user_md_edits_both_files(client: MetisClient, workspace: Path) -> None:
+    user = write_memory(workspace, "USER.md", "# User\n- likes 🍵")  # closed, no final newline
+    memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
     result = applied(client, action)
@@ -130,21 +119,21 @@ async def test_move_entry_to_user_md_edits_both_files(client: MetisClient, ws: P
     assert result[file_uri(user)] == "# User\n- likes 🍵\n- prefers tabs\n"
 
 
-async def test_move_creates_the_target_when_missing(client: MetisClient, ws: Path) -> None:
-    memory = await open_memory(client, ws)
+async def test_move_creates_the_target_when_missing(client: MetisClient, workspace: Path) -> None:
+    memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
     assert action.edit is not None and action.edit.document_changes
     create = action.edit.document_changes[0]
     assert isinstance(create, types.CreateFile)
-    assert create.uri == file_uri(ws / ".metis" / "USER.md")
+    assert create.uri == file_uri(workspace / ".metis" / "USER.md")
     assert applied(client, action)[create.uri] == "- prefers tabs\n"
 
 
-async def test_move_from_user_md_back_to_memory_md(client: MetisClient, ws: Path) -> None:
-    memory = write_memory(ws, "MEMORY.md", "# Memory\n")
-    user = write_memory(ws, "USER.md", "- a\n- b\n")
-    await client.start_session([ws])
+async def test_move_from_user_md_back_to_memory_md(client: MetisClient, workspace: Path) -> None:
+    memory = write_memory(workspace, "MEMORY.md", "# Memory\n")
+    user = write_memory(workspace, "USER.md", "- a\n- b\n")
+    await client.start_session([workspace])
     client.open(user)
     action = titled(await client.actions(user, (0, 2)), "Move entry to MEMORY.md")
     result = applied(client, action)
@@ -152,10 +141,10 @@ async def test_move_from_user_md_back_to_memory_md(client: MetisClient, ws: Path
 
 
 async def test_move_is_refused_when_the_target_would_pass_its_hard_cap(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
-    write_memory(ws, "USER.md", "u" * 3060 + "\n")
-    memory = await open_memory(client, ws)
+    write_memory(workspace, "USER.md", "u" * 3060 + "\n")
+    memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
     assert action.edit is None and action.disabled is not None
@@ -165,9 +154,9 @@ async def test_move_is_refused_when_the_target_would_pass_its_hard_cap(
     )
 
 
-async def test_cap_actions_consolidate_and_tidy(client: MetisClient, ws: Path) -> None:
+async def test_cap_actions_consolidate_and_tidy(client: MetisClient, workspace: Path) -> None:
     text = "# Memory\n\n\n\n- fact one   \n- FACT one\n\n\n" + "- filler ✓ line\n" * 130
-    memory = await open_memory(client, ws, text)
+    memory = await open_memory(client, workspace, text)
     await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
     cap = client.diagnostic(memory, "over-soft-cap")
     actions = await client.actions(memory, (cap.range.start.line, cap.range.start.character))
@@ -175,7 +164,7 @@ async def test_cap_actions_consolidate_and_tidy(client: MetisClient, ws: Path) -
     assert consolidate.command is not None and consolidate.edit is None
     assert consolidate.command.command == "metis.openConsolidation"
     assert list(consolidate.command.arguments or ()) == [
-        {"file": "MEMORY.md", "workspace": file_uri(ws)}
+        {"file": "MEMORY.md", "workspace": file_uri(workspace)}
     ]
     assert consolidate.diagnostics and consolidate.diagnostics[0].code == "over-soft-cap"
     tidy = titled(actions, "Tidy MEMORY.md")
@@ -186,8 +175,8 @@ async def test_cap_actions_consolidate_and_tidy(client: MetisClient, ws: Path) -
     assert proposal == {"file": "MEMORY.md", "content": tidied, "changed": True}
 
 
-async def test_no_tidy_when_nothing_to_tidy(client: MetisClient, ws: Path) -> None:
-    memory = await open_memory(client, ws, "".join(f"- fact {i:04}\n" for i in range(200)))
+async def test_no_tidy_when_nothing_to_tidy(client: MetisClient, workspace: Path) -> None:
+    memory = await open_memory(client, workspace, "".join(f"- fact {i:04}\n" for i in range(200)))
     await client.wait_for_codes(memory, ["over-soft-cap"])
     cap = client.diagnostic(memory, "over-soft-cap")
     start = (cap.range.start.line, cap.range.start.character)
@@ -196,9 +185,9 @@ async def test_no_tidy_when_nothing_to_tidy(client: MetisClient, ws: Path) -> No
 
 
 async def test_a_utf8_client_without_document_changes_gets_plain_changes(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
-    memory = await open_memory(client, ws, caps="neovim")
+    memory = await open_memory(client, workspace, caps="neovim")
     assert client.encoding == "utf-8"
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     redact = titled(await client.actions(memory, (6, 20)), "Redact secret")
@@ -208,21 +197,23 @@ async def test_a_utf8_client_without_document_changes_gets_plain_changes(
     assert applied(client, redact)[file_uri(memory)] == MEMORY_TEXT.replace(TOKEN, "[REDACTED]")
     move = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
     result = applied(client, move)
-    assert result[file_uri(ws / ".metis" / "USER.md")] == "- prefers tabs\n"
+    assert result[file_uri(workspace / ".metis" / "USER.md")] == "- prefers tabs\n"
 
 
 async def test_a_client_without_disabled_support_gets_no_refused_move(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
-    write_memory(ws, "USER.md", "u" * 3060 + "\n")
-    memory = await open_memory(client, ws, caps="neovim")
+    write_memory(workspace, "USER.md", "u" * 3060 + "\n")
+    memory = await open_memory(client, workspace, caps="neovim")
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     titles = [a.title for a in await client.actions(memory, (3, 0))]
     assert "Remove entry" in titles and "Move entry to USER.md" not in titles
 
 
-async def test_client_side_commands_are_not_advertised(client: MetisClient, ws: Path) -> None:
-    result = await client.start_session([ws])
+async def test_client_side_commands_are_not_advertised(
+    client: MetisClient, workspace: Path
+) -> None:
+    result = await client.start_session([workspace])
     provider = result.capabilities.execute_command_provider
     assert provider is not None
     assert sorted(provider.commands) == [
@@ -242,7 +233,7 @@ async def test_client_side_commands_are_not_advertised(client: MetisClient, ws: 
 
 
 async def test_a_client_without_literal_support_gets_only_commands(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
     """The spec allows only `Command`s to a client that did not declare
     `codeActionLiteralSupport`: edits come as `metis.applyEdit`, which the server sends back
@@ -251,8 +242,8 @@ async def test_a_client_without_literal_support_gets_only_commands(
     assert capabilities.text_document and capabilities.text_document.code_action
     capabilities.text_document.code_action.code_action_literal_support = None
     text = "# Memory\n\n\n\n- fact one   \n- FACT one\n\n\n" + "- filler ✓ line\n" * 130
-    memory = write_memory(ws, "MEMORY.md", text)
-    await client.start_session([ws], capabilities=capabilities, options=CLIENT_COMMANDS)
+    memory = write_memory(workspace, "MEMORY.md", text)
+    await client.start_session([workspace], capabilities=capabilities, options=CLIENT_COMMANDS)
     client.open(memory)
     await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
     cap = client.diagnostic(memory, "over-soft-cap")
@@ -286,14 +277,14 @@ def offered_commands(actions: list[types.CodeAction]) -> set[str]:
 
 @pytest.mark.parametrize("options", [None, {}, {"clientCommands": []}, {"clientCommands": "x"}])
 async def test_a_client_that_declares_no_client_commands_is_offered_none(
-    client: MetisClient, ws: Path, options: object
+    client: MetisClient, workspace: Path, options: object
 ) -> None:
     """Emacs, Helix, Kakoune: every action offered is one the client can run itself."""
     capabilities = client_capabilities("visual-studio-code")
     assert capabilities.window is not None
     capabilities.window.show_document = None  # and no way to show a proposal either
-    memory = write_memory(ws, "MEMORY.md", OVER_SOFT_CAP)
-    await client.start_session([ws], capabilities=capabilities, options=options)
+    memory = write_memory(workspace, "MEMORY.md", OVER_SOFT_CAP)
+    await client.start_session([workspace], capabilities=capabilities, options=options)
     client.open(memory)
     await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
     cap = client.diagnostic(memory, "over-soft-cap")
@@ -313,17 +304,19 @@ async def test_a_client_that_declares_no_client_commands_is_offered_none(
 
 
 async def test_a_client_that_can_show_documents_gets_the_proposal_shown(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
     """No consolidation view, but `window/showDocument`: the tidied text opens in a file
     of the user cache, and the memory file is left as it was."""
-    memory = await open_memory(client, ws, OVER_SOFT_CAP, options=None)
+    memory = await open_memory(client, workspace, OVER_SOFT_CAP, options=None)
     await client.wait_for_codes(memory, ["duplicate-entry"] * 130 + ["over-soft-cap"])
     cap = client.diagnostic(memory, "over-soft-cap")
     actions = await client.actions(memory, (cap.range.start.line, cap.range.start.character))
     command = titled(actions, "Show consolidation proposal for MEMORY.md").command
     assert command is not None and command.command == "metis.showConsolidationProposal"
-    assert list(command.arguments or ()) == [{"file": "MEMORY.md", "workspace": file_uri(ws)}]
+    assert list(command.arguments or ()) == [
+        {"file": "MEMORY.md", "workspace": file_uri(workspace)}
+    ]
     result = await client.command(command.command, *command.arguments or ())
     (params,) = client.shown_documents
     assert params.take_focus is True
@@ -333,15 +326,15 @@ async def test_a_client_that_can_show_documents_gets_the_proposal_shown(
     assert proposal.read_text(encoding="utf-8") == "# Memory\n\n- fact one\n\n- filler ✓ line\n"
     assert proposal.stat().st_mode & 0o077 == 0
     assert memory.read_text(encoding="utf-8") == OVER_SOFT_CAP  # nothing written to memory
-    assert sorted(p.name for p in (ws / ".metis").iterdir()) == ["MEMORY.md"]
+    assert sorted(p.name for p in (workspace / ".metis").iterdir()) == ["MEMORY.md"]
 
 
 async def test_apply_edit_only_applies_quick_fixes_to_memory_files(
-    client: MetisClient, ws: Path, tmp_path: Path
+    client: MetisClient, workspace: Path, tmp_path: Path
 ) -> None:
     """`metis.applyEdit` is callable by anyone who can send commands: it never asks the
     client to touch another file, to rename or delete one, or to apply a stale fix."""
-    memory = await open_memory(client, ws)
+    memory = await open_memory(client, workspace)
     other = tmp_path / "notes.md"
     edit_other = {"changes": {file_uri(other): [{"range": ZERO, "newText": "x"}]}}
     delete = {"documentChanges": [{"kind": "delete", "uri": file_uri(memory)}]}

@@ -8,30 +8,25 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from lsp_harness import MetisClient, file_uri, write_memory
 
 from metis_memory.lsp.protocol import SERVER_COMMANDS
 from metis_memory.store import MemoryStore
+from support.lsp_session import MetisClient
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
 
 
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-async def test_memory_add_writes_and_notifies(client: MetisClient, ws: Path) -> None:
-    await client.start_session([ws])
+async def test_memory_add_writes_and_notifies(client: MetisClient, workspace: Path) -> None:
+    await client.start_session([workspace])
     await client.wait_for_note("metis/usageChanged", lambda p: True)
     result = await client.command("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- uses make"})
-    memory = ws / ".metis" / "MEMORY.md"
+    memory = workspace / ".metis" / "MEMORY.md"
     assert memory.read_bytes() == b"- uses make\n"
     assert result == {
         "file": "MEMORY.md",
@@ -54,19 +49,21 @@ async def test_memory_add_writes_and_notifies(client: MetisClient, ws: Path) -> 
         "after_hash": sha(b"- uses make\n"),
         "before_size_bytes": 0,
         "after_size_bytes": 12,
-        "workspace": file_uri(ws),
+        "workspace": file_uri(workspace),
     }
     usage = await client.wait_for_note(
         "metis/usageChanged", lambda p: p["usage"]["MEMORY.md"]["size_bytes"] == 12
     )
-    assert usage["workspace"] == file_uri(ws)
+    assert usage["workspace"] == file_uri(workspace)
     assert usage["usage"]["MEMORY.md"]["source"] == "disk"
     assert client.notes["metis/memoryEviction"] == []
 
 
-async def test_a_write_over_the_soft_cap_sends_an_eviction(client: MetisClient, ws: Path) -> None:
-    write_memory(ws, "USER.md", "u" * 1530 + "\n")
-    await client.start_session([ws])
+async def test_a_write_over_the_soft_cap_sends_an_eviction(
+    client: MetisClient, workspace: Path
+) -> None:
+    write_memory(workspace, "USER.md", "u" * 1530 + "\n")
+    await client.start_session([workspace])
     result = await client.command("metis.memoryAdd", {"file": "USER.md", "entry": "- likes tea"})
     assert result["over_soft_cap"] is True
     assert result["message"].endswith("— over soft cap; consider memory_consolidate")
@@ -77,15 +74,15 @@ async def test_a_write_over_the_soft_cap_sends_an_eviction(client: MetisClient, 
         "entries_evicted": 0,
         "size_before_bytes": 1531,
         "size_after_bytes": 1543,
-        "workspace": file_uri(ws),
+        "workspace": file_uri(workspace),
     }
-    await client.wait_for_codes(ws / ".metis" / "USER.md", ["over-soft-cap"])
+    await client.wait_for_codes(workspace / ".metis" / "USER.md", ["over-soft-cap"])
 
 
-async def test_hard_cap_error_shape(client: MetisClient, ws: Path) -> None:
-    write_memory(ws, "MEMORY.md", "m" * 4090 + "\n")
-    await client.start_session([ws])
-    before = (ws / ".metis" / "MEMORY.md").read_bytes()
+async def test_hard_cap_error_shape(client: MetisClient, workspace: Path) -> None:
+    write_memory(workspace, "MEMORY.md", "m" * 4090 + "\n")
+    await client.start_session([workspace])
+    before = (workspace / ".metis" / "MEMORY.md").read_bytes()
     error = await client.command_error(
         "metis.memoryAdd", {"file": "MEMORY.md", "entry": "- one more fact"}
     )
@@ -94,12 +91,12 @@ async def test_hard_cap_error_shape(client: MetisClient, ws: Path) -> None:
     assert error.message.startswith(
         "add rejected: MEMORY.md would be 4,107 B, 11 B over its hard cap of 4,096 B"
     )
-    assert (ws / ".metis" / "MEMORY.md").read_bytes() == before
+    assert (workspace / ".metis" / "MEMORY.md").read_bytes() == before
 
 
-async def test_replace_and_its_errors(client: MetisClient, ws: Path) -> None:
-    memory = write_memory(ws, "MEMORY.md", "- a\n- b\n- b\n")
-    await client.start_session([ws])
+async def test_replace_and_its_errors(client: MetisClient, workspace: Path) -> None:
+    memory = write_memory(workspace, "MEMORY.md", "- a\n- b\n- b\n")
+    await client.start_session([workspace])
     result = await client.command(
         "metis.memoryReplace", {"file": "MEMORY.md", "old": "- a", "new": "- A 😀"}
     )
@@ -122,9 +119,9 @@ async def test_replace_and_its_errors(client: MetisClient, ws: Path) -> None:
     assert "occurs 2 times" in twice.message
 
 
-async def test_consolidate(client: MetisClient, ws: Path) -> None:
-    memory = write_memory(ws, "MEMORY.md", "- old\n- old\n")
-    await client.start_session([ws])
+async def test_consolidate(client: MetisClient, workspace: Path) -> None:
+    memory = write_memory(workspace, "MEMORY.md", "- old\n- old\n")
+    await client.start_session([workspace])
     await client.wait_for_codes(memory, ["duplicate-entry"])
     result = await client.command(
         "metis.memoryConsolidate", {"file": "MEMORY.md", "content": "- merged\n"}
@@ -148,19 +145,21 @@ async def test_consolidate(client: MetisClient, ws: Path) -> None:
     ],
 )
 async def test_invalid_input_is_an_invalid_params_error(
-    client: MetisClient, ws: Path, arguments: list[object], fragment: str
+    client: MetisClient, workspace: Path, arguments: list[object], fragment: str
 ) -> None:
-    await client.start_session([ws])
+    await client.start_session([workspace])
     error = await client.command_error("metis.memoryAdd", *arguments)
     assert error.code == INVALID_PARAMS
     assert error.data == {"code": "invalid_input", "is_user_visible": True}
     assert fragment in error.message
-    assert not (ws / ".metis").exists()
+    assert not (workspace / ".metis").exists()
 
 
-async def test_unsaved_changes_are_never_written_under(client: MetisClient, ws: Path) -> None:
-    memory = write_memory(ws, "MEMORY.md", "- on disk\n")
-    await client.start_session([ws])
+async def test_unsaved_changes_are_never_written_under(
+    client: MetisClient, workspace: Path
+) -> None:
+    memory = write_memory(workspace, "MEMORY.md", "- on disk\n")
+    await client.start_session([workspace])
     client.open(memory)
     client.replace_all(memory, "- on disk\n- typed, not saved\n")
     error = await client.command_error("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- x"})
@@ -178,12 +177,12 @@ async def test_unsaved_changes_are_never_written_under(client: MetisClient, ws: 
 
 
 async def test_a_clean_buffer_the_editor_has_not_reloaded_is_not_an_edit(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
     """Agent writes in a row while the editor still shows an earlier disk version: the
     buffer is stale, not edited, so the writes go through; a real edit still refuses."""
-    memory = write_memory(ws, "MEMORY.md", "- on disk\n")
-    await client.start_session([ws])
+    memory = write_memory(workspace, "MEMORY.md", "- on disk\n")
+    await client.start_session([workspace])
     client.open(memory)
     for entry in ("- first", "- second", "- third"):
         await client.command("metis.memoryAdd", {"file": "MEMORY.md", "entry": entry})
@@ -194,21 +193,23 @@ async def test_a_clean_buffer_the_editor_has_not_reloaded_is_not_an_edit(
     assert memory.read_text() == "- on disk\n- first\n- second\n- third\n"
 
 
-async def test_assemble_prompt_matches_the_store(client: MetisClient, ws: Path) -> None:
-    write_memory(ws, "MEMORY.md", "- uses make\n")
-    write_memory(ws, "USER.md", "- likes tea 🍵\n")
-    await client.start_session([ws])
+async def test_assemble_prompt_matches_the_store(client: MetisClient, workspace: Path) -> None:
+    write_memory(workspace, "MEMORY.md", "- uses make\n")
+    write_memory(workspace, "USER.md", "- likes tea 🍵\n")
+    await client.start_session([workspace])
     prompt = await client.command("metis.assemblePrompt", {"base": "You are helpful."})
-    assert prompt == MemoryStore(ws).assemble_system_prompt("You are helpful.")
+    assert prompt == MemoryStore(workspace).assemble_system_prompt("You are helpful.")
     assert "## User context (USER.md)" in prompt
     error = await client.command_error("metis.assemblePrompt", {"bass": "typo"})
     assert error.data == {"code": "invalid_input", "is_user_visible": True}
     assert "'base' is required" in error.message and "'bass' is not an accepted" in error.message
 
 
-async def test_read_returns_what_mcp_memory_read_returns(client: MetisClient, ws: Path) -> None:
-    write_memory(ws, "MEMORY.md", "- uses make\n")
-    await client.start_session([ws])
+async def test_read_returns_what_mcp_memory_read_returns(
+    client: MetisClient, workspace: Path
+) -> None:
+    write_memory(workspace, "MEMORY.md", "- uses make\n")
+    await client.start_session([workspace])
     read = await client.command("metis.read", {})
     assert read["MEMORY.md"] == {
         "size_bytes": 12,
@@ -225,9 +226,9 @@ async def test_read_returns_what_mcp_memory_read_returns(client: MetisClient, ws
     assert error.data == {"code": "invalid_input", "is_user_visible": True}
 
 
-async def test_usage_reports_the_buffer_when_open(client: MetisClient, ws: Path) -> None:
-    memory = write_memory(ws, "MEMORY.md", "- on disk\n")
-    await client.start_session([ws])
+async def test_usage_reports_the_buffer_when_open(client: MetisClient, workspace: Path) -> None:
+    memory = write_memory(workspace, "MEMORY.md", "- on disk\n")
+    await client.start_session([workspace])
     usage = await client.command("metis.usage", {})
     assert usage["MEMORY.md"] == {
         "size_bytes": 10,
@@ -240,7 +241,7 @@ async def test_usage_reports_the_buffer_when_open(client: MetisClient, ws: Path)
     assert usage["USER.md"]["size_bytes"] == 0 and usage["USER.md"]["source"] == "disk"
     client.open(memory)
     client.replace_all(memory, "- 日本語\n" * 300)
-    usage = await client.command("metis.usage", {"workspace": file_uri(ws)})
+    usage = await client.command("metis.usage", {"workspace": file_uri(workspace)})
     assert usage["MEMORY.md"]["size_bytes"] == 12 * 300
     assert usage["MEMORY.md"]["source"] == "buffer"
     assert usage["MEMORY.md"]["over_soft_cap"] is True
@@ -250,9 +251,9 @@ async def test_usage_reports_the_buffer_when_open(client: MetisClient, ws: Path)
     assert changed["usage"] == usage
 
 
-async def test_tidy_proposes_for_disk_and_buffer(client: MetisClient, ws: Path) -> None:
-    memory = write_memory(ws, "MEMORY.md", "- a\n\n\n- A  \n- b\n")
-    await client.start_session([ws])
+async def test_tidy_proposes_for_disk_and_buffer(client: MetisClient, workspace: Path) -> None:
+    memory = write_memory(workspace, "MEMORY.md", "- a\n\n\n- A  \n- b\n")
+    await client.start_session([workspace])
     assert await client.command("metis.tidy", {"file": "MEMORY.md"}) == {
         "file": "MEMORY.md",
         "content": "- a\n\n- b\n",
@@ -270,10 +271,10 @@ async def test_tidy_proposes_for_disk_and_buffer(client: MetisClient, ws: Path) 
     assert error.data == {"code": "invalid_input", "is_user_visible": True}
 
 
-async def test_tidy_refuses_a_file_that_is_not_utf8(client: MetisClient, ws: Path) -> None:
-    (ws / ".metis").mkdir()
-    (ws / ".metis" / "USER.md").write_bytes(b"- \xff\n")
-    await client.start_session([ws])
+async def test_tidy_refuses_a_file_that_is_not_utf8(client: MetisClient, workspace: Path) -> None:
+    (workspace / ".metis").mkdir()
+    (workspace / ".metis" / "USER.md").write_bytes(b"- \xff\n")
+    await client.start_session([workspace])
     error = await client.command_error("metis.tidy", {"file": "USER.md"})
     assert error.data == {"code": "not_utf8", "is_user_visible": True}
     assert "not valid UTF-8" in error.message
@@ -307,28 +308,30 @@ async def test_the_workspace_argument_with_two_folders(client: MetisClient, tmp_
     assert updated["workspace"] == file_uri(two)
 
 
-async def test_an_unknown_command_is_an_error(client: MetisClient, ws: Path) -> None:
-    await client.start_session([ws])
+async def test_an_unknown_command_is_an_error(client: MetisClient, workspace: Path) -> None:
+    await client.start_session([workspace])
     error = await client.command_error("metis.openConsolidation", {"file": "MEMORY.md"})
     assert error.code == INVALID_PARAMS
 
 
 @pytest.mark.parametrize("command", sorted(SERVER_COMMANDS))
 async def test_every_command_names_an_unknown_field_and_what_it_accepts(
-    client: MetisClient, ws: Path, command: str
+    client: MetisClient, workspace: Path, command: str
 ) -> None:
-    await client.start_session([ws])
+    await client.start_session([workspace])
     error = await client.command_error(command, {"nope": 1})
     assert error.code == INVALID_PARAMS
     assert error.data == {"code": "invalid_input", "is_user_visible": True}
     assert error.message.startswith(f"invalid input for {command}: ")
     assert "'nope' is not an accepted field" in error.message
     assert error.message.endswith("}.") and ". Expected {" in error.message
-    assert list(ws.iterdir()) == []
+    assert list(workspace.iterdir()) == []
 
 
-async def test_the_expected_shape_reads_as_the_docs_write_it(client: MetisClient, ws: Path) -> None:
-    await client.start_session([ws])
+async def test_the_expected_shape_reads_as_the_docs_write_it(
+    client: MetisClient, workspace: Path
+) -> None:
+    await client.start_session([workspace])
     error = await client.command_error("metis.connectAgents", {"hosts": ["claude"], "dryRun": 1})
     assert error.message == (
         "invalid input for metis.connectAgents: 'dryRun' must be true or false, got 1. Expected "

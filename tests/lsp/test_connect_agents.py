@@ -7,22 +7,17 @@ import json
 from pathlib import Path
 
 import pytest
-from lsp_harness import MetisClient
 
 from metis_memory.hosts.configs import INSTRUCTIONS_PATH, SETUPS
+from support.lsp_session import MetisClient
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
-
-async def test_agent_hosts_lists_every_host_with_its_files(client: MetisClient, ws: Path) -> None:
-    await client.start_session([ws])
+async def test_agent_hosts_lists_every_host_with_its_files(
+    client: MetisClient, workspace: Path
+) -> None:
+    await client.start_session([workspace])
     hosts = await client.command("metis.agentHosts", {})
     assert [h["name"] for h in hosts] == list(SETUPS)
     copilot = next(h for h in hosts if h["name"] == "copilot")
@@ -30,8 +25,8 @@ async def test_agent_hosts_lists_every_host_with_its_files(client: MetisClient, 
     assert INSTRUCTIONS_PATH in copilot["files"]
 
 
-async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, ws: Path) -> None:
-    await client.start_session([ws])
+async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, workspace: Path) -> None:
+    await client.start_session([workspace])
     result = await client.command(
         "metis.connectAgents", {"hosts": ["copilot", "claude"], "editorProvidesMcp": True}
     )
@@ -40,9 +35,9 @@ async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, ws: Pa
         ".claude/settings.json": "created",
         ".mcp.json": "created",
     }
-    assert not (ws / ".vscode").exists()  # the editor registers its MCP server itself
-    assert "applyTo: '**'" in (ws / INSTRUCTIONS_PATH).read_text()
-    settings = json.loads((ws / ".claude/settings.json").read_text())
+    assert not (workspace / ".vscode").exists()  # the editor registers its MCP server itself
+    assert "applyTo: '**'" in (workspace / INSTRUCTIONS_PATH).read_text()
+    settings = json.loads((workspace / ".claude/settings.json").read_text())
     command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     assert command == f"{result['command']} hook --host claude"
     assert [t["host"] for t in result["todo"]] == ["VS Code / GitHub Copilot", "Claude Code"]
@@ -50,25 +45,25 @@ async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, ws: Pa
     assert {f["change"] for f in again["files"] if f["path"] != ".vscode/mcp.json"} == {"unchanged"}
 
 
-async def test_dry_run_writes_nothing(client: MetisClient, ws: Path) -> None:
-    await client.start_session([ws])
+async def test_dry_run_writes_nothing(client: MetisClient, workspace: Path) -> None:
+    await client.start_session([workspace])
     result = await client.command("metis.connectAgents", {"hosts": ["cursor"], "dryRun": True})
     assert [f["change"] for f in result["files"]] == ["created", "created"]
     assert "would create" in result["report"]
-    assert list(ws.iterdir()) == []
+    assert list(workspace.iterdir()) == []
 
 
 async def test_a_file_that_cannot_be_merged_is_a_conflict_naming_line_and_column(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
-    (ws / ".cursor").mkdir()
-    (ws / ".cursor/hooks.json").write_text('{\n  "version": 1,\n  "hooks": {,}\n}\n')
-    await client.start_session([ws])
+    (workspace / ".cursor").mkdir()
+    (workspace / ".cursor/hooks.json").write_text('{\n  "version": 1,\n  "hooks": {,}\n}\n')
+    await client.start_session([workspace])
     error = await client.command_error("metis.connectAgents", {"hosts": ["cursor", "copilot"]})
     assert error.code == REQUEST_FAILED
     assert error.data == {"code": "conflict", "is_user_visible": True}
     assert ".cursor/hooks.json is not valid JSON at line 3, column 13" in error.message
-    assert not (ws / ".cursor/mcp.json").exists() and not (ws / ".github").exists()
+    assert not (workspace / ".cursor/mcp.json").exists() and not (workspace / ".github").exists()
 
 
 @pytest.mark.parametrize(
@@ -83,9 +78,9 @@ async def test_a_file_that_cannot_be_merged_is_a_conflict_naming_line_and_column
     ],
 )
 async def test_bad_input_is_invalid_params(
-    client: MetisClient, ws: Path, argument: dict[str, object], problem: str
+    client: MetisClient, workspace: Path, argument: dict[str, object], problem: str
 ) -> None:
-    await client.start_session([ws])
+    await client.start_session([workspace])
     error = await client.command_error("metis.connectAgents", argument)
     assert error.code == INVALID_PARAMS and problem in error.message
-    assert list(ws.iterdir()) == []
+    assert list(workspace.iterdir()) == []

@@ -10,9 +10,12 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_harness import MetisClient, apply_workspace_edit, file_uri, hover, write_memory
 from lsprotocol import types
 from pytest_lsp import client_capabilities
+
+from support.lsp_session import MetisClient, apply_workspace_edit, hover
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 CLIENTS = sorted(
     p.stem.replace("_v", "@v").replace("_", "-")

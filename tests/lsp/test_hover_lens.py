@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_harness import MetisClient, hover, lenses, write_memory
 from lsprotocol import types
 from pytest_lsp import client_capabilities
+
+from support.lsp_session import MetisClient, hover, lenses
+from support.memory_files import write_memory
 
 
 async def test_lens_follows_the_buffer(client: MetisClient, tmp_path: Path) -> None:

@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsp_harness import SERVER_COMMAND, MetisClient, make_client, write_memory
 from lsprotocol import types
 from pytest_lsp import client_capabilities
+
+from support.lsp_session import SERVER_COMMAND, MetisClient, make_client
+from support.memory_files import write_memory
 
 EXIT_S = 10.0
 NOTIFY_THREAD = "notify-rs inoti"  # the Rust watcher's OS thread (comm is cut at 15 chars)
@@ -85,7 +87,7 @@ async def test_a_vanished_client_ends_the_server(tmp_path: Path) -> None:
         process.stdin.close()
         assert await asyncio.wait_for(process.wait(), EXIT_S) == 1
     finally:
-        await asyncio.wait_for(client.stop(), EXIT_S)
+        await asyncio.wait_for(client.stop(), EXIT_S)  # type: ignore[no-untyped-call]
 
 
 async def test_exit_without_shutdown_is_an_error_exit(client: MetisClient, tmp_path: Path) -> None:

@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lsp_harness import MetisClient, file_uri, position_of, write_memory
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
 from metis_memory.lsp.documents import LspTextDocument, lsp_lines
+from support.lsp_session import MetisClient, position_of
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 NOT_LINE_ENDS = "\u2028\u2029\u0085\v\f\x1c\x1d\x1e"
 ALPHABET = st.sampled_from([*NOT_LINE_ENDS, "\n", "\r\n", "\r", "a", "é", "😀", "-", " "])

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsp_harness import write_memory
+
+from support.memory_files import write_memory
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "language-server.md"

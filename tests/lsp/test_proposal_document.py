@@ -7,8 +7,11 @@ from __future__ import annotations
 import urllib.parse
 from pathlib import Path
 
-from lsp_harness import MetisClient, file_uri, hover, lenses, write_memory
 from lsprotocol import types
+
+from support.lsp_session import MetisClient, hover, lenses
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 OVER = "# Memory\n\n- build with make\n- BUILD with make\n" + "- filler line ✓\n" * 130
 

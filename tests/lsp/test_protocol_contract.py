@@ -9,9 +9,8 @@ from pathlib import Path
 from types import UnionType
 from typing import Literal, Union, get_args, get_origin
 
-from lsp_harness import MetisClient
-
 from metis_memory.lsp import protocol
+from support.lsp_session import MetisClient
 
 ROOT = Path(__file__).resolve().parents[2]
 TS = (ROOT / "extension" / "src" / "protocol.ts").read_text(encoding="utf-8")

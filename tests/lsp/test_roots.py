@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lsp_harness import CLIENT_COMMANDS, MetisClient, file_uri, hover, lenses, write_memory
+
+from support.lsp_session import CLIENT_COMMANDS, MetisClient, hover, lenses
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 OVER_SOFT_CAP = "# Memory\n\n- build with make\n- BUILD with make\n" + "- filler ✓ line\n" * 130
 CODES = ["duplicate-entry"] * 130 + ["over-soft-cap"]

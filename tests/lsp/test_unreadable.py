@@ -9,7 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lsp_harness import MetisClient, write_memory
+
+from support.lsp_session import MetisClient
+from support.memory_files import write_memory
 
 
 def directory(path: Path) -> str:

@@ -8,19 +8,14 @@ import shutil
 import sys
 from pathlib import Path
 
-import pytest
-from lsp_harness import MetisClient, file_uri, write_memory
 from lsprotocol import types
+
+from support.lsp_session import MetisClient
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 FOLLOW_S = 1.0
 """The issue's bound: diagnostics follow an outside write within a second."""
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
 
 
 async def cli(*args: str) -> None:
@@ -38,40 +33,42 @@ async def cli(*args: str) -> None:
 
 
 async def test_an_outside_process_write_is_followed_within_a_second(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
-    memory = write_memory(ws, "MEMORY.md", "# Memory\n")
-    await client.start_session([ws])
+    memory = write_memory(workspace, "MEMORY.md", "# Memory\n")
+    await client.start_session([workspace])
     await client.wait_for_note(
         "metis/usageChanged", lambda p: p["usage"]["MEMORY.md"]["size_bytes"] == 9
     )
-    await cli("add", "-w", str(ws), "MEMORY.md", "- " + "fact 😀 " * 300)
+    await cli("add", "-w", str(workspace), "MEMORY.md", "- " + "fact 😀 " * 300)
     await client.wait_for_codes(memory, ["over-soft-cap"], timeout=FOLLOW_S)
     await client.wait_for_note(
         "metis/usageChanged",
         lambda p: p["usage"]["MEMORY.md"]["over_soft_cap"],
         timeout=FOLLOW_S,
     )
-    await cli("consolidate", "-w", str(ws), "MEMORY.md", "--content", "- short\n")
+    await cli("consolidate", "-w", str(workspace), "MEMORY.md", "--content", "- short\n")
     await client.wait_for_codes(memory, [], timeout=FOLLOW_S)
 
 
-async def test_metis_dir_created_after_start_is_picked_up(client: MetisClient, ws: Path) -> None:
-    await client.start_session([ws])
+async def test_metis_dir_created_after_start_is_picked_up(
+    client: MetisClient, workspace: Path
+) -> None:
+    await client.start_session([workspace])
     await client.wait_for_note("metis/usageChanged", lambda p: True)
-    assert not (ws / ".metis").exists()
-    (ws / "unrelated.txt").write_text("noise at the top level is ignored\n")
-    await cli("add", "-w", str(ws), "USER.md", "- token = abcdef123456")
-    await client.wait_for_codes(ws / ".metis" / "USER.md", ["secret"], timeout=FOLLOW_S)
+    assert not (workspace / ".metis").exists()
+    (workspace / "unrelated.txt").write_text("noise at the top level is ignored\n")
+    await cli("add", "-w", str(workspace), "USER.md", "- token = abcdef123456")
+    await client.wait_for_codes(workspace / ".metis" / "USER.md", ["secret"], timeout=FOLLOW_S)
 
 
-async def test_metis_dir_deleted_and_recreated(client: MetisClient, ws: Path) -> None:
-    memory = write_memory(ws, "MEMORY.md", "- a\n- a\n")
-    await client.start_session([ws])
+async def test_metis_dir_deleted_and_recreated(client: MetisClient, workspace: Path) -> None:
+    memory = write_memory(workspace, "MEMORY.md", "- a\n- a\n")
+    await client.start_session([workspace])
     await client.wait_for_codes(memory, ["duplicate-entry"])
-    shutil.rmtree(ws / ".metis")
+    shutil.rmtree(workspace / ".metis")
     await client.wait_for_codes(memory, [])
-    write_memory(ws, "MEMORY.md", "- b\n-\n")
+    write_memory(workspace, "MEMORY.md", "- b\n-\n")
     await client.wait_for_codes(memory, ["empty-entry"])
     # And the new directory is watched, not only noticed.
     memory.write_text("- c\n- c\n")
@@ -135,9 +132,11 @@ async def test_folders_added_and_removed_at_run_time(client: MetisClient, tmp_pa
     assert client.codes(added) == []
 
 
-async def test_a_burst_of_edits_ends_on_the_last_version(client: MetisClient, ws: Path) -> None:
-    memory = write_memory(ws, "MEMORY.md", "")
-    await client.start_session([ws])
+async def test_a_burst_of_edits_ends_on_the_last_version(
+    client: MetisClient, workspace: Path
+) -> None:
+    memory = write_memory(workspace, "MEMORY.md", "")
+    await client.start_session([workspace])
     uri = client.open(memory)
     text = ""
     for i in range(60):
@@ -156,12 +155,12 @@ async def test_a_burst_of_edits_ends_on_the_last_version(client: MetisClient, ws
 
 
 async def test_a_burst_on_a_large_buffer_ends_on_the_last_version(
-    client: MetisClient, ws: Path
+    client: MetisClient, workspace: Path
 ) -> None:
     # Past the inline limit the analysis runs in a worker thread; a burst is coalesced.
     base = "".join(f"- entry {i}: lorem ipsum dolor sit amet\n" for i in range(3000))
-    memory = write_memory(ws, "MEMORY.md", base)
-    await client.start_session([ws])
+    memory = write_memory(workspace, "MEMORY.md", base)
+    await client.start_session([workspace])
     uri = client.open(memory)
     for i in range(30):
         client.replace_all(memory, f"- burst {i} 😀\n- burst {i} 😀\n" + base)

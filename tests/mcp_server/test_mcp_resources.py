@@ -16,6 +16,7 @@ from mcp import StdioServerParameters
 
 from metis_memory import MemoryStore
 from metis_memory.mcp_server import MemoryMCPServer
+from support.mcp_values import text
 
 MEMORY_URI = "metis://memory/MEMORY.md"
 USER_URI = "metis://memory/USER.md"
@@ -37,11 +38,11 @@ async def test_each_file_is_a_markdown_resource_read_from_disk(tmp_path: Path) -
         assert all(r.mime_type == "text/markdown" for r in listed.values())
         assert listed[MEMORY_URI].name == "MEMORY.md"
         read = await client.read_resource(MEMORY_URI)
-        assert [c.text for c in read.contents] == ["- deploys go through `make release`\n"]
+        assert [text(c) for c in read.contents] == ["- deploys go through `make release`\n"]
         # A file written after the server started is read as it is now.
         (tmp_path / ".metis" / "USER.md").write_text("- reviews in the morning\n")
         read = await client.read_resource(USER_URI)
-        assert read.contents[0].text == "- reviews in the morning\n"
+        assert text(read.contents[0]) == "- reviews in the morning\n"
         assert read.contents[0].mime_type == "text/markdown"
 
 
@@ -51,14 +52,14 @@ async def test_the_memory_prompt_carries_the_assembled_memory(tmp_path: Path) ->
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         assert "memory" in prompts and not prompts["memory"].arguments
         empty = await client.get_prompt("memory")
-        assert "is empty" in empty.messages[0].content.text
+        assert "is empty" in text(empty.messages[0].content)
         store.add_entry("USER.md", "- writes Go")
         store.add_entry("MEMORY.md", "- CI is GitHub Actions")
-        text = (await client.get_prompt("memory")).messages[0].content.text
-        assert text.index("## User context (USER.md)\n\n- writes Go") < text.index(
+        prompt = text((await client.get_prompt("memory")).messages[0].content)
+        assert prompt.index("## User context (USER.md)\n\n- writes Go") < prompt.index(
             "## Workspace memory (MEMORY.md)\n\n- CI is GitHub Actions"
         )
-        assert "memory_add, memory_replace and memory_consolidate" in text
+        assert "memory_add, memory_replace and memory_consolidate" in prompt
 
 
 class Updates:
@@ -143,4 +144,4 @@ async def test_without_a_folder_the_hosts_project_dir_is_the_workspace(tmp_path:
     )
     async with mcp.Client(params) as client:
         read = await client.read_resource(MEMORY_URI)
-        assert read.contents[0].text == "- the project's memory\n"
+        assert text(read.contents[0]) == "- the project's memory\n"

@@ -16,7 +16,8 @@ from mcp import StdioServerParameters
 from metis_memory import MemoryFile, MemoryStore
 from metis_memory.mcp_server import MemoryMCPServer
 from metis_memory.tools import MEMORY_TOOL_DEFINITIONS
-from spec_schemas import SPEC_SCHEMAS
+from support.mcp_values import text
+from support.spec_schemas import SPEC_SCHEMAS
 
 WRITE_TOOLS = {d.name: d for d in MEMORY_TOOL_DEFINITIONS}
 
@@ -29,7 +30,7 @@ def in_process(workspace: Path) -> mcp.Client:
 
 def text_of(result: Any) -> str:
     assert len(result.content) == 1
-    return str(result.content[0].text)
+    return str(text(result.content[0]))
 
 
 async def test_lists_the_five_tools_with_the_spec_schemas(tmp_path: Path) -> None:
@@ -45,9 +46,10 @@ async def test_lists_the_five_tools_with_the_spec_schemas(tmp_path: Path) -> Non
         for name in WRITE_TOOLS:
             assert tools[name].input_schema == SPEC_SCHEMAS[name]
             assert tools[name].input_schema["additionalProperties"] is False
-            assert tools[name].annotations is not None
-            assert tools[name].annotations.read_only_hint is False
-        assert tools["memory_read"].annotations.read_only_hint is True
+            annotations = tools[name].annotations
+            assert annotations is not None and annotations.read_only_hint is False
+        read_annotations = tools["memory_read"].annotations
+        assert read_annotations is not None and read_annotations.read_only_hint is True
         assert tools["memory_assemble_prompt"].input_schema["required"] == ["base"]
 
 
@@ -86,7 +88,7 @@ async def test_errors_are_tool_errors_with_the_user_visible_text(tmp_path: Path)
     async with in_process(tmp_path) as client:
         await client.call_tool("memory_add", {"file": "MEMORY.md", "entry": "a\na"})
         before = (tmp_path / ".metis" / "MEMORY.md").read_bytes()
-        cases = {
+        cases: dict[str, tuple[str, dict[str, Any]]] = {
             "hard_cap_exceeded": ("memory_add", {"file": "MEMORY.md", "entry": "y" * 5000}),
             "not_found": ("memory_replace", {"file": "MEMORY.md", "old": "zzz", "new": ""}),
             "not_unique": ("memory_replace", {"file": "MEMORY.md", "old": "a", "new": "b"}),
@@ -96,7 +98,7 @@ async def test_errors_are_tool_errors_with_the_user_visible_text(tmp_path: Path)
             r = await client.call_tool(name, args)
             assert r.is_error, code
             assert r.structured_content == {"code": code, "message": text_of(r)}
-        hard = (await client.call_tool(*cases["hard_cap_exceeded"])).content[0].text
+        hard = text((await client.call_tool(*cases["hard_cap_exceeded"])).content[0])
         # 4 bytes on disk ("a\na\n") + 5,000 + the newline the add appends
         assert "5,005 B" in hard and "4,096 B" in hard and "Consolidate MEMORY.md" in hard
         assert (tmp_path / ".metis" / "MEMORY.md").read_bytes() == before

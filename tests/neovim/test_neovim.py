@@ -4,20 +4,20 @@ configuration the README gives, reading back what Neovim holds: the same diagnos
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import client_capabilities
+
+from support.lsp_session import MetisClient
+from support.lsp_values import file_uri
+from support.memory_files import write_memory
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "examples" / "neovim" / "metis.lua"
@@ -39,16 +39,9 @@ MEMORY = (
 )
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
-async def client(lsp_client: LanguageClient) -> AsyncIterator[None]:
-    yield
-    await lsp_client.shutdown_session()
-
-
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    (tmp_path / ".metis").mkdir()
-    (tmp_path / ".metis" / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
+    write_memory(tmp_path, "MEMORY.md", MEMORY)
     return tmp_path
 
 
@@ -62,42 +55,19 @@ def _key(code: Any, rng: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-async def _vscode_view(client: LanguageClient, workspace: Path) -> tuple[list[Any], list[str]]:
+async def _vscode_view(client: MetisClient, workspace: Path) -> tuple[list[Any], list[str]]:
     """Diagnostics and code-action titles as a VS Code-capable client sees them, less
     `window/showDocument`, which Neovim 0.7 does not support (so it is not offered "Show
     consolidation proposal"; tests/lsp/test_every_client.py covers that difference)."""
     path = workspace / ".metis" / "MEMORY.md"
-    uri = path.as_uri()
     capabilities = client_capabilities("visual-studio-code")
     assert capabilities.window is not None
     capabilities.window.show_document = None
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=capabilities,
-            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-        )
-    )
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri, language_id="markdown", version=1, text=MEMORY
-            )
-        )
-    )
-    async with asyncio.timeout(20):
-        while client.diagnostics.get(uri) is None or not any(
-            d.code == "secret" for d in client.diagnostics[uri]
-        ):
-            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    diagnostics = client.diagnostics[uri]
-    lines = MEMORY.count("\n")
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(types.Position(0, 0), types.Position(lines, 0)),
-            context=types.CodeActionContext(diagnostics=diagnostics),
-        )
-    )
+    await client.start_session([workspace], capabilities=capabilities)
+    client.open(path)
+    await client.wait_until(lambda: "secret" in client.codes(path), "the secret diagnostic")
+    diagnostics = client.diagnostics[file_uri(path)]
+    actions = await client.actions(path, (0, 0), (MEMORY.count("\n"), 0))
     titles = [a.title for a in actions or []]
     raw = [json.loads(json.dumps(client.protocol._converter.unstructure(d))) for d in diagnostics]
     return raw, titles
@@ -147,7 +117,7 @@ def _lua_list(items: list[str]) -> str:
     reason="nvim not found: `make test` installs Debian's neovim; install it to run this test",
 )
 async def test_neovim_sees_the_same_diagnostics_and_code_actions(
-    client: LanguageClient, workspace: Path, tmp_path: Path
+    client: MetisClient, workspace: Path, tmp_path: Path
 ) -> None:
     raw, titles = await _vscode_view(client, workspace)
     codes = sorted(d["code"] for d in raw)

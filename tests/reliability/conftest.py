@@ -1,7 +1,6 @@
 """Fixtures for the reliability tests: real workspaces on the real filesystem, the real
-language server over raw stdio (`rpc_client.LspServer`), real CLI and writer processes.
-
-Helpers shared by the modules (imported by name) live in `reliability_helpers.py`.
+language server over raw stdio (`support.rpc_client.LspServer`), real CLI and writer
+processes. Helpers shared by the modules live in `support/reliability.py`.
 """
 
 from __future__ import annotations
@@ -10,15 +9,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from rpc_client import LspServer
 
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    return folder
-
+from support.rpc_client import LspServer
 
 StartServer = Callable[..., LspServer]
 

@@ -23,8 +23,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_helpers import report, scaled, server_tracebacks, tree
-from rpc_client import LspServer, encode, file_uri, frame
+
+from support.lsp_values import file_uri
+from support.reliability import report, scaled, server_tracebacks
+from support.rpc_client import LspServer, encode, frame
+from support.trees import tree
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "metis.memoryAdd": ("file", "entry"),
@@ -143,11 +146,11 @@ def bad_calls(draw: st.DrawFn, ws_uri: str) -> tuple[str, list[Any]]:
 
 
 @pytest.fixture
-def seeded(ws: Path) -> Path:
-    (ws / ".metis").mkdir()
-    (ws / ".metis" / "MEMORY.md").write_text(SEED)
-    (ws.parent / "x").write_text("outside the workspace\n")
-    return ws
+def seeded(workspace: Path) -> Path:
+    (workspace / ".metis").mkdir()
+    (workspace / ".metis" / "MEMORY.md").write_text(SEED)
+    (workspace.parent / "x").write_text("outside the workspace\n")
+    return workspace
 
 
 def sha_of(path: Path) -> str:
@@ -364,7 +367,7 @@ def test_malformed_frames_are_answered_or_skipped_and_the_server_stays(
 def test_stdin_that_is_a_regular_file_is_served_too(seeded: Path, tmp_path: Path) -> None:
     """The event loop cannot watch a regular file; the server then reads it in a thread."""
     requests = tmp_path / "requests.bin"
-    init = {"processId": None, "rootUri": file_uri(seeded), "capabilities": {}}
+    init: dict[str, Any] = {"processId": None, "rootUri": file_uri(seeded), "capabilities": {}}
     memory = file_uri(seeded / ".metis" / "MEMORY.md")
     hover = {"textDocument": {"uri": memory}, "position": {"line": 0, "character": 0}}
     requests.write_bytes(

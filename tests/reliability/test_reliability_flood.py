@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_helpers import report, scaled, server_tracebacks
 
 from metis_memory.files import CAPS, MemoryFile
+from support.reliability import report, scaled, server_tracebacks
 
 CHANGES = scaled(10_000, 500)
 PROBE_EVERY = 100
@@ -43,13 +43,13 @@ def hover_size(hover: Any) -> int:
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_ten_thousand_changes_leave_the_server_answering_and_flat(
-    ws: Path, start_server: Any
+    workspace: Path, start_server: Any
 ) -> None:
     base = "# Memory\n" + "".join(f"- fact {i} about the build\n" for i in range(30))
-    memory = ws / ".metis" / "MEMORY.md"
+    memory = workspace / ".metis" / "MEMORY.md"
     memory.parent.mkdir()
     memory.write_text(base, encoding="utf-8")
-    server = start_server(ws)
+    server = start_server(workspace)
     uri = server.open(memory, base)
     server.wait_for_note(
         "metis/usageChanged",

@@ -16,21 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_helpers import report, server_tracebacks, tree
-from rpc_client import LspServer, file_uri
 
 from metis_memory.store import READ_LIMIT_BYTES
+from support.lsp_values import file_uri, span
+from support.reliability import report, server_tracebacks
+from support.rpc_client import LspServer
+from support.trees import tree
 
 WRITES: list[tuple[str, dict[str, str]]] = [
     ("metis.memoryAdd", {"entry": "- leaked?"}),
     ("metis.memoryReplace", {"old": "outside", "new": "pwned"}),
     ("metis.memoryConsolidate", {"content": "- pwned\n"}),
 ]
-
-
-def span(d: dict[str, Any]) -> tuple[tuple[int, int], tuple[int, int]]:
-    r = d["range"]
-    return (r["start"]["line"], r["start"]["character"]), (r["end"]["line"], r["end"]["character"])
 
 
 def diagnostic(server: LspServer, path: Path, code: str) -> dict[str, Any]:
@@ -44,26 +41,26 @@ def diagnostic(server: LspServer, path: Path, code: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("link", [".metis", "MEMORY.md"])
 def test_symlinks_out_of_the_workspace_are_never_followed(
-    tmp_path: Path, ws: Path, start_server: Any, link: str
+    tmp_path: Path, workspace: Path, start_server: Any, link: str
 ) -> None:
     outside = tmp_path / "outside"
     (outside / "metis").mkdir(parents=True)
     (outside / "metis" / "MEMORY.md").write_text("- outside secret\n- outside secret\n")
     (outside / "MEMORY.md").write_text("- outside secret\n- outside secret\n")
     if link == ".metis":
-        (ws / ".metis").symlink_to(outside / "metis", target_is_directory=True)
+        (workspace / ".metis").symlink_to(outside / "metis", target_is_directory=True)
     else:
-        (ws / ".metis").mkdir()
-        (ws / ".metis" / "MEMORY.md").symlink_to(outside / "MEMORY.md")
-    before_outside, before_ws = tree(outside), tree(ws)
+        (workspace / ".metis").mkdir()
+        (workspace / ".metis" / "MEMORY.md").symlink_to(outside / "MEMORY.md")
+    before_outside, before_ws = tree(outside), tree(workspace)
 
-    server: LspServer = start_server(ws)
+    server: LspServer = start_server(workspace)
     server.wait_for_note(
         "window/logMessage",
         lambda p: "outside the workspace" in p["message"] and "MEMORY.md" in p["message"],
         "the server's report that it will not read MEMORY.md",
     )
-    memory = ws / ".metis" / "MEMORY.md"
+    memory = workspace / ".metis" / "MEMORY.md"
     assert server.codes_of(file_uri(memory)) == [], "diagnostics of a file it must not read"
     for command, args in WRITES:
         error = server.command_error(command, {"file": "MEMORY.md", **args})
@@ -80,7 +77,7 @@ def test_symlinks_out_of_the_workspace_are_never_followed(
     error = server.command_error("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- leak"})
     assert error.tool_code == "unsafe_path"
     cli = subprocess.run(
-        [sys.executable, "-m", "metis_memory", "add", "-w", str(ws), "MEMORY.md", "- leak"],
+        [sys.executable, "-m", "metis_memory", "add", "-w", str(workspace), "MEMORY.md", "- leak"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -88,7 +85,7 @@ def test_symlinks_out_of_the_workspace_are_never_followed(
     )
     assert cli.returncode == 1 and "outside the workspace" in cli.stderr
     assert tree(outside) == before_outside, "something outside the workspace changed"
-    assert tree(ws) == before_ws
+    assert tree(workspace) == before_ws
     assert server.alive() and server_tracebacks(server) == []
 
 
@@ -96,15 +93,15 @@ def test_symlinks_out_of_the_workspace_are_never_followed(
 
 
 def test_a_file_that_is_not_utf8_is_reported_and_never_half_edited(
-    ws: Path, start_server: Any
+    workspace: Path, start_server: Any
 ) -> None:
-    memory = ws / ".metis" / "MEMORY.md"
+    memory = workspace / ".metis" / "MEMORY.md"
     memory.parent.mkdir()
     original = b"# Memory\n- caf\xe9 au lait\n- builds with make\n"  # Latin-1
     memory.write_bytes(original)
-    server: LspServer = start_server(ws)
+    server: LspServer = start_server(workspace)
     server.wait_for_codes(memory, ["not-utf8"])
-    assert span(diagnostic(server, memory, "not-utf8")) == ((1, 5), (1, 6))
+    assert span(diagnostic(server, memory, "not-utf8")["range"]) == ((1, 5), (1, 6))
     for command, args in (
         ("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- x"}),
         ("metis.memoryReplace", {"file": "MEMORY.md", "old": "make", "new": "cmake"}),
@@ -124,19 +121,21 @@ def test_a_file_that_is_not_utf8_is_reported_and_never_half_edited(
     assert server_tracebacks(server) == []
 
 
-def test_a_byte_order_mark_is_kept_and_not_taken_for_text(ws: Path, start_server: Any) -> None:
-    memory = ws / ".metis" / "MEMORY.md"
+def test_a_byte_order_mark_is_kept_and_not_taken_for_text(
+    workspace: Path, start_server: Any
+) -> None:
+    memory = workspace / ".metis" / "MEMORY.md"
     memory.parent.mkdir()
     bom = b"\xef\xbb\xbf"
     original = bom + b"- builds with make\n- Builds with make\n- uses ruff\n"
     memory.write_bytes(original)
-    server: LspServer = start_server(ws)
+    server: LspServer = start_server(workspace)
     # The entry right after the mark is an entry, and positions are the editor's (no mark).
     server.wait_for_codes(memory, ["duplicate-entry"])
     duplicate = diagnostic(server, memory, "duplicate-entry")
-    assert span(duplicate) == ((1, 0), (1, 18))
+    assert span(duplicate["range"]) == ((1, 0), (1, 18))
     first = duplicate["relatedInformation"][0]["location"]
-    assert span(first) == ((0, 0), (0, 18))
+    assert span(first["range"]) == ((0, 0), (0, 18))
 
     server.command("metis.memoryReplace", {"file": "MEMORY.md", "old": "ruff", "new": "ruff 0.6"})
     assert memory.read_bytes() == original.replace(b"ruff", b"ruff 0.6")
@@ -148,14 +147,14 @@ def test_a_byte_order_mark_is_kept_and_not_taken_for_text(ws: Path, start_server
     assert server_tracebacks(server) == []
 
 
-def test_crlf_line_ends_are_kept_byte_for_byte(ws: Path, start_server: Any) -> None:
-    memory = ws / ".metis" / "MEMORY.md"
+def test_crlf_line_ends_are_kept_byte_for_byte(workspace: Path, start_server: Any) -> None:
+    memory = workspace / ".metis" / "MEMORY.md"
     memory.parent.mkdir()
     original = b"# Memory\r\n- builds with make\r\n- Builds with make\r\n- uses ruff\r\n"
     memory.write_bytes(original)
-    server: LspServer = start_server(ws)
+    server: LspServer = start_server(workspace)
     server.wait_for_codes(memory, ["duplicate-entry"])
-    assert span(diagnostic(server, memory, "duplicate-entry")) == ((2, 0), (2, 18))
+    assert span(diagnostic(server, memory, "duplicate-entry")["range"]) == ((2, 0), (2, 18))
 
     replaced = original.replace(b"uses ruff", b"uses ruff and mypy")
     server.command(
@@ -184,9 +183,9 @@ RSS_BOUND_KIB = 256 * 1024
 
 
 def test_a_fifty_megabyte_file_gets_one_bounded_diagnostic_and_loses_nothing(
-    ws: Path, start_server: Any
+    workspace: Path, start_server: Any
 ) -> None:
-    memory = ws / ".metis" / "MEMORY.md"
+    memory = workspace / ".metis" / "MEMORY.md"
     memory.parent.mkdir()
     token = "ghp_" + "a1B2c3D4" * 4 + "e5F6"
     line = "- entry {n:05d} builds with make, token " + token + "\n"
@@ -200,7 +199,7 @@ def test_a_fifty_megabyte_file_gets_one_bounded_diagnostic_and_loses_nothing(
     digest = hashlib.sha256(memory.read_bytes()).hexdigest()
     size = memory.stat().st_size
 
-    server: LspServer = start_server(ws)
+    server: LspServer = start_server(workspace)
     started = time.monotonic()
     server.wait_for_codes(memory, ["over-hard-cap"], timeout=BIG_BOUND_S)
     took = time.monotonic() - started

@@ -20,14 +20,15 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-import kill_points
 import pytest
-from reliability_helpers import report, scaled, temp_files
 
 from metis_memory import MemoryStore
 from metis_memory.cli import main as cli_main
 from metis_memory.files import MemoryFile
 from metis_memory.tools import memory_dispatcher  # imported now, not in each child
+from support import kill_points
+from support.memory_files import temp_files
+from support.reliability import report, scaled
 
 KILLS = scaled(500, 50)
 REAL_CLI_KILLS = scaled(21, 7)
@@ -36,7 +37,7 @@ MAX_DELAY_S = 0.03
 SEED = 20260606
 CHILD_LIMIT_S = 60
 INJECT = Path(__file__).with_name("killpoint")
-assert memory_dispatcher  # the import above is for its side effect
+assert callable(memory_dispatcher)  # imported for its side effect (see the import)
 
 
 def version(n: int) -> bytes:
@@ -58,8 +59,8 @@ def parse_version(data: bytes) -> int | None:
     return n if version(n) == data else None
 
 
-def cli_args(ws: Path, n: int) -> list[str]:
-    return ["consolidate", "-w", str(ws), "MEMORY.md", "--content", version(n).decode()]
+def cli_args(workspace: Path, n: int) -> list[str]:
+    return ["consolidate", "-w", str(workspace), "MEMORY.md", "--content", version(n).decode()]
 
 
 def run_child(body: Callable[[], None], ready: bool) -> tuple[int, int]:
@@ -87,10 +88,10 @@ def run_child(body: Callable[[], None], ready: bool) -> tuple[int, int]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_five_hundred_kills_of_a_cli_writer_tear_nothing(ws: Path) -> None:
-    metis = ws.resolve() / ".metis"
+def test_five_hundred_kills_of_a_cli_writer_tear_nothing(workspace: Path) -> None:
+    metis = workspace.resolve() / ".metis"
     memory = metis / "MEMORY.md"
-    MemoryStore(ws).consolidate(MemoryFile.MEMORY, version(0).decode())
+    MemoryStore(workspace).consolidate(MemoryFile.MEMORY, version(0).decode())
     rng = random.Random(SEED)
     outcomes: Counter[str] = Counter()
     temps_seen = 0
@@ -106,7 +107,7 @@ def test_five_hundred_kills_of_a_cli_writer_tear_nothing(ws: Path) -> None:
                 n = first
                 while True:  # until killed
                     n += 1
-                    cli_main(cli_args(ws, n))
+                    cli_main(cli_args(workspace, n))
 
             pid, ready = run_child(loop, ready=True)
             assert os.read(ready, 1) == b"r", "the writer did not start"
@@ -116,7 +117,7 @@ def test_five_hundred_kills_of_a_cli_writer_tear_nothing(ws: Path) -> None:
 
             def once(point: str = point, first: int = first) -> None:
                 kill_points.arm(point, str(metis))
-                cli_main(cli_args(ws, first + 1))
+                cli_main(cli_args(workspace, first + 1))
 
             pid, ready = run_child(once, ready=False)
         os.close(ready)
@@ -148,7 +149,7 @@ def test_five_hundred_kills_of_a_cli_writer_tear_nothing(ws: Path) -> None:
             assert (metis / temps[0]).read_bytes() == version(first + 1)
 
     # Any later write, by any process, removes what the last killed writer left.
-    MemoryStore(ws).add_entry(MemoryFile.MEMORY, "- after the kills")
+    MemoryStore(workspace).add_entry(MemoryFile.MEMORY, "- after the kills")
     assert temp_files(metis) == []
     forked_seconds = time.monotonic() - started
 
@@ -160,7 +161,7 @@ def test_five_hundred_kills_of_a_cli_writer_tear_nothing(ws: Path) -> None:
         old = memory.read_bytes()
         n = (KILLS + 1 + k) * 1_000_000
         proc = subprocess.run(
-            [sys.executable, "-m", "metis_memory", *cli_args(ws, n)],
+            [sys.executable, "-m", "metis_memory", *cli_args(workspace, n)],
             env={**env, "METIS_KILL_AT": point},
             capture_output=True,
             timeout=60,
@@ -173,7 +174,16 @@ def test_five_hundred_kills_of_a_cli_writer_tear_nothing(ws: Path) -> None:
         assert len(temp_files(metis)) <= 1
         outcomes["real CLI: " + point] += 1
     done = subprocess.run(
-        [sys.executable, "-m", "metis_memory", "add", "-w", str(ws), "MEMORY.md", "- the end"],
+        [
+            sys.executable,
+            "-m",
+            "metis_memory",
+            "add",
+            "-w",
+            str(workspace),
+            "MEMORY.md",
+            "- the end",
+        ],
         capture_output=True,
         timeout=60,
         check=False,

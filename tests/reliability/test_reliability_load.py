@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_helpers import report, scaled, server_tracebacks, temp_files
-from rpc_client import LspServer, RpcError
 
 from metis_memory import MemoryStore
 from metis_memory.files import CAPS, MemoryFile
+from support.memory_files import temp_files
+from support.reliability import report, scaled, server_tracebacks
+from support.rpc_client import LspServer, RpcError
 
 WORKERS = scaled(16, 2)
 OPERATIONS = scaled(200, 10)
@@ -116,10 +117,10 @@ def apply(text: str, record: dict[str, Any]) -> str:
     given = record["input"]
     if record["op"] == "add":
         joined = text if not text or text.endswith("\n") else text + "\n"
-        return joined + given["entry"] + "\n"
+        return joined + str(given["entry"]) + "\n"
     if record["op"] == "replace":
         assert text.count(given["old"]) == 1, f"{record['token']}: target not unique on replay"
-        return text.replace(given["old"], given["new"], 1)
+        return text.replace(str(given["old"]), str(given["new"]), 1)
     return str(given["content"])
 
 
@@ -148,12 +149,12 @@ def chain(initial: str, writes: list[dict[str, Any]], final: str) -> list[dict[s
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_sixteen_writers_and_the_server_lose_nothing(
-    ws: Path, start_server: Any, tmp_path: Path
+    workspace: Path, start_server: Any, tmp_path: Path
 ) -> None:
-    memory = ws / ".metis" / "MEMORY.md"
-    MemoryStore(ws).consolidate(MemoryFile.MEMORY, "# Load test\n")
+    memory = workspace / ".metis" / "MEMORY.md"
+    MemoryStore(workspace).consolidate(MemoryFile.MEMORY, "# Load test\n")
     initial = memory.read_bytes()
-    server = start_server(ws)
+    server = start_server(workspace)
     editor = Editor(server, memory, server.open(memory, initial.decode()))
     server.wait_for_note("metis/usageChanged", lambda p: True, "the first usage report")
 
@@ -161,7 +162,7 @@ def test_sixteen_writers_and_the_server_lose_nothing(
     workers = [
         subprocess.Popen(
             [
-                *(sys.executable, str(WORKER), str(ws), str(w), str(OPERATIONS)),
+                *(sys.executable, str(WORKER), str(workspace), str(w), str(OPERATIONS)),
                 *(str(CLI_EVERY), str(20260600 + w), str(logs[w])),
             ],
             stdin=subprocess.PIPE,
@@ -240,7 +241,7 @@ def test_sixteen_writers_and_the_server_lose_nothing(
     for r in records:
         if r["outcome"] != "ack":
             assert r["token"] + " " not in final_text, f"rejected {r['token']} is in the file"
-    assert temp_files(ws / ".metis") == []
+    assert temp_files(workspace / ".metis") == []
 
     # The server kept serving, saw the final state, and logged no fault.
     assert server.alive()

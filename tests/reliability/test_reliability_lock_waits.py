@@ -7,10 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reliability_helpers import report, server_tracebacks
-from rpc_client import LspServer
-
 from metis_memory.atomic import workspace_lock
+from support.reliability import report, server_tracebacks
+from support.rpc_client import LspServer
 
 WAITING = "not acquired"
 WRITES_WAITING = 8
@@ -23,16 +22,18 @@ def add(entry: str) -> dict[str, Any]:
     return {"command": "metis.memoryAdd", "arguments": [{"file": "MEMORY.md", "entry": entry}]}
 
 
-def start(ws: Path, start_server: Any) -> tuple[LspServer, Path]:
-    metis = ws / ".metis"
+def start(workspace: Path, start_server: Any) -> tuple[LspServer, Path]:
+    metis = workspace / ".metis"
     metis.mkdir()
     (metis / "MEMORY.md").write_text("# Memory\n")
-    server: LspServer = start_server(ws, env={"METIS_LSP_LOG": "DEBUG"})
+    server: LspServer = start_server(workspace, env={"METIS_LSP_LOG": "DEBUG"})
     return server, metis
 
 
-def test_reads_are_answered_while_writes_wait_for_the_lock(ws: Path, start_server: Any) -> None:
-    server, metis = start(ws, start_server)
+def test_reads_are_answered_while_writes_wait_for_the_lock(
+    workspace: Path, start_server: Any
+) -> None:
+    server, metis = start(workspace, start_server)
     with workspace_lock(metis):
         rids = [
             server.request_nowait("workspace/executeCommand", add(f"- write {n}"))
@@ -54,8 +55,10 @@ def test_reads_are_answered_while_writes_wait_for_the_lock(ws: Path, start_serve
     report("reads behind waiting writes", writes_waiting=WRITES_WAITING, reads_s=round(took, 2))
 
 
-def test_a_write_cancelled_while_it_waits_reports_what_it_did(ws: Path, start_server: Any) -> None:
-    server, metis = start(ws, start_server)
+def test_a_write_cancelled_while_it_waits_reports_what_it_did(
+    workspace: Path, start_server: Any
+) -> None:
+    server, metis = start(workspace, start_server)
     with workspace_lock(metis):
         rid = server.request_nowait("workspace/executeCommand", add("- cancelled?"))
         server.wait_for_stderr(WAITING, "the write to wait for the lock", 30)

@@ -16,9 +16,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from reliability_helpers import report, scaled, temp_files, tree
 
 from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, MemoryStoreError
+from support.memory_files import temp_files
+from support.reliability import report, scaled
+from support.trees import tree
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- the key of someone else"
 WRITES = 1_700
@@ -77,16 +79,16 @@ def outside(tmp_path: Path) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("swapped", [".metis", "MEMORY.md"])
 def test_a_swapping_loop_redirects_no_write_and_no_prompt(
-    ws: Path, outside: Path, swapped: str
+    workspace: Path, outside: Path, swapped: str
 ) -> None:
     # `.metis/` (or `.metis/MEMORY.md`) trades places with `evil`, a symlink out.
-    store = MemoryStore(ws)
+    store = MemoryStore(workspace)
     store.consolidate(MemoryFile.MEMORY, "v0\n")
     if swapped == ".metis":
-        path, other = ws / ".metis", ws / "evil"
+        path, other = workspace / ".metis", workspace / "evil"
         other.symlink_to(outside, target_is_directory=True)
     else:
-        path, other = ws / ".metis" / "MEMORY.md", ws / ".metis" / "evil.md"
+        path, other = workspace / ".metis" / "MEMORY.md", workspace / ".metis" / "evil.md"
         other.symlink_to(outside / "id_ed25519")
     before = tree(outside)
     outcomes: Counter[str] = Counter()
@@ -127,7 +129,7 @@ def test_a_swapping_loop_redirects_no_write_and_no_prompt(
     # No file in the workspace holds a byte of the outside file (an add reads the file it
     # appends to), and the last acknowledged entry is in the workspace, under whichever name
     # the swapper left its file.
-    files = {p: p.read_text() for p in ws.rglob("*") if p.is_file() and not p.is_symlink()}
+    files = {p: p.read_text() for p in workspace.rglob("*") if p.is_file() and not p.is_symlink()}
     assert not [p for p, text in files.items() if SECRET in text]
     assert any(last_acked + "\n" in text for text in files.values()), files
     assert all(temp_files(d) == [] for d in {p.parent for p in files})

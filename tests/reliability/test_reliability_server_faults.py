@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_helpers import report, scaled, server_tracebacks, temp_files
-from rpc_client import LspServer
 
 from metis_memory.atomic import workspace_lock
 from metis_memory.errors import LockTimeout
+from support.memory_files import temp_files
+from support.reliability import report, scaled, server_tracebacks
+from support.rpc_client import LspServer
 
 CYCLES = scaled(3, 1)
 DUPLICATE = "# Memory\n- builds with make\n- Builds with make\n"
@@ -46,13 +47,13 @@ def wait_for_disk_size(server: LspServer, size: int, file: str = "MEMORY.md") ->
 
 
 def test_the_watcher_survives_metis_deleted_recreated_and_renamed(
-    ws: Path, start_server: Any
+    workspace: Path, start_server: Any
 ) -> None:
-    metis, away = ws / ".metis", ws / ".metis-away"
+    metis, away = workspace / ".metis", workspace / ".metis-away"
     memory = metis / "MEMORY.md"
     metis.mkdir()
     memory.write_text(DUPLICATE)
-    server = start_server(ws)
+    server = start_server(workspace)
     server.wait_for_codes(memory, ["duplicate-entry"])
     started = time.monotonic()
     for _ in range(CYCLES):
@@ -91,13 +92,13 @@ def test_the_watcher_survives_metis_deleted_recreated_and_renamed(
 
 
 def test_metis_replaced_by_a_file_is_a_clear_error_and_recovers(
-    ws: Path, start_server: Any
+    workspace: Path, start_server: Any
 ) -> None:
-    metis = ws / ".metis"
+    metis = workspace / ".metis"
     memory = metis / "MEMORY.md"
     metis.mkdir()
     memory.write_text(DUPLICATE)
-    server = start_server(ws)
+    server = start_server(workspace)
     server.wait_for_codes(memory, ["duplicate-entry"])
 
     shutil.rmtree(metis)
@@ -119,12 +120,14 @@ def test_metis_replaced_by_a_file_is_a_clear_error_and_recovers(
     assert server.alive() and server_tracebacks(server) == []
 
 
-def test_the_memory_file_deleted_while_open_in_the_editor(ws: Path, start_server: Any) -> None:
-    metis = ws / ".metis"
+def test_the_memory_file_deleted_while_open_in_the_editor(
+    workspace: Path, start_server: Any
+) -> None:
+    metis = workspace / ".metis"
     memory = metis / "MEMORY.md"
     metis.mkdir()
     memory.write_text(DUPLICATE)
-    server = start_server(ws)
+    server = start_server(workspace)
     uri = server.open(memory, DUPLICATE)
     server.wait_for_codes(memory, ["duplicate-entry"])
 
@@ -214,12 +217,12 @@ def wait_for_line(lines: queue.Queue[str], needle: str, what: str, timeout: floa
             raise AssertionError(f"the process ended before {what}")
 
 
-def test_a_killed_lock_holder_frees_the_waiting_writers(ws: Path, start_server: Any) -> None:
-    metis = ws / ".metis"
+def test_a_killed_lock_holder_frees_the_waiting_writers(workspace: Path, start_server: Any) -> None:
+    metis = workspace / ".metis"
     memory = metis / "MEMORY.md"
     metis.mkdir()
     memory.write_text("# Memory\n")
-    server: LspServer = start_server(ws, env={"METIS_LSP_LOG": "DEBUG"})
+    server: LspServer = start_server(workspace, env={"METIS_LSP_LOG": "DEBUG"})
 
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(metis)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -239,7 +242,7 @@ def test_a_killed_lock_holder_frees_the_waiting_writers(ws: Path, start_server: 
         )
         cli = subprocess.Popen(
             [
-                *(sys.executable, "-c", CLI_WITH_LOCK_LOG, "add", "-w", str(ws)),
+                *(sys.executable, "-c", CLI_WITH_LOCK_LOG, "add", "-w", str(workspace)),
                 *("--json", "MEMORY.md", "- through the CLI"),
             ],
             stdout=subprocess.PIPE,
@@ -288,13 +291,13 @@ def remount(mount_point: Path, mode: str) -> None:
 def test_a_full_disk_and_a_read_only_filesystem_under_the_server(
     small_tmpfs: Path, start_server: Any
 ) -> None:
-    ws = small_tmpfs / "ws"
-    metis = ws / ".metis"
+    workspace = small_tmpfs / "ws"
+    metis = workspace / ".metis"
     metis.mkdir(parents=True)
     memory = metis / "MEMORY.md"
     memory.write_text("# Memory\n- builds with make\n")
     original = memory.read_bytes()
-    server: LspServer = start_server(ws)
+    server: LspServer = start_server(workspace)
     server.command("metis.usage", {})
 
     filler = small_tmpfs / "filler"

@@ -6,16 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rpc_client import file_uri
+from support.lsp_values import file_uri
 
 
 def test_did_save_and_did_change_configuration_raise_no_warning(
-    ws: Path, start_server: Any
+    workspace: Path, start_server: Any
 ) -> None:
-    memory = ws / ".metis" / "MEMORY.md"
+    memory = workspace / ".metis" / "MEMORY.md"
     memory.parent.mkdir()
     memory.write_text("- uses make\n")
-    server = start_server(ws)
+    server = start_server(workspace)
     uri = file_uri(memory)
     item = {"uri": uri, "languageId": "markdown", "version": 1, "text": "- uses make\n"}
     server.notify("textDocument/didOpen", {"textDocument": item})

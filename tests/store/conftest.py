@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from store_helpers import NOBODY, OpenRecorder
+
+from support.store_faults import NOBODY, OpenRecorder
 
 
 @pytest.fixture

@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-from store_helpers import memory_path, put, temp_files
 
 from metis_memory import MemoryFile, MemoryStore, StorageError
 from metis_memory.atomic import atomic_write, workspace_lock
 from metis_memory.confined import Dir
 from metis_memory.errors import LockTimeout
+from support.memory_files import memory_path, temp_files, write_memory
 
 
 def test_no_temp_file_remains_after_successful_writes(store: MemoryStore, workspace: Path) -> None:
@@ -37,7 +37,7 @@ def test_no_temp_file_remains_after_successful_writes(store: MemoryStore, worksp
 def test_no_temp_file_remains_when_the_rename_fails(
     store: MemoryStore, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = put(workspace, MemoryFile.MEMORY, "original\n")
+    path = write_memory(workspace, MemoryFile.MEMORY, "original\n")
     real_replace = os.replace
     seen: list[str] = []
 
@@ -61,7 +61,7 @@ def test_no_temp_file_remains_when_the_rename_fails(
 def test_no_temp_file_remains_when_interrupted(
     store: MemoryStore, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = put(workspace, MemoryFile.MEMORY, "original\n")
+    path = write_memory(workspace, MemoryFile.MEMORY, "original\n")
 
     def interrupted_fsync(fd: int) -> None:
         raise KeyboardInterrupt
@@ -75,7 +75,7 @@ def test_no_temp_file_remains_when_interrupted(
 
 
 def test_the_next_write_cleans_a_stale_temp_file(store: MemoryStore, workspace: Path) -> None:
-    path = put(workspace, MemoryFile.MEMORY, "original\n")
+    path = write_memory(workspace, MemoryFile.MEMORY, "original\n")
     # What a writer killed between creating and renaming its temp file leaves behind.
     stale = path.parent / ".MEMORY.md.metis-0123456789ab.tmp"
     stale.write_bytes(b"half a wri")
@@ -100,7 +100,7 @@ def test_the_next_write_cleans_a_stale_temp_file(store: MemoryStore, workspace: 
 
 
 def test_a_stale_temp_file_never_shows_through_a_read(store: MemoryStore, workspace: Path) -> None:
-    path = put(workspace, MemoryFile.USER, "real\n")
+    path = write_memory(workspace, MemoryFile.USER, "real\n")
     (path.parent / ".USER.md.k1ll3d.tmp").write_bytes(b"torn")
     assert store.read(MemoryFile.USER) == "real\n"
 

@@ -8,14 +8,16 @@ import os
 import resource
 import signal
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from store_helpers import OpenRecorder, fill_disk, memory_path, put, run_in_child, temp_files
 
 from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, NotUtf8, StorageError
 from metis_memory.errors import MemoryFileTooLarge
 from metis_memory.store import READ_LIMIT_BYTES, MemoryNotUtf8Warning
+from support.memory_files import memory_path, temp_files, write_memory
+from support.store_faults import OpenRecorder, fill_disk, run_in_child
 
 # ---- a memory file that is not valid UTF-8 ------------------------------------------------
 
@@ -25,7 +27,7 @@ BAD_OFFSET = 3
 
 @pytest.fixture
 def latin1_file(workspace: Path) -> Path:
-    path = put(workspace, MemoryFile.MEMORY, LATIN1)
+    path = write_memory(workspace, MemoryFile.MEMORY, LATIN1)
     with pytest.raises(UnicodeDecodeError):
         LATIN1.decode("utf-8")
     return path
@@ -83,7 +85,7 @@ def test_consolidate_is_the_deliberate_way_out(store: MemoryStore, latin1_file: 
 
 def test_a_truncated_multibyte_sequence_at_the_end(store: MemoryStore, workspace: Path) -> None:
     data = "ok 日".encode()[:-1]  # the last character cut mid-sequence
-    path = put(workspace, MemoryFile.USER, data)
+    path = write_memory(workspace, MemoryFile.USER, data)
     with pytest.warns(MemoryNotUtf8Warning):
         assert store.read(MemoryFile.USER).startswith("ok ")
     with pytest.raises(NotUtf8):
@@ -98,12 +100,13 @@ def test_a_truncated_multibyte_sequence_at_the_end(store: MemoryStore, workspace
 def test_text_that_cannot_be_stored_is_rejected(
     store: MemoryStore, workspace: Path, text: str, why: str
 ) -> None:
-    path = put(workspace, MemoryFile.MEMORY, "kept\n")
-    for write in (
+    path = write_memory(workspace, MemoryFile.MEMORY, "kept\n")
+    writes: list[Callable[[], object]] = [
         lambda: store.add_entry(MemoryFile.MEMORY, text),
         lambda: store.replace(MemoryFile.MEMORY, "kept", text),
         lambda: store.consolidate(MemoryFile.MEMORY, text),
-    ):
+    ]
+    for write in writes:
         with pytest.raises(ValueError, match=why):
             write()
     assert path.read_bytes() == b"kept\n"
@@ -119,10 +122,11 @@ def test_a_full_disk_is_a_clear_error_and_keeps_the_original(small_tmpfs: Path) 
     store.consolidate(MemoryFile.MEMORY, "original\n")
     path = memory_path(ws, MemoryFile.MEMORY)
     filler = fill_disk(small_tmpfs)
-    for write in (
+    writes: list[Callable[[], object]] = [
         lambda: store.add_entry(MemoryFile.MEMORY, "a fact that needs a block " * 20),
         lambda: store.consolidate(MemoryFile.MEMORY, "x" * 3000),
-    ):
+    ]
+    for write in writes:
         with pytest.raises(StorageError) as info:
             write()
         assert info.value.cause.errno == errno.ENOSPC
@@ -140,7 +144,7 @@ def test_a_failing_write_syscall_keeps_the_original(
 ) -> None:
     # Where no small filesystem can be mounted, this still proves the path: the first write
     # to the temp file lands half its bytes, then the device reports it is full.
-    path = put(workspace, MemoryFile.MEMORY, "original\n")
+    path = write_memory(workspace, MemoryFile.MEMORY, "original\n")
     real_write = os.write
     calls: list[int] = []
 
@@ -163,7 +167,7 @@ def test_a_failing_write_syscall_keeps_the_original(
 def test_a_file_size_limit_is_a_clear_error_and_keeps_the_original(
     store: MemoryStore, workspace: Path
 ) -> None:
-    path = put(workspace, MemoryFile.USER, "original\n")
+    path = write_memory(workspace, MemoryFile.USER, "original\n")
 
     def write_under_a_100_byte_limit() -> object:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so the kernel reports EFBIG
@@ -188,7 +192,7 @@ LARGE_SIZE = 12 * 1024 * 1024
 def fill(workspace: Path, size: int) -> tuple[Path, str]:
     line = b"a line of a memory file someone let grow far too large\n"
     data = (b"HEADER: the one unique line\n" + line * (size // len(line) + 1))[:size]
-    path = put(workspace, MemoryFile.MEMORY, data)
+    path = write_memory(workspace, MemoryFile.MEMORY, data)
     return path, hashlib.sha256(data).hexdigest()
 
 
@@ -220,10 +224,11 @@ def test_writes_to_a_large_file_are_rejected_unchanged_reading_it_once(
     store: MemoryStore, large_file: tuple[Path, str], open_recorder: OpenRecorder
 ) -> None:
     path, digest = large_file
-    for write in (
+    writes: list[Callable[[], object]] = [
         lambda: store.add_entry(MemoryFile.MEMORY, "one more"),
         lambda: store.replace(MemoryFile.MEMORY, "the one unique line", "the unique line"),
-    ):
+    ]
+    for write in writes:
         open_recorder.watch(path)
         with pytest.raises(MemoryHardCapExceeded) as info:
             write()
@@ -258,7 +263,7 @@ def too_large(request: pytest.FixtureRequest, workspace: Path) -> tuple[Path, in
     if request.param == "50MB":
         path, _ = fill(workspace, 50 * 1024 * 1024)
     else:
-        path = put(workspace, MemoryFile.MEMORY, b"HEADER: the one unique line\n")
+        path = write_memory(workspace, MemoryFile.MEMORY, b"HEADER: the one unique line\n")
         try:
             os.truncate(path, SPARSE_SIZE)
         except OSError as exc:  # a filesystem without sparse files (or too small)

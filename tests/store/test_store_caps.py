@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from store_helpers import memory_path, put, temp_files
 
 from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, WriteResult
+from support.memory_files import memory_path, temp_files, write_memory
 
 FILES = [MemoryFile.MEMORY, MemoryFile.USER]
 PREFIX = "seed line\n"  # what the file holds before each write
@@ -19,7 +19,7 @@ def write_to_size(
     store: MemoryStore, workspace: Path, file: MemoryFile, operation: str, size: int
 ) -> WriteResult:
     """Run `operation` on a file holding PREFIX so that the result is exactly `size` bytes."""
-    put(workspace, file, PREFIX)
+    write_memory(workspace, file, PREFIX)
     if operation == "add":
         # add appends entry + "\n" to a newline-terminated file
         return store.add_entry(file, "e" * (size - len(PREFIX) - 1))
@@ -85,7 +85,7 @@ def test_a_file_already_over_the_hard_cap_rejects_growth_but_allows_consolidatio
     hard = MemoryStore.hard_cap(file)
     oversized = ("hand-written line\n" * 400).encode()
     assert len(oversized) > hard
-    path = put(workspace, file, oversized)
+    path = write_memory(workspace, file, oversized)
     digest = hashlib.sha256(oversized).hexdigest()
     attempts: list[Callable[[], object]] = [
         lambda: store.add_entry(file, "more"),
@@ -121,7 +121,7 @@ def test_over_soft_cap_describes_the_result_not_the_input(
     store: MemoryStore, workspace: Path, file: MemoryFile
 ) -> None:
     soft = MemoryStore.soft_cap(file)
-    put(workspace, file, "x" * (soft + 100))
+    write_memory(workspace, file, "x" * (soft + 100))
     result = store.consolidate(file, "small\n")
     assert result.before_size_bytes == soft + 100
     assert result.over_soft_cap is False

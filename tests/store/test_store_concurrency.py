@@ -7,9 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from store_helpers import memory_path, temp_files
-
 from metis_memory import MemoryFile, MemoryStore
+from support.memory_files import memory_path, temp_files
 
 PROCESSES = 8
 ENTRIES_PER_PROCESS = 12

@@ -9,29 +9,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from store_helpers import NOBODY, chown_tree, memory_path, put, run_in_child, temp_files
 
 from metis_memory import MemoryFile, MemoryStore, MemoryStoreError, StorageError, UnsafePath
+from support.memory_files import memory_path, temp_files, write_memory
+from support.store_faults import NOBODY, chown_tree, run_in_child
+from support.trees import tree
 
 
 def mode(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
-
-
-def snapshot_tree(root: Path) -> dict[str, bytes | str]:
-    """Every entry under `root`: file bytes, or the target of a symlink, or 'dir'."""
-    found: dict[str, bytes | str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            p = Path(dirpath, name)
-            rel = str(p.relative_to(root))
-            if p.is_symlink():
-                found[rel] = "-> " + os.readlink(p)
-            elif p.is_dir():
-                found[rel] = "dir"
-            else:
-                found[rel] = p.read_bytes()
-    return found
 
 
 # ---- symlinks -------------------------------------------------------------------------------
@@ -60,14 +46,14 @@ READS: list[Callable[[MemoryStore], object]] = [
 
 
 def assert_refused_everywhere(store: MemoryStore, outside: Path) -> None:
-    before = snapshot_tree(outside)
+    before = tree(outside)
     for call in WRITES + READS:
         with pytest.raises(UnsafePath) as info:
             call(store)
         message = str(info.value)
         assert "outside the workspace" in message
         assert str(outside.resolve()) in message
-    assert snapshot_tree(outside) == before
+    assert tree(outside) == before
 
 
 def test_a_metis_dir_symlinked_outside_is_refused(workspace: Path, outside: Path) -> None:
@@ -170,7 +156,7 @@ def test_a_new_dir_and_file_are_owner_only(workspace: Path, umask: int) -> None:
 def test_an_existing_files_permissions_are_kept(
     store: MemoryStore, workspace: Path, file_mode: int
 ) -> None:
-    path = put(workspace, MemoryFile.USER, "one\n")
+    path = write_memory(workspace, MemoryFile.USER, "one\n")
     os.chmod(path.parent, 0o755)
     os.chmod(path, file_mode)
     store.add_entry(MemoryFile.USER, "two")
@@ -240,7 +226,7 @@ def test_a_read_only_metis_dir_is_a_clear_error_and_loses_nothing(
     if lock_exists:
         MemoryStore(ws).add_entry(MemoryFile.MEMORY, "original")
     else:
-        put(ws, MemoryFile.MEMORY, "original\n")
+        write_memory(ws, MemoryFile.MEMORY, "original\n")
     chown_tree(ws)
     os.chmod(ws / ".metis", 0o500)
     outcome = run_in_child(lambda: add_as_nobody(ws), uid=NOBODY)
@@ -269,7 +255,7 @@ def test_a_read_only_workspace_cannot_get_a_metis_dir(nobody_dir: Path) -> None:
 def test_a_read_only_memory_file_is_not_overwritten(nobody_dir: Path, file_mode: int) -> None:
     ws = nobody_dir / "ws"
     ws.mkdir()
-    path = put(ws, MemoryFile.MEMORY, "protected\n")
+    path = write_memory(ws, MemoryFile.MEMORY, "protected\n")
     chown_tree(ws)
     os.chmod(path, file_mode)
     writes: list[Callable[[], object]] = [
@@ -290,7 +276,7 @@ def test_a_read_only_memory_file_is_not_overwritten(nobody_dir: Path, file_mode:
 def test_a_memory_file_owned_by_someone_else_is_not_replaced(nobody_dir: Path) -> None:
     ws = nobody_dir / "ws"
     ws.mkdir()
-    path = put(ws, MemoryFile.MEMORY, "root's\n")
+    path = write_memory(ws, MemoryFile.MEMORY, "root's\n")
     chown_tree(ws)
     os.chown(path, 0, 0)
     os.chmod(path, 0o644)
@@ -304,7 +290,7 @@ def test_a_memory_file_owned_by_someone_else_is_not_replaced(nobody_dir: Path) -
 def test_an_unreadable_memory_file_is_a_clear_error(nobody_dir: Path) -> None:
     ws = nobody_dir / "ws"
     ws.mkdir()
-    path = put(ws, MemoryFile.USER, "secret\n")
+    path = write_memory(ws, MemoryFile.USER, "secret\n")
     chown_tree(ws)
     os.chmod(path, 0o200)
     for call in (
@@ -383,13 +369,13 @@ def test_a_root_write_into_a_users_workspace_leaves_files_the_user_owns(nobody_d
 def test_a_lock_that_is_not_a_regular_file_is_named_as_such(
     store: MemoryStore, workspace: Path, outside: Path, kind: str
 ) -> None:
-    put(workspace, MemoryFile.MEMORY, "mine\n")
+    write_memory(workspace, MemoryFile.MEMORY, "mine\n")
     lock = workspace / ".metis" / ".lock"
     if kind == "symlink":
         lock.symlink_to(outside / "MEMORY.md")
     else:
         lock.mkdir()
-    before = snapshot_tree(outside)
+    before = tree(outside)
     with pytest.raises(StorageError) as info:
         store.add_entry(MemoryFile.MEMORY, "fact")
     message = str(info.value)
@@ -397,4 +383,4 @@ def test_a_lock_that_is_not_a_regular_file_is_named_as_such(
     assert ".lock must be the store's lock file: remove or move it away" in message
     assert "symlink loop" not in message and "memory file is needed" not in message
     assert memory_path(workspace, MemoryFile.MEMORY).read_bytes() == b"mine\n"
-    assert snapshot_tree(outside) == before
+    assert tree(outside) == before

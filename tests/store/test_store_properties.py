@@ -10,7 +10,6 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
-from store_helpers import memory_path, put
 
 from metis_memory import (
     EmptyEntry,
@@ -21,9 +20,10 @@ from metis_memory import (
     OldTextNotUnique,
     WriteResult,
 )
+from support.memory_files import memory_path, write_memory
 
 # Storable text: anything but lone surrogates and NUL, which the store rejects on purpose.
-TEXT_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+TEXT_CHARS = st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")
 text = st.text(TEXT_CHARS, max_size=120)
 files = st.sampled_from([MemoryFile.MEMORY, MemoryFile.USER])
 
@@ -51,7 +51,7 @@ def test_add_never_decreases_size(
     tmp_path: Path, file: MemoryFile, initial: str, entry: str
 ) -> None:
     ws = fresh_workspace(tmp_path)
-    put(ws, file, initial)
+    write_memory(ws, file, initial)
     store = MemoryStore(ws)
     before = memory_path(ws, file).read_bytes()
     try:
@@ -72,7 +72,7 @@ def test_consolidate_is_idempotent_on_hash(
     tmp_path: Path, file: MemoryFile, initial: str, content: str
 ) -> None:
     ws = fresh_workspace(tmp_path)
-    put(ws, file, initial)
+    write_memory(ws, file, initial)
     store = MemoryStore(ws)
     first = store.consolidate(file, content)
     second = store.consolidate(file, content)
@@ -165,7 +165,7 @@ class StoreMachine(RuleBasedStateMachine):
         # A hand edit (within the cap): the next write's before_hash must pick it up.
         current = self.model[file].decode("utf-8")
         edited = (current[: len(current) // 2] + "hand edit\n").encode("utf-8")
-        put(self.root, file, edited)
+        write_memory(self.root, file, edited)
         self.model[file] = edited
         self.last_after[file] = sha(edited)
 

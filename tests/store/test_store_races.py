@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_helpers import memory_path, put, run_in_child, temp_files
-from test_store_paths import snapshot_tree
 
 from metis_memory import MemoryFile, MemoryStore, UnsafePath
 from metis_memory.atomic import workspace_lock
+from support.memory_files import memory_path, temp_files, write_memory
+from support.store_faults import run_in_child
+from support.trees import tree
 
 SECRET = b"-----BEGIN OPENSSH PRIVATE KEY-----\nnot for any prompt\n"
 WAIT_S = 10.0
@@ -89,8 +90,8 @@ def wait_until_waiting(lock_waits: LockWaits, thread: threading.Thread) -> None:
 def test_a_metis_dir_swapped_for_an_outside_symlink_while_a_writer_waits(
     workspace: Path, outside: Path, lock_waits: LockWaits
 ) -> None:
-    put(workspace, MemoryFile.MEMORY, "mine\n")
-    before = snapshot_tree(outside)
+    write_memory(workspace, MemoryFile.MEMORY, "mine\n")
+    before = tree(outside)
     metis = workspace / ".metis"
     with workspace_lock(metis):
         thread, outcome = in_thread(
@@ -102,7 +103,7 @@ def test_a_metis_dir_swapped_for_an_outside_symlink_while_a_writer_waits(
     thread.join(WAIT_S)
     assert not thread.is_alive()
     # Nothing reached the outside directory: no entry, no lock file, no temp file.
-    assert snapshot_tree(outside) == before
+    assert tree(outside) == before
     assert isinstance(outcome.get("error"), UnsafePath), outcome
     assert (workspace / ".metis-moved" / "MEMORY.md").read_bytes() == b"mine\n"
 
@@ -114,7 +115,7 @@ def test_two_workspaces_sharing_one_file_share_its_lock(
     tree = tmp_path / "tree"
     sub = tree / "sub"
     sub.mkdir(parents=True)
-    put(sub, MemoryFile.MEMORY, "sub's\n")
+    write_memory(sub, MemoryFile.MEMORY, "sub's\n")
     (tree / ".metis").mkdir()
     memory_path(tree, MemoryFile.MEMORY).symlink_to(Path("..") / "sub" / ".metis" / "MEMORY.md")
     # A writer of `sub` holds sub's lock: a writer through `tree` must wait for it.
@@ -163,7 +164,7 @@ def swap_memory_for_secret(workspace: Path, outside: Path) -> Callable[[], None]
 def test_a_memory_file_swapped_for_a_secret_at_open_is_never_read(
     workspace: Path, outside: Path, call: str
 ) -> None:
-    put(workspace, MemoryFile.MEMORY, "mine\n")
+    write_memory(workspace, MemoryFile.MEMORY, "mine\n")
 
     def child() -> object:
         swap_at_open("MEMORY.md", swap_memory_for_secret(workspace, outside))
@@ -188,8 +189,8 @@ def test_a_memory_file_swapped_for_a_secret_at_open_is_never_read(
 def test_a_metis_dir_swapped_for_an_outside_symlink_at_the_temp_file_writes_inside(
     workspace: Path, outside: Path
 ) -> None:
-    put(workspace, MemoryFile.MEMORY, "mine\n")
-    before = snapshot_tree(outside)
+    write_memory(workspace, MemoryFile.MEMORY, "mine\n")
+    before = tree(outside)
 
     def swap() -> None:
         metis = workspace / ".metis"
@@ -202,7 +203,7 @@ def test_a_metis_dir_swapped_for_an_outside_symlink_at_the_temp_file_writes_insi
 
     outcome = run_in_child(child)
     assert outcome.error_type is None, outcome
-    assert snapshot_tree(outside) == before
+    assert tree(outside) == before
     # The write went to the directory the store held: still inside the workspace.
     assert (workspace / ".metis-moved" / "MEMORY.md").read_bytes() == b"mine\nfact\n"
     assert temp_files(workspace / ".metis-moved") == []

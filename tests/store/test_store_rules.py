@@ -9,7 +9,6 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from store_helpers import memory_path, put
 
 import metis_memory
 from metis_memory import (
@@ -23,6 +22,7 @@ from metis_memory import (
     WriteResult,
 )
 from metis_memory.errors import EmptyOldText, InvalidText
+from support.memory_files import memory_path, write_memory
 
 FILES = [MemoryFile.MEMORY, MemoryFile.USER]
 
@@ -56,7 +56,7 @@ def test_missing_file_in_existing_metis_dir_reads_as_empty(
 def test_empty_file_reads_like_a_missing_one(
     store: MemoryStore, workspace: Path, file: MemoryFile
 ) -> None:
-    put(workspace, file, b"")
+    write_memory(workspace, file, b"")
     assert store.read(file) == ""
     assert store.size_bytes(file) == 0
     # `exists` reports the file on disk; read and size smooth missing and empty over.
@@ -66,7 +66,7 @@ def test_empty_file_reads_like_a_missing_one(
 def test_a_write_to_an_empty_file_starts_from_the_empty_hash(
     store: MemoryStore, workspace: Path
 ) -> None:
-    put(workspace, MemoryFile.MEMORY, b"")
+    write_memory(workspace, MemoryFile.MEMORY, b"")
     result = store.add_entry(MemoryFile.MEMORY, "fact")
     assert result.before_hash == sha(b"")
     assert result.before_size_bytes == 0
@@ -129,7 +129,7 @@ def test_add_to_an_empty_file_terminates_the_entry(store: MemoryStore, workspace
 def test_add_after_newline_terminated_content_appends_directly(
     store: MemoryStore, workspace: Path
 ) -> None:
-    put(workspace, MemoryFile.MEMORY, "one\n")
+    write_memory(workspace, MemoryFile.MEMORY, "one\n")
     store.add_entry(MemoryFile.MEMORY, "two")
     assert memory_path(workspace, MemoryFile.MEMORY).read_bytes() == b"one\ntwo\n"
 
@@ -137,7 +137,7 @@ def test_add_after_newline_terminated_content_appends_directly(
 def test_add_after_unterminated_content_inserts_the_newline(
     store: MemoryStore, workspace: Path
 ) -> None:
-    put(workspace, MemoryFile.MEMORY, "one")
+    write_memory(workspace, MemoryFile.MEMORY, "one")
     result = store.add_entry(MemoryFile.MEMORY, "two")
     assert memory_path(workspace, MemoryFile.MEMORY).read_bytes() == b"one\ntwo\n"
     assert result.after_size_bytes == len(b"one\ntwo\n")
@@ -151,7 +151,7 @@ def test_an_entry_that_ends_in_a_newline_gets_no_second_one(
 
 
 def test_a_crlf_file_keeps_crlf(store: MemoryStore, workspace: Path) -> None:
-    put(workspace, MemoryFile.MEMORY, b"one\r\ntwo")
+    write_memory(workspace, MemoryFile.MEMORY, b"one\r\ntwo")
     store.add_entry(MemoryFile.MEMORY, "three")
     assert memory_path(workspace, MemoryFile.MEMORY).read_bytes() == b"one\r\ntwo\r\nthree\r\n"
 
@@ -159,7 +159,7 @@ def test_a_crlf_file_keeps_crlf(store: MemoryStore, workspace: Path) -> None:
 def test_a_crlf_file_keeps_crlf_when_the_entry_brings_its_own_newlines(
     store: MemoryStore, workspace: Path
 ) -> None:
-    put(workspace, MemoryFile.MEMORY, b"one\r\n")
+    write_memory(workspace, MemoryFile.MEMORY, b"one\r\n")
     store.add_entry(MemoryFile.MEMORY, "two\n")
     store.add_entry(MemoryFile.MEMORY, "three\nfour")
     store.add_entry(MemoryFile.MEMORY, "five\r\n")
@@ -168,7 +168,7 @@ def test_a_crlf_file_keeps_crlf_when_the_entry_brings_its_own_newlines(
 
 
 def test_an_lf_file_keeps_lf(store: MemoryStore, workspace: Path) -> None:
-    put(workspace, MemoryFile.MEMORY, b"one\n")
+    write_memory(workspace, MemoryFile.MEMORY, b"one\n")
     store.add_entry(MemoryFile.MEMORY, "two\nthree")
     store.add_entry(MemoryFile.MEMORY, "four\r\nfive\r\n")
     data = memory_path(workspace, MemoryFile.MEMORY).read_bytes()
@@ -191,7 +191,7 @@ def test_a_new_file_takes_the_first_entrys_line_endings(
 def test_blank_entries_are_rejected_and_the_file_is_unchanged(
     store: MemoryStore, workspace: Path, file: MemoryFile, entry: str
 ) -> None:
-    path = put(workspace, file, b"kept\n")
+    path = write_memory(workspace, file, b"kept\n")
     with pytest.raises(EmptyEntry) as info:
         store.add_entry(file, entry)
     assert isinstance(info.value, ValueError)
@@ -213,20 +213,20 @@ def test_a_non_text_entry_is_a_clear_error_not_an_empty_one(
 
 
 def test_replace_a_unique_occurrence(store: MemoryStore, workspace: Path) -> None:
-    put(workspace, MemoryFile.MEMORY, "build: make\ntest: tox\n")
+    write_memory(workspace, MemoryFile.MEMORY, "build: make\ntest: tox\n")
     result = store.replace(MemoryFile.MEMORY, "tox", "make test")
     assert store.read(MemoryFile.MEMORY) == "build: make\ntest: make test\n"
     assert result.after_size_bytes == len(b"build: make\ntest: make test\n")
 
 
 def test_replace_with_empty_new_deletes(store: MemoryStore, workspace: Path) -> None:
-    put(workspace, MemoryFile.USER, "keep\ndrop me\n")
+    write_memory(workspace, MemoryFile.USER, "keep\ndrop me\n")
     store.replace(MemoryFile.USER, "drop me\n", "")
     assert store.read(MemoryFile.USER) == "keep\n"
 
 
 def test_replace_zero_occurrences_raises_not_found(store: MemoryStore, workspace: Path) -> None:
-    path = put(workspace, MemoryFile.MEMORY, "alpha\n")
+    path = write_memory(workspace, MemoryFile.MEMORY, "alpha\n")
     with pytest.raises(OldTextNotFound) as info:
         store.replace(MemoryFile.MEMORY, "beta", "gamma")
     assert not isinstance(info.value, OldTextNotUnique)
@@ -245,7 +245,7 @@ def test_replace_many_occurrences_raises_not_unique_with_the_count(
     store: MemoryStore, workspace: Path, content: str, count: int
 ) -> None:
     old = content.split()[0]
-    path = put(workspace, MemoryFile.MEMORY, content)
+    path = write_memory(workspace, MemoryFile.MEMORY, content)
     with pytest.raises(OldTextNotUnique) as info:
         store.replace(MemoryFile.MEMORY, old, "y")
     assert not isinstance(info.value, OldTextNotFound)
@@ -256,7 +256,7 @@ def test_replace_many_occurrences_raises_not_unique_with_the_count(
 
 def test_overlapping_occurrences_are_not_unique(store: MemoryStore, workspace: Path) -> None:
     # "aa" occurs at offsets 0 and 1 of "aaa": which one to replace is ambiguous.
-    path = put(workspace, MemoryFile.MEMORY, "aaa")
+    path = write_memory(workspace, MemoryFile.MEMORY, "aaa")
     with pytest.raises(OldTextNotUnique) as info:
         store.replace(MemoryFile.MEMORY, "aa", "b")
     assert info.value.count == 2
@@ -264,7 +264,7 @@ def test_overlapping_occurrences_are_not_unique(store: MemoryStore, workspace: P
 
 
 def test_replace_is_case_and_whitespace_exact(store: MemoryStore, workspace: Path) -> None:
-    put(workspace, MemoryFile.MEMORY, "Uses Ruff\n")
+    write_memory(workspace, MemoryFile.MEMORY, "Uses Ruff\n")
     with pytest.raises(OldTextNotFound):
         store.replace(MemoryFile.MEMORY, "uses ruff", "x")
     with pytest.raises(OldTextNotFound):
@@ -316,7 +316,7 @@ def test_the_chain_picks_up_edits_made_behind_the_stores_back(
     store: MemoryStore, workspace: Path
 ) -> None:
     first = store.add_entry(MemoryFile.USER, "one")
-    put(workspace, MemoryFile.USER, b"edited by hand\n")
+    write_memory(workspace, MemoryFile.USER, b"edited by hand\n")
     second = store.add_entry(MemoryFile.USER, "two")
     assert second.before_hash == sha(b"edited by hand\n") != first.after_hash
 
@@ -326,7 +326,7 @@ def test_the_chain_picks_up_edits_made_behind_the_stores_back(
 
 @pytest.mark.parametrize("file", FILES)
 def test_consolidate_to_empty_clears(store: MemoryStore, workspace: Path, file: MemoryFile) -> None:
-    put(workspace, file, "a\nb\n")
+    write_memory(workspace, file, "a\nb\n")
     result = store.consolidate(file, "")
     assert result.after_size_bytes == 0
     assert result.after_hash == sha(b"")
@@ -335,7 +335,7 @@ def test_consolidate_to_empty_clears(store: MemoryStore, workspace: Path, file: 
 
 
 def test_consolidate_writes_the_content_verbatim(store: MemoryStore, workspace: Path) -> None:
-    put(workspace, MemoryFile.MEMORY, "old\n")
+    write_memory(workspace, MemoryFile.MEMORY, "old\n")
     store.consolidate(MemoryFile.MEMORY, "  no trailing newline, leading spaces kept")
     assert (
         memory_path(workspace, MemoryFile.MEMORY).read_bytes()
@@ -349,7 +349,7 @@ def test_consolidate_writes_the_content_verbatim(store: MemoryStore, workspace: 
 def test_every_call_rereads_the_disk(store: MemoryStore, workspace: Path) -> None:
     store.add_entry(MemoryFile.MEMORY, "one")
     assert store.read(MemoryFile.MEMORY) == "one\n"
-    put(workspace, MemoryFile.MEMORY, "changed behind the store's back\n")
+    write_memory(workspace, MemoryFile.MEMORY, "changed behind the store's back\n")
     assert store.read(MemoryFile.MEMORY) == "changed behind the store's back\n"
     assert store.size_bytes(MemoryFile.MEMORY) == len("changed behind the store's back\n")
     assert "changed behind" in store.assemble_system_prompt("")
@@ -400,7 +400,7 @@ BAD_FILES: list[object] = [
 def test_anything_else_is_a_value_error_for_every_method(
     store: MemoryStore, workspace: Path, bad: object
 ) -> None:
-    calls = [
+    calls: list[Callable[[], object]] = [
         lambda: store.read(bad),  # type: ignore[arg-type]
         lambda: store.exists(bad),  # type: ignore[arg-type]
         lambda: store.size_bytes(bad),  # type: ignore[arg-type]
@@ -432,7 +432,7 @@ def test_static_caps() -> None:
 
 def test_memory_file_is_a_str_enum_of_the_two_names() -> None:
     assert [m.value for m in MemoryFile] == ["MEMORY.md", "USER.md"]
-    assert MemoryFile.MEMORY == "MEMORY.md"
+    assert MemoryFile.MEMORY == "MEMORY.md"  # type: ignore[comparison-overlap]  # a str enum
     assert isinstance(MemoryFile.USER, str)
     assert str(MemoryFile.USER) == "USER.md"
 

@@ -9,11 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from store_helpers import NOBODY, chown_tree, memory_path, put, run_in_child
 
 from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, StorageError
 from metis_memory.disk_state import read_disk
 from metis_memory.tools.read import memory_read
+from support.memory_files import memory_path, write_memory
+from support.store_faults import NOBODY, chown_tree, run_in_child
 
 
 def make_directory(ws: Path) -> str:
@@ -46,7 +47,7 @@ BREAKAGES: dict[str, Callable[[Path], str]] = {
 def broken(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[MemoryStore, str]:
     ws = tmp_path / "ws"
     ws.mkdir()
-    put(ws, MemoryFile.MEMORY, "- a fact\n")
+    write_memory(ws, MemoryFile.MEMORY, "- a fact\n")
     reason = BREAKAGES[request.param](ws)
     return MemoryStore(ws), reason
 
@@ -86,7 +87,7 @@ def test_size_bytes_refuses_what_is_not_a_file(tmp_path: Path) -> None:
 def test_a_file_the_user_may_not_read_is_unreadable(nobody_dir: Path) -> None:
     ws = nobody_dir / "ws"
     ws.mkdir()
-    put(ws, MemoryFile.USER, "- private\n")
+    write_memory(ws, MemoryFile.USER, "- private\n")
     chown_tree(ws)
     os.chown(memory_path(ws, MemoryFile.USER), 0, 0)  # root's, mode 0644 -> 0600
     os.chmod(memory_path(ws, MemoryFile.USER), 0o600)

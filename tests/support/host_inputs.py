@@ -121,4 +121,5 @@ def filled(template: dict[str, Any], *, cwd: str, session: str) -> dict[str, Any
             return {k: fill(v) for k, v in value.items()}
         return value
 
-    return fill(template)
+    filled_in: dict[str, Any] = fill(template)
+    return filled_in

@@ -19,11 +19,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Union
 
+from cattrs import Converter
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from support.lsp_values import file_uri
 
 SERVER_COMMAND = [sys.executable, "-m", "metis_memory", "lsp"]
 SERVER_CACHE = Path(tempfile.mkdtemp(prefix="metis-lsp-cache-"))
@@ -40,10 +43,6 @@ CLIENT_COMMANDS = {"clientCommands": ["metis.openConsolidation", "metis.replaceE
 the VS Code extension and the Neovim configuration do)."""
 WAIT_S = 10.0
 """Upper bound for waits on a loaded machine; a pass normally takes milliseconds."""
-
-
-def file_uri(path: Path) -> str:
-    return path.as_uri()
 
 
 class MetisClient(LanguageClient):
@@ -328,7 +327,8 @@ def apply_workspace_edit(
 def _converter() -> Any:
     """pygls turns a notification's params into namedtuples (renaming keys such as
     "MEMORY.md"); keep `metis/*` payloads as the plain JSON the server sent."""
-    converter = default_converter()
+    # pygls leaves default_converter unannotated; it returns a cattrs Converter.
+    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
     converter.register_structure_hook(JsonRPCNotification, lambda obj, cls: cls(**obj))
 
     # lsprotocol takes any object with a "command" key for a Command, so a CodeAction
@@ -382,15 +382,3 @@ def make_client() -> MetisClient:
 
         client.feature(method)(record)
     return client
-
-
-def memory_dir(folder: Path) -> Path:
-    path = folder / ".metis"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def write_memory(folder: Path, name: str, text: str) -> Path:
-    path = memory_dir(folder) / name
-    path.write_bytes(text.encode("utf-8"))
-    return path

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
-from rpc_client import LspServer
+from support.rpc_client import LspServer
 
 SCALE = float(os.environ.get("METIS_RELIABILITY_SCALE", "1"))
 
@@ -31,39 +30,6 @@ def report(name: str, **figures: object) -> None:
     if out:
         with open(out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps({"test": name, **figures}, default=str) + "\n")
-
-
-def tree(root: Path) -> dict[str, tuple[int, bytes | str]]:
-    """Every path under `root` (not following symlinks) with its mode and its bytes
-    (or its link target): what "nothing on disk changed" is checked against.
-
-    The store's lock file, `.metis/.lock`, is left out: any write that gets as far as
-    the lock creates it (a write refused at the hard cap decides under the lock). It
-    must stay empty: it is a lock, never data.
-    """
-    found: dict[str, tuple[int, bytes | str]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            st = path.lstat()
-            if name == ".lock" and path.parent.name == ".metis":
-                assert st.st_size == 0, f"{path} holds data"
-                continue
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                found[rel] = (st.st_mode, os.readlink(path))
-            elif path.is_file():
-                found[rel] = (st.st_mode, path.read_bytes())
-            else:
-                found[rel] = (st.st_mode, b"")
-    return found
-
-
-def temp_files(directory: Path) -> list[str]:
-    """Leftover temp files of atomic writes in `directory`."""
-    if not directory.is_dir():
-        return []
-    return sorted(n for n in os.listdir(directory) if n.endswith(".tmp"))
 
 
 def server_tracebacks(server: LspServer) -> list[str]:

@@ -21,7 +21,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
+
+from support.lsp_values import file_uri
 
 SERVER_COMMAND = [sys.executable, "-m", "metis_memory", "lsp"]
 WAIT_S = 20.0
@@ -63,10 +65,6 @@ class Recorded:
     unparsable: list[bytes] = field(default_factory=list)
 
 
-def file_uri(path: Path) -> str:
-    return path.absolute().as_uri()
-
-
 def frame(body: bytes) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
@@ -92,8 +90,8 @@ class LspServer:
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         assert self.proc.stderr is not None
-        self._stdin: BinaryIO = self.proc.stdin
-        self._stdout: BinaryIO = self.proc.stdout
+        self._stdin: IO[bytes] = self.proc.stdin
+        self._stdout: IO[bytes] = self.proc.stdout
         self._stderr_lines: list[str] = []
         self._ids = itertools.count(1)
         self._write_lock = threading.Lock()
@@ -134,7 +132,7 @@ class LspServer:
         """Wait until the server has logged a line containing `needle`."""
         self.wait_until(lambda: any(needle in line for line in self._stderr_lines), what, timeout)
 
-    def _drain_stderr(self, pipe: BinaryIO) -> None:
+    def _drain_stderr(self, pipe: IO[bytes]) -> None:
         with open(self.stderr_path, "wb") as copy:
             for raw in iter(pipe.readline, b""):
                 copy.write(raw)
@@ -304,7 +302,7 @@ class LspServer:
             else:
                 params = message.get("params")
                 self.recorded.notifications.append((method, params))
-                if method == "textDocument/publishDiagnostics":
+                if method == "textDocument/publishDiagnostics" and isinstance(params, dict):
                     self.recorded.diagnostics[params["uri"]] = params["diagnostics"]
                     self.recorded.diagnostic_versions[params["uri"]] = params.get("version")
             self._cond.notify_all()

@@ -11,28 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metis_memory import MemoryFile
-
 NOBODY = 65534
-
-
-def memory_path(workspace: Path, file: MemoryFile | str) -> Path:
-    return workspace / ".metis" / MemoryFile(file).value
-
-
-def put(workspace: Path, file: MemoryFile | str, data: bytes | str) -> Path:
-    """Write a memory file directly, behind the store's back; returns its path."""
-    path = memory_path(workspace, file)
-    path.parent.mkdir(exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-    return path
-
-
-def temp_files(directory: Path) -> list[str]:
-    """Leftover temp files of atomic writes in `directory`."""
-    if not directory.is_dir():
-        return []
-    return sorted(n for n in os.listdir(directory) if n.endswith(".tmp"))
 
 
 # ---- running code in a child process, optionally unprivileged ---------------------------

@@ -219,9 +219,9 @@ def test_event_models_are_closed_and_frozen() -> None:
         after_size_bytes=1,
     )
     with pytest.raises(ValueError):
-        MemoryUpdated(**event.payload(), extra_field=1)  # type: ignore[arg-type]
+        MemoryUpdated.model_validate({**event.payload(), "extra_field": 1})
     with pytest.raises(ValueError):
-        MemoryUpdated(**{**event.payload(), "file": "notes.md"})  # type: ignore[arg-type]
+        MemoryUpdated.model_validate({**event.payload(), "file": "notes.md"})
     with pytest.raises(ValueError):
         MemoryEviction(
             file="USER.md",
@@ -231,4 +231,4 @@ def test_event_models_are_closed_and_frozen() -> None:
             size_after_bytes=0,
         )
     with pytest.raises(ValueError):
-        event.file = "USER.md"  # type: ignore[misc]
+        event.file = "USER.md"

@@ -14,7 +14,7 @@ from metis_memory.tools import (
     ToolExecutionError,
     register_memory_tools,
 )
-from spec_schemas import SPEC_SCHEMAS
+from support.spec_schemas import SPEC_SCHEMAS
 
 
 @pytest.mark.parametrize("name", list(SPEC_SCHEMAS))

@@ -6,7 +6,9 @@ import os
 import sys
 
 if os.environ.get("METIS_KILL_AT"):
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from kill_points import arm
+    # tests/ (three levels up), so that `support` imports as in the tests themselves.
+    here = os.path.abspath(__file__)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(here))))
+    from support.kill_points import arm
 
     arm(os.environ["METIS_KILL_AT"], os.environ["METIS_KILL_IN"])
