@@ -11,6 +11,8 @@ code                      severity     meaning
 ``empty-entry``           information  a list item with no text
 ``secret``                warning      something that looks like a credential
 ``not-utf8``              error        the file on disk is not valid UTF-8
+``over-budget``           error/warn.  past what another agent reads of the file (error
+                                       where it loses text, warning where it only warns)
 ========================  ===========  ==============================================
 """
 
@@ -18,13 +20,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 
 from .entries import Entry
 from .secrets import SecretMatch
 
 Code = Literal[
-    "over-soft-cap", "over-hard-cap", "duplicate-entry", "empty-entry", "secret", "not-utf8"
+    "over-soft-cap",
+    "over-hard-cap",
+    "duplicate-entry",
+    "empty-entry",
+    "secret",
+    "not-utf8",
+    "over-budget",
 ]
 CODES: tuple[Code, ...] = (
     "over-soft-cap",
@@ -33,6 +41,7 @@ CODES: tuple[Code, ...] = (
     "empty-entry",
     "secret",
     "not-utf8",
+    "over-budget",
 )
 CAP_CODES: frozenset[str] = frozenset({"over-soft-cap", "over-hard-cap"})
 
@@ -60,6 +69,8 @@ class Finding:
     secret: SecretMatch | None = None
     cap_byte: int | None = None
     """For a cap finding: the byte offset where the budget runs out."""
+    data: dict[str, Any] | None = None
+    """For a budget finding: the budget, consumer, unit, limit and size (the LSP `data`)."""
 
     def overlaps(self, start: int, end: int) -> bool:
         """True if the finding touches the (inclusive) string-index range."""

@@ -1,0 +1,172 @@
+"""`.metis/budgets.toml`: budgets a user adds, and built-in ones they switch off.
+
+```toml
+[[budget]]
+name = "team notes"          # shown in messages; the id is derived from it unless given
+files = ["notes/*.md"]       # globs relative to the workspace folder
+unit = "lines"               # bytes | chars | lines
+limit = 10
+past = "truncated"           # truncated | dropped | refused | skipped | warned
+consumer = "our agent"       # optional; defaults to name
+
+[disable]
+builtin = ["windsurf"]       # built-in budgets by id
+```
+
+A file that is not valid TOML, or a budget that is not valid, is a problem with its line;
+the rest of the file still applies, and the built-in budgets always do.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from .model import Budget
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_NAME = "budgets.toml"
+MAX_CONFIG_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    line: int
+    """1-based."""
+    message: str
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    budgets: tuple[Budget, ...] = ()
+    disabled: frozenset[str] = frozenset()
+    problems: tuple[ConfigProblem, ...] = field(default=())
+
+
+def parse_config(text: str, known_ids: frozenset[str] = frozenset()) -> UserConfig:
+    """The budgets and switches of a `budgets.toml`, with every problem found."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        line = int(found.group(1)) if found else 1
+        return UserConfig(problems=(ConfigProblem(line, f"not valid TOML: {exc}"),))
+    problems: list[ConfigProblem] = []
+    for key in sorted(set(data) - {"budget", "disable"}):
+        problems.append(
+            ConfigProblem(
+                _line_of(text, key),
+                f"unknown table or key '{key}'; expected [[budget]] tables and a [disable] table",
+            )
+        )
+    budgets: list[Budget] = []
+    entries = data.get("budget", [])
+    if not isinstance(entries, list):
+        problems.append(
+            ConfigProblem(_line_of(text, "budget"), "'budget' must be [[budget]] tables")
+        )
+        entries = []
+    for number, entry in enumerate(entries):
+        line = _table_line(text, "budget", number)
+        if not isinstance(entry, dict):
+            problems.append(ConfigProblem(line, "a [[budget]] must be a table"))
+            continue
+        try:
+            budgets.append(_user_budget(entry))
+        except ValidationError as exc:
+            problems.append(ConfigProblem(line, _budget_problem(entry, exc)))
+        except ValueError as exc:
+            problems.append(ConfigProblem(line, str(exc)))
+    disabled: set[str] = set()
+    disable = data.get("disable", {})
+    ids = disable.get("builtin", []) if isinstance(disable, dict) else None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        problems.append(
+            ConfigProblem(_line_of(text, "builtin"), "[disable] builtin must be a list of ids")
+        )
+    else:
+        for budget_id in ids:
+            if known_ids and budget_id not in known_ids:
+                problems.append(
+                    ConfigProblem(
+                        _line_of(text, "builtin"),
+                        f"no built-in budget has the id '{budget_id}'; known: "
+                        f"{', '.join(sorted(known_ids))}",
+                    )
+                )
+            disabled.add(budget_id)
+    return UserConfig(tuple(budgets), frozenset(disabled), tuple(problems))
+
+
+def _user_budget(entry: dict[str, Any]) -> Budget:
+    fields = dict(entry)
+    name = fields.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("a [[budget]] needs a 'name' (text shown in messages)")
+    unknown = sorted(set(fields) - {"id", "name", "files", "unit", "limit", "past", "consumer"})
+    if unknown:
+        raise ValueError(
+            f"'{unknown[0]}' is not a budget field; fields: name, files, unit, limit, past, "
+            "consumer, id"
+        )
+    budget_id = fields.get("id") or re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "budget"
+    return Budget.model_validate(
+        {
+            "id": budget_id,
+            "name": name,
+            "consumer": fields.get("consumer", name),
+            "files": tuple(fields["files"])
+            if isinstance(fields.get("files"), list)
+            else fields.get("files"),
+            "limits": ({"unit": fields.get("unit"), "limit": fields.get("limit")},),
+            "past": fields.get("past"),
+        }
+    )
+
+
+def _budget_problem(entry: dict[str, Any], exc: ValidationError) -> str:
+    name = entry.get("name", "?")
+    parts = []
+    for err in exc.errors():
+        if tuple(err.get("loc", ())) == ("limits",):
+            continue  # follows from the limit's own error, reported below
+        where = [str(p) for p in err.get("loc", ()) if not isinstance(p, int)]
+        field_name = (
+            {"limits": where[-1] if where else "limit"}.get(where[0], where[0]) if where else "?"
+        )
+        if field_name == "limit" and err.get("type") == "greater_than":
+            parts.append("'limit' must be a positive whole number")
+        elif field_name in ("unit",):
+            parts.append("'unit' must be one of bytes, chars, lines")
+        elif field_name == "past":
+            parts.append("'past' must be one of truncated, dropped, refused, skipped, warned")
+        elif field_name == "files":
+            parts.append("'files' must be a non-empty list of globs")
+        elif field_name == "id":
+            parts.append("'id' may hold only a-z, 0-9 and '-'")
+        elif err.get("type") == "missing":
+            parts.append(f"'{field_name}' is required")
+        else:
+            parts.append(f"'{field_name}': {err.get('msg')}")
+    return f"budget '{name}': " + "; ".join(dict.fromkeys(parts))
+
+
+def _line_of(text: str, key: str) -> int:
+    found = re.search(rf"^[ \t]*\[?\[?[ \t]*{re.escape(key)}\b", text, re.M)
+    return text.count("\n", 0, found.start()) + 1 if found else 1
+
+
+def _table_line(text: str, table: str, number: int) -> int:
+    headers = [
+        m.start()
+        for m in re.finditer(rf"^[ \t]*\[\[[ \t]*{re.escape(table)}[ \t]*\]\]", text, re.M)
+    ]
+    return text.count("\n", 0, headers[number]) + 1 if number < len(headers) else 1

@@ -1,0 +1,47 @@
+"""Reading a budgeted file of a repository that may be hostile: regular files only, never
+through a symlink, never more than `MAX_READ_BYTES`; anything else is reported, not read."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import fmt_bytes
+
+MAX_READ_BYTES = 4 * 2**20
+
+
+@dataclass(frozen=True)
+class Read:
+    text: str | None
+    """None when the file was not read (then `problem` says why)."""
+    size: int
+    problem: str | None = None
+
+
+def read_bounded(path: Path, limit: int = MAX_READ_BYTES) -> Read:
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if os.path.islink(path):
+            return Read(None, 0, "it is a symlink: budgeted files are not followed out")
+        return Read(None, 0, f"cannot be read ({exc.strerror or exc})")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return Read(None, 0, "it is not a regular file")
+        if st.st_size > limit:
+            return Read(None, st.st_size, f"it is {fmt_bytes(st.st_size)}, too large to check")
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(fd, limit + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    text = data.decode("utf-8", "replace")
+    return Read(text.removeprefix("\ufeff"), len(data))

@@ -1,0 +1,183 @@
+"""Budgets on real files: the built-in ones at, one unit under and one unit over their
+limits, Codex's chain across directories, and `.metis/budgets.toml`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metis_memory.analysis.findings import Severity
+from metis_memory.budgets.catalog import Catalog, builtin_budgets, catalog
+from metis_memory.budgets.config import parse_config
+from metis_memory.budgets.evaluate import budget_findings
+
+BUILTIN = catalog()
+
+
+def findings_for(
+    path: Path, workspace: Path, home: Path, text: str, cat: Catalog = BUILTIN
+) -> list[tuple[str, Severity, int]]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return [
+        (f.data["budget"] if f.data else "", f.severity, f.start)
+        for f in budget_findings(path, text, workspace, cat, home)
+    ]
+
+
+# (budget id, file relative to the workspace or "~/..." for the home, unit, limit, severity)
+EDGES = [
+    ("claude-md", "CLAUDE.md", "chars", 40_000, Severity.WARNING),
+    ("claude-md", "pkg/api/CLAUDE.md", "chars", 40_000, Severity.WARNING),
+    ("claude-md", ".claude/rules/testing.md", "chars", 40_000, Severity.WARNING),
+    ("claude-auto-memory", "~/.claude/projects/-w/memory/MEMORY.md", "lines", 200, Severity.ERROR),
+    ("codex", "AGENTS.md", "bytes", 32_768, Severity.ERROR),
+    ("cursor", ".cursor/rules/style.mdc", "lines", 500, Severity.WARNING),
+    ("windsurf", ".windsurf/rules/style.md", "chars", 12_000, Severity.ERROR),
+    ("windsurf", ".windsurfrules", "chars", 12_000, Severity.ERROR),
+    ("hermes-memory", "~/.hermes/memories/MEMORY.md", "chars", 2_200, Severity.ERROR),
+    ("hermes-user", "~/.hermes/memories/USER.md", "chars", 1_375, Severity.ERROR),
+]
+
+
+def sized(unit: str, amount: int) -> str:
+    """Text of exactly `amount` units, multi-byte where the unit is bytes or chars."""
+    if unit == "lines":
+        return "".join(f"- fact {i} ✓\n" for i in range(amount))
+    if unit == "chars":
+        return "é" * amount  # 2 bytes each: a byte count would cut earlier
+    return "日" * (amount // 3) + "x" * (amount % 3)  # 3 bytes each
+
+
+@pytest.mark.parametrize(("budget_id", "where", "unit", "limit", "severity"), EDGES)
+def test_each_builtin_budget_at_under_and_over_its_limit(
+    tmp_path: Path, budget_id: str, where: str, unit: str, limit: int, severity: Severity
+) -> None:
+    workspace, home = tmp_path / "w", tmp_path / "home"
+    workspace.mkdir()
+    path = home / where[2:] if where.startswith("~/") else workspace / where
+    assert findings_for(path, workspace, home, sized(unit, limit - 1)) == []
+    assert findings_for(path, workspace, home, sized(unit, limit)) == []
+    over = sized(unit, limit + 1)
+    found = findings_for(path, workspace, home, over)
+    assert [(b, s) for b, s, _ in found] == [(budget_id, severity)]
+    start = found[0][2]
+    if unit == "lines":
+        assert over[start:] == f"- fact {limit} ✓\n"
+    elif unit == "chars":
+        assert start == limit
+    else:
+        assert len(over[:start].encode()) <= limit < len(over[: start + 1].encode())
+
+
+def test_every_builtin_budget_names_its_source_and_when_it_was_checked() -> None:
+    for budget in builtin_budgets():
+        assert budget.source and budget.source.startswith("https://"), budget.id
+        assert budget.checked and len(budget.checked) == 10, budget.id
+
+
+def test_files_outside_every_glob_have_no_budget(tmp_path: Path) -> None:
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    for name in ("README.md", "notes/CLAUDE.md.bak", ".cursor/rules/a.md", "AGENTS.md.txt"):
+        assert findings_for(workspace / name, workspace, tmp_path, "x" * 50_000) == [], name
+
+
+def test_the_codex_chain_is_spent_root_first_across_three_directories(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "AGENTS.md").write_text("r" * 20_000)
+    (repo / "svc").mkdir()
+    (repo / "svc" / "AGENTS.md").write_text("s" * 10_000)
+    deep = repo / "svc" / "api" / "AGENTS.md"
+    # 32,768 - 30,000 = 2,768 bytes left for the deepest file: it is cut there.
+    deep.parent.mkdir()  # the deepest file is an unsaved buffer: not on disk yet
+    found = budget_findings(deep, "d" * 3_000, repo, BUILTIN, tmp_path)
+    assert [(f.start, f.data and f.data["spent_before"]) for f in found] == [(2_768, 30_000)]
+    assert "reads only the first 2,768 B of AGENTS.md" in found[0].message
+    # Grow the middle file: nothing is left for the deepest one.
+    (repo / "svc" / "AGENTS.md").write_text("s" * 13_000)
+    (dropped,) = budget_findings(deep, "d" * 3_000, repo, BUILTIN, tmp_path)
+    assert dropped.start == 0 and dropped.message.startswith("Codex never reads AGENTS.md")
+    # The root file alone is within its budget.
+    assert budget_findings(repo / "AGENTS.md", "r" * 20_000, repo, BUILTIN, tmp_path) == []
+
+
+def test_an_override_file_is_read_instead_of_agents_md(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "AGENTS.override.md").write_text("local rules\n")
+    agents = tmp_path / "AGENTS.md"
+    agents.write_text("team rules\n")
+    (finding,) = budget_findings(agents, "team rules\n", tmp_path, BUILTIN, tmp_path)
+    assert finding.severity is Severity.WARNING
+    assert "reads AGENTS.override.md in this directory instead" in finding.message
+
+
+def test_a_user_budget_and_a_disabled_builtin(tmp_path: Path) -> None:
+    config = parse_config(
+        """
+[[budget]]
+name = "team notes"
+files = ["notes/*.md"]
+unit = "lines"
+limit = 2
+past = "truncated"
+consumer = "our agent"
+
+[disable]
+builtin = ["windsurf"]
+""",
+        frozenset(b.id for b in builtin_budgets()),
+    )
+    assert config.problems == ()
+    cat = catalog(config)
+    assert "windsurf" not in {b.id for b in cat.budgets}
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    found = findings_for(workspace / "notes" / "a.md", workspace, tmp_path, "1\n2\n3\n", cat)
+    assert found == [("team-notes", Severity.ERROR, 4)]
+    assert findings_for(workspace / ".windsurfrules", workspace, tmp_path, "x" * 13_000, cat) == []
+
+
+def test_a_user_budget_with_a_builtin_id_replaces_it(tmp_path: Path) -> None:
+    config = parse_config(
+        '[[budget]]\nid = "codex"\nname = "AGENTS.md"\nconsumer = "Codex"\n'
+        'files = ["**/AGENTS.md"]\nunit = "bytes"\nlimit = 65536\npast = "truncated"\n'
+    )
+    (codex,) = [b for b in catalog(config).budgets if b.id == "codex"]
+    assert codex.limits[0].limit == 65_536 and codex.chain is None
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("[[budget]]\nname = 'x'\nlimit = = 3\n", 3, "not valid TOML"),
+        (
+            "\n[[budget]]\nname = 'x'\nfiles = ['a']\nunit = 'words'\nlimit = 3\n"
+            "past = 'truncated'\n",
+            2,
+            "'unit' must be one of bytes, chars, lines",
+        ),
+        (
+            "[[budget]]\nname = 'x'\nfiles = ['a']\nunit = 'lines'\nlimit = 0\npast = 'dropped'\n",
+            1,
+            "'limit' must be a positive whole number",
+        ),
+        (
+            "[[budget]]\nname = 'ok'\nfiles = ['a']\nunit = 'lines'\nlimit = 3\npast = 'dropped'\n"
+            "[[budget]]\nfiles = ['b']\n",
+            7,
+            "needs a 'name'",
+        ),
+        ("[disable]\nbuiltin = ['nope']\n", 2, "no built-in budget has the id 'nope'"),
+        ("[budgets]\n", 1, "unknown table or key 'budgets'"),
+    ],
+)
+def test_a_malformed_config_is_a_problem_with_its_line(text: str, line: int, problem: str) -> None:
+    config = parse_config(text, frozenset(b.id for b in builtin_budgets()))
+    assert [(p.line, problem in p.message) for p in config.problems] == [(line, True)], (
+        config.problems
+    )
+    # The built-in budgets still apply.
+    assert {b.id for b in builtin_budgets()} <= {b.id for b in catalog(config).budgets}
