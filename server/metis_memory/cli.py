@@ -25,9 +25,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = sub.add_parser("check", help="report each file's size against its caps")
+    check = sub.add_parser(
+        "check",
+        help="report the memory files against their caps and every agent file against its budgets",
+        description=(
+            "Report .metis/MEMORY.md and USER.md against their caps, and every file another "
+            "agent loads (CLAUDE.md, AGENTS.md, rules...) against that agent's budgets. Exit 1 "
+            "when a file is over a hard cap, an agent loses text, or .metis/budgets.toml is "
+            "malformed."
+        ),
+    )
     check.add_argument("workspace", nargs="?", default=".", help="workspace folder (default: .)")
-    check.add_argument("--json", action="store_true", help="print a JSON object instead")
+    output = check.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print a JSON object instead")
+    output.add_argument(
+        "--format",
+        choices=("text", "json", "sarif"),
+        default="text",
+        help="text (default), json, or sarif (SARIF 2.1.0, for code scanning)",
+    )
 
     prompt = sub.add_parser("prompt", help="print the assembled system prompt")
     prompt.add_argument("workspace", nargs="?", default=".")
@@ -134,7 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         if args.command == "check":
-            return _flushed(args.command, lambda: _check(args.workspace, args.json))
+            fmt = "json" if args.json else args.format
+            return _flushed(args.command, lambda: _check(args.workspace, fmt))
         if args.command == "prompt":
             return _flushed(args.command, lambda: _prompt(args))
         if args.command == "init":
@@ -264,7 +281,10 @@ def _mcp(workspace: str | None) -> int:
     return EXIT_OK
 
 
-def _check(workspace: str, as_json: bool) -> int:
+def _check(workspace: str, fmt: str) -> int:
+    from . import __version__
+    from .budgets.catalog import workspace_catalog
+    from .budgets.report import sarif, workspace_budgets
     from .disk_state import read_disk
 
     store = _workspace(workspace)
@@ -296,8 +316,22 @@ def _check(workspace: str, as_json: bool) -> int:
             f" / hard {fmt_bytes(usage.hard_cap)}"
             f"  {100 * usage.size_bytes / usage.soft_cap:5.1f}%  {status}"
         )
-    print(json.dumps(report, indent=2) if as_json else "\n".join(lines))
     failed = any(r["over_hard_cap"] or "error" in r for r in report.values())
+    root = Path(store.workspace_path)
+    budgets = workspace_catalog(root)
+    budget_lines = workspace_budgets(root, budgets)
+    problems = [f".metis/budgets.toml:{p.line}: {p.message}" for p in budgets.problems]
+    if fmt == "sarif":
+        print(json.dumps(sarif(budget_lines, __version__), indent=2))
+    elif fmt == "json":
+        out: dict[str, object] = dict(report)
+        out["budgets"] = [line.to_json() for line in budget_lines]
+        out["config_problems"] = problems
+        print(json.dumps(out, indent=2))
+    else:
+        lines += [line.text_line() for line in budget_lines]
+        print("\n".join(lines + problems))
+    failed = failed or bool(problems) or any(line.loses_text for line in budget_lines)
     return EXIT_FAIL if failed else EXIT_OK
 
 

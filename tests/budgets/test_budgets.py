@@ -3,6 +3,7 @@ limits, Codex's chain across directories, and `.metis/budgets.toml`."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,9 @@ import pytest
 from metis_memory.analysis.findings import Severity
 from metis_memory.budgets.catalog import Catalog, builtin_budgets, catalog
 from metis_memory.budgets.config import parse_config
+from metis_memory.budgets.discover import budgeted_files
 from metis_memory.budgets.evaluate import budget_findings
+from metis_memory.budgets.paths import claude_project
 
 BUILTIN = catalog()
 
@@ -31,11 +34,21 @@ EDGES = [
     ("claude-md", "CLAUDE.md", "chars", 40_000, Severity.WARNING),
     ("claude-md", "pkg/api/CLAUDE.md", "chars", 40_000, Severity.WARNING),
     ("claude-md", ".claude/rules/testing.md", "chars", 40_000, Severity.WARNING),
+    ("claude-md-lines", "CLAUDE.local.md", "lines", 200, Severity.WARNING),
+    ("claude-md-skip", ".claude/CLAUDE.md", "bytes", 4 * 2**20, Severity.ERROR),
     ("claude-auto-memory", "~/.claude/projects/-w/memory/MEMORY.md", "lines", 200, Severity.ERROR),
     ("codex", "AGENTS.md", "bytes", 32_768, Severity.ERROR),
     ("cursor", ".cursor/rules/style.mdc", "lines", 500, Severity.WARNING),
     ("windsurf", ".windsurf/rules/style.md", "chars", 12_000, Severity.ERROR),
-    ("windsurf", ".windsurfrules", "chars", 12_000, Severity.ERROR),
+    ("windsurf", ".devin/rules/style.md", "chars", 12_000, Severity.ERROR),
+    ("windsurf-legacy", ".windsurfrules", "chars", 6_000, Severity.ERROR),
+    (
+        "windsurf-global",
+        "~/.codeium/windsurf/memories/global_rules.md",
+        "chars",
+        6_000,
+        Severity.ERROR,
+    ),
     ("hermes-memory", "~/.hermes/memories/MEMORY.md", "chars", 2_200, Severity.ERROR),
     ("hermes-user", "~/.hermes/memories/USER.md", "chars", 1_375, Severity.ERROR),
 ]
@@ -57,10 +70,14 @@ def test_each_builtin_budget_at_under_and_over_its_limit(
     workspace, home = tmp_path / "w", tmp_path / "home"
     workspace.mkdir()
     path = home / where[2:] if where.startswith("~/") else workspace / where
-    assert findings_for(path, workspace, home, sized(unit, limit - 1)) == []
-    assert findings_for(path, workspace, home, sized(unit, limit)) == []
+
+    def of_budget(text: str) -> list[tuple[str, Severity, int]]:
+        return [f for f in findings_for(path, workspace, home, text) if f[0] == budget_id]
+
+    assert of_budget(sized(unit, limit - 1)) == []
+    assert of_budget(sized(unit, limit)) == []
     over = sized(unit, limit + 1)
-    found = findings_for(path, workspace, home, over)
+    found = of_budget(over)
     assert [(b, s) for b, s, _ in found] == [(budget_id, severity)]
     start = found[0][2]
     if unit == "lines":
@@ -137,7 +154,8 @@ builtin = ["windsurf"]
     workspace.mkdir()
     found = findings_for(workspace / "notes" / "a.md", workspace, tmp_path, "1\n2\n3\n", cat)
     assert found == [("team-notes", Severity.ERROR, 4)]
-    assert findings_for(workspace / ".windsurfrules", workspace, tmp_path, "x" * 13_000, cat) == []
+    rules = workspace / ".windsurf" / "rules" / "a.md"
+    assert findings_for(rules, workspace, tmp_path, "x" * 13_000, cat) == []
 
 
 def test_a_user_budget_with_a_builtin_id_replaces_it(tmp_path: Path) -> None:
@@ -181,3 +199,40 @@ def test_a_malformed_config_is_a_problem_with_its_line(text: str, line: int, pro
     )
     # The built-in budgets still apply.
     assert {b.id for b in builtin_budgets()} <= {b.id for b in catalog(config).budgets}
+
+
+def test_claude_code_names_its_project_folder_after_the_git_root(tmp_path: Path) -> None:
+    repo = tmp_path / "my.repo_2"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pkg").mkdir()
+    expected = re.sub(r"[^A-Za-z0-9]", "-", str(repo))
+    assert claude_project(repo / "pkg") == expected
+    assert "." not in expected and "_" not in expected and "/" not in expected
+    long = tmp_path / ("d" * 250)
+    long.mkdir()
+    name = claude_project(long)
+    assert len(name) == 202 and name.endswith("-*")
+
+
+def test_check_finds_only_this_workspaces_claude_memory(tmp_path: Path) -> None:
+    workspace, home = tmp_path / "w", tmp_path / "home"
+    workspace.mkdir()
+    mine = home / ".claude" / "projects" / claude_project(workspace) / "memory" / "MEMORY.md"
+    other = home / ".claude" / "projects" / "-elsewhere" / "memory" / "MEMORY.md"
+    for path in (mine, other):
+        path.parent.mkdir(parents=True)
+        path.write_text("- a fact\n")
+    assert budgeted_files(workspace, BUILTIN.budgets, home) == [mine]
+
+
+def test_codex_skips_blank_files_and_an_empty_override_still_hides_agents_md(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "AGENTS.md").write_text(" \n\t\n")  # blank: spends nothing
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    assert budget_findings(sub / "AGENTS.md", "x" * 32_768, tmp_path, BUILTIN, tmp_path) == []
+    (sub / "AGENTS.override.md").write_text("")
+    (hidden,) = budget_findings(sub / "AGENTS.md", "x", tmp_path, BUILTIN, tmp_path)
+    assert "reads AGENTS.override.md in this directory instead" in hidden.message

@@ -3,15 +3,15 @@ subprocesses in a real workspace."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-Runner = Callable[..., subprocess.CompletedProcess[str]]
+from support.cli import Runner
 
 
 def _console_script() -> str:
@@ -21,7 +21,7 @@ def _console_script() -> str:
     return found
 
 
-def _runner(prefix: list[str], default_cwd: Path) -> Runner:
+def _runner(prefix: list[str], default_cwd: Path, home: Path) -> Runner:
     def run(
         *args: str, cwd: Path | None = None, stdin: str | None = None
     ) -> subprocess.CompletedProcess[str]:
@@ -29,6 +29,8 @@ def _runner(prefix: list[str], default_cwd: Path) -> Runner:
             [*prefix, *args],
             cwd=cwd or default_cwd,
             input=stdin,
+            # A home of the test's own: agents' files there (~/.claude, ~/.hermes) are read.
+            env={**os.environ, "HOME": str(home)},
             capture_output=True,
             encoding="utf-8",
             timeout=60,
@@ -39,12 +41,19 @@ def _runner(prefix: list[str], default_cwd: Path) -> Runner:
 
 
 @pytest.fixture
-def cli(workspace: Path) -> Runner:
-    """`metis-memory ARGS...`, run in the workspace by default."""
-    return _runner([_console_script()], workspace)
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
 
 
 @pytest.fixture
-def cli_module(workspace: Path) -> Runner:
+def cli(workspace: Path, home: Path) -> Runner:
+    """`metis-memory ARGS...`, run in the workspace by default."""
+    return _runner([_console_script()], workspace, home)
+
+
+@pytest.fixture
+def cli_module(workspace: Path, home: Path) -> Runner:
     """`python -m metis_memory ARGS...`, run in the workspace by default."""
-    return _runner([sys.executable, "-m", "metis_memory"], workspace)
+    return _runner([sys.executable, "-m", "metis_memory"], workspace, home)

@@ -7,14 +7,12 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from support.cli import Runner
 from support.memory_files import memory_path, write_memory
-
-Runner = Callable[..., subprocess.CompletedProcess[str]]
 
 HINT = "— over soft cap; consider memory_consolidate"
 
@@ -49,7 +47,7 @@ def test_check_json(cli: Runner, workspace: Path) -> None:
     result = cli("check", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert set(report) == {"MEMORY.md", "USER.md"}
+    assert set(report) == {"MEMORY.md", "USER.md", "budgets", "config_problems"}
     assert report["MEMORY.md"] == {
         "size_bytes": 12,
         "soft_cap": 2048,

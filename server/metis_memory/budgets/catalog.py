@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 
-from .config import ConfigProblem, UserConfig
+from .config import CONFIG_NAME, MAX_CONFIG_BYTES, ConfigProblem, UserConfig, parse_config
 from .model import Budget
+from .reading import read_bounded
 
 
 @functools.cache
@@ -32,3 +35,16 @@ def catalog(config: UserConfig | None = None) -> Catalog:
     own = {b.id: b for b in config.budgets}
     kept = [own.pop(b.id, b) for b in builtin if b.id not in config.disabled]
     return Catalog((*kept, *own.values()), config.problems)
+
+
+def workspace_catalog(workspace: Path) -> Catalog:
+    """The budgets for `workspace`: the built-in ones and its `.metis/budgets.toml`."""
+    path = workspace / ".metis" / CONFIG_NAME
+    if not os.path.lexists(path):
+        return catalog()
+    read = read_bounded(path, MAX_CONFIG_BYTES)
+    if read.text is None:
+        problem = ConfigProblem(1, f"{CONFIG_NAME} was not read: {read.problem}")
+        return Catalog(builtin_budgets(), (problem,))
+    known = frozenset(b.id for b in builtin_budgets())
+    return catalog(parse_config(read.text, known))

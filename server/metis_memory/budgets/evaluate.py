@@ -28,6 +28,8 @@ def budget_findings(
 def _findings(path: Path, text: str, workspace: Path | None, budget: Budget) -> list[Finding]:
     spent = 0
     if budget.chain == "codex":
+        if not text.strip():
+            return []  # Codex skips a file of only whitespace
         # Codex's project root: the nearest `.git` above where it starts; without one, the
         # workspace folder stands for it (or the file's own directory outside any folder).
         root = repository_root(path.parent)

@@ -16,10 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .model import Budget
+from .reading import read_bounded
 
 CODEX_NAMES = ("AGENTS.override.md", "AGENTS.md")
-"""In each directory Codex reads the first of these that exists (and is not empty).
+"""In each directory Codex reads the first of these that exists (an empty override still
+hides AGENTS.md); a file of only whitespace adds nothing and spends none of the budget.
 Source: openai/codex codex-rs/core/src/project_doc.rs (`discover_project_doc_paths`)."""
+
+CLAUDE_PROJECT = "{claude-project}"
+"""Stands in a budget's glob for Claude Code's folder name of the workspace's project."""
+MAX_CLAUDE_PROJECT = 200
 
 
 @functools.lru_cache(maxsize=512)
@@ -46,8 +52,19 @@ def glob_regex(glob: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
+def claude_project(workspace: Path) -> str:
+    """Claude Code's folder under `~/.claude/projects/` for `workspace`, as a glob: the git
+    root (or the folder) with every character but ASCII letters and digits made `-`; a
+    name over 200 characters is cut there and given a hash, matched here by its prefix.
+    Source: Claude Code's `sanitizePath` (v2.1.88), auto memory in code.claude.com/docs."""
+    root = repository_root(workspace) or workspace
+    name = re.sub(r"[^A-Za-z0-9]", "-", str(root))
+    return name if len(name) <= MAX_CLAUDE_PROJECT else name[:MAX_CLAUDE_PROJECT] + "-*"
+
+
 def matches(glob: str, path: Path, workspace: Path | None, home: Path) -> bool:
     """Whether `path` is one of `glob`'s files (relative to `workspace`, or `~/...`)."""
+    glob = glob.replace(CLAUDE_PROJECT, "*")
     if glob.startswith("~/"):
         base, pattern = home, glob[2:]
     elif workspace is None:
@@ -88,8 +105,8 @@ class ChainLink:
 
 
 def codex_chain(directory: Path, root: Path) -> list[ChainLink]:
-    """The project docs Codex started in `directory` reads, root first: per directory the
-    first regular, non-empty file of `CODEX_NAMES`. Sizes are from `lstat` (bytes)."""
+    """The project docs Codex started in `directory` reads, root first, with the bytes each
+    spends (0 for a file of only whitespace)."""
     try:
         relative = directory.relative_to(root)
     except ValueError:
@@ -97,15 +114,34 @@ def codex_chain(directory: Path, root: Path) -> list[ChainLink]:
     chain: list[ChainLink] = []
     for depth in range(len(relative.parts) + 1):
         current = root.joinpath(*relative.parts[:depth])
-        for name in CODEX_NAMES:
-            try:
-                st = os.lstat(current / name)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode) and st.st_size > 0:
-                chain.append(ChainLink(current / name, st.st_size))
-                break
+        chosen = _codex_file(current)
+        if chosen is not None:
+            chain.append(ChainLink(current / chosen[0], chosen[1]))
     return chain
+
+
+def _codex_file(directory: Path) -> tuple[str, int] | None:
+    for name in CODEX_NAMES:
+        try:
+            st = os.lstat(directory / name)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue
+        size = st.st_size
+        if size <= BLANK_CHECK_BYTES and not _has_text(directory / name):
+            size = 0
+        return name, size
+    return None
+
+
+BLANK_CHECK_BYTES = 64 * 1024
+"""Files up to this size are read to tell a file of only whitespace (which Codex skips)."""
+
+
+def _has_text(path: Path) -> bool:
+    read = read_bounded(path, BLANK_CHECK_BYTES)
+    return read.text is None or bool(read.text.strip())
 
 
 def codex_position(path: Path, root: Path) -> tuple[int, str | None]:
@@ -120,6 +156,6 @@ def codex_position(path: Path, root: Path) -> tuple[int, str | None]:
                 st = os.lstat(path.parent / name)
             except OSError:
                 continue
-            if stat.S_ISREG(st.st_mode) and st.st_size > 0:
+            if stat.S_ISREG(st.st_mode):
                 return spent, name
     return spent, None

@@ -1,0 +1,92 @@
+"""Finding a workspace's budgeted files from the budgets' globs, for `check` (the language
+server never does this: it gets its files from the editor). A glob without `**` is looked
+up directly; one with `**` walks at most `MAX_DIRECTORIES` directories, never through a
+symlink, skipping dependency and tool folders where agents keep no instructions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from .model import Budget
+from .paths import CLAUDE_PROJECT, claude_project, glob_regex
+
+MAX_DIRECTORIES = 20_000
+SKIPPED_DIRS = frozenset(
+    {
+        ".git",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".cache",
+        "dist",
+        "build",
+        "target",
+        ".tox",
+        ".next",
+    }
+)
+
+
+def budgeted_files(workspace: Path, budgets: Iterable[Budget], home: Path) -> list[Path]:
+    """Every existing file a budget's glob names, sorted, without duplicates."""
+    found: set[Path] = set()
+    walked: list[str] | None = None
+    for budget in budgets:
+        for glob in budget.files:
+            glob = glob.replace(CLAUDE_PROJECT, claude_project(workspace))
+            base, pattern = (home, glob[2:]) if glob.startswith("~/") else (workspace, glob)
+            if "*" not in pattern and "?" not in pattern:
+                if os.path.lexists(base / pattern):
+                    found.add(base / pattern)
+                continue
+            if base is home:
+                found.update(_expand_shallow(home, pattern))
+                continue
+            if walked is None:
+                walked = list(_walk(workspace))
+            regex = glob_regex(pattern)
+            found.update(workspace / rel for rel in walked if regex.match(rel))
+    return sorted(found)
+
+
+def _walk(root: Path) -> Iterator[str]:
+    """Relative paths (posix) of the files under `root`, bounded and without symlinks."""
+    pending = [""]
+    seen = 0
+    while pending and seen < MAX_DIRECTORIES:
+        rel = pending.pop()
+        seen += 1
+        try:
+            entries = list(os.scandir(root / rel if rel else root))
+        except OSError:
+            continue
+        for entry in entries:
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS:
+                    pending.append(child)
+            elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                yield child
+
+
+def _expand_shallow(home: Path, pattern: str) -> Iterator[Path]:
+    """A home-relative glob whose `*` stand for single directory names, expanded one level
+    at a time (Claude Code's `~/.claude/projects/*/memory/MEMORY.md`)."""
+    bases = [home]
+    for part in pattern.split("/"):
+        next_bases: list[Path] = []
+        for base in bases:
+            if "*" in part or "?" in part:
+                regex = glob_regex(part)
+                try:
+                    next_bases += [base / e.name for e in os.scandir(base) if regex.match(e.name)]
+                except OSError:
+                    continue
+            elif os.path.lexists(base / part):
+                next_bases.append(base / part)
+        bases = next_bases
+    yield from bases

@@ -1,0 +1,150 @@
+"""Each budgeted file of a workspace against each budget that covers it: what `check`
+prints, as text, JSON or SARIF."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..analysis.budget_check import size_in
+from ..analysis.findings import Finding
+from .catalog import Catalog
+from .discover import budgeted_files
+from .evaluate import budget_findings
+from .model import Budget, describe
+from .paths import budgets_for
+from .reading import read_bounded
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    path: Path
+    shown: str
+    """The path as printed: relative to the workspace, or `~/...`."""
+    budget: Budget
+    size: int | None
+    """In the budget's first unit; None when the file could not be read."""
+    finding: Finding | None = None
+    problem: str | None = None
+    cut_line: int | None = None
+    """1-based line of the cut, for SARIF."""
+
+    @property
+    def status(self) -> str:
+        if self.problem is not None:
+            return f"not checked: {self.problem}"
+        if self.finding is None:
+            return "ok"
+        return "over: text is lost" if self.budget.loses_text else "over: warned"
+
+    @property
+    def loses_text(self) -> bool:
+        return (
+            self.finding is not None and self.budget.loses_text and self.finding.severity.value == 1
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        limit = self.budget.limits[0]
+        return {
+            "path": self.shown,
+            "budget": self.budget.id,
+            "consumer": self.budget.consumer,
+            "unit": limit.unit,
+            "limit": limit.limit,
+            "size": self.size,
+            "status": self.status,
+            "message": self.finding.message if self.finding else self.problem,
+            "source": self.budget.source,
+        }
+
+    def text_line(self) -> str:
+        limit = self.budget.limits[0]
+        spent = int((self.finding.data or {}).get("spent_before", 0)) if self.finding else 0
+        if self.size is None:
+            size, pct = "?", ""
+        else:
+            size = describe(self.size, limit.unit)
+            if spent:
+                size += f" after {describe(spent, limit.unit)} above it"
+            pct = f"{100 * (spent + self.size) / limit.limit:5.1f}%"
+        return (
+            f"{self.shown}  {self.budget.consumer} ({self.budget.id}): {size} / "
+            f"{self.budget.limits_text()}  {pct}  {self.status}"
+        )
+
+
+def workspace_budgets(
+    workspace: Path, catalog: Catalog, home: Path | None = None
+) -> list[BudgetLine]:
+    home = home if home is not None else Path.home()
+    lines: list[BudgetLine] = []
+    for path in budgeted_files(workspace, catalog.budgets, home):
+        shown = _shown(path, workspace, home)
+        read = read_bounded(path)
+        for budget in budgets_for(path, workspace, catalog.budgets, home):
+            if read.text is None:
+                lines.append(BudgetLine(path, shown, budget, None, problem=read.problem))
+                continue
+            found = budget_findings(path, read.text, workspace, Catalog((budget,)), home)
+            size = size_in(read.text, budget.limits[0].unit)
+            finding = found[0] if found else None
+            cut_line = None if finding is None else read.text.count("\n", 0, finding.start) + 1
+            lines.append(BudgetLine(path, shown, budget, size, finding, cut_line=cut_line))
+    return lines
+
+
+def _shown(path: Path, workspace: Path, home: Path) -> str:
+    for base, prefix in ((workspace, ""), (home, "~/")):
+        try:
+            return prefix + path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(path)
+
+
+def sarif(lines: list[BudgetLine], version: str) -> dict[str, Any]:
+    """SARIF 2.1.0 for code-scanning uploads: one result per exceeded budget."""
+    rules = {}
+    results = []
+    for line in lines:
+        if line.finding is None:
+            continue
+        rules[line.budget.id] = {
+            "id": line.budget.id,
+            "name": line.budget.name,
+            "shortDescription": {"text": f"{line.budget.consumer}: {line.budget.limits_text()}"},
+            **({"helpUri": line.budget.source} if line.budget.source else {}),
+        }
+        text = line.finding
+        results.append(
+            {
+                "ruleId": line.budget.id,
+                "level": "error" if line.loses_text else "warning",
+                "message": {"text": text.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": line.shown},
+                            "region": {"startLine": line.cut_line or 1},
+                        }
+                    }
+                ],
+            }
+        )
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "metis-memory",
+                        "version": version,
+                        "rules": list(rules.values()),
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }

@@ -1,0 +1,114 @@
+"""`metis-memory check` on other agents' files: one line per file and budget, `--json`,
+`--format sarif`, and exit 1 when an agent loses text or budgets.toml is malformed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.cli import Runner
+from support.memory_files import write_memory
+
+
+def agent_files(workspace: Path) -> None:
+    (workspace / ".git").mkdir()
+    (workspace / "CLAUDE.md").write_text("é" * 40_001)  # over the 40,000-character warning
+    (workspace / "AGENTS.md").write_text("a" * 30_000)
+    (workspace / "svc").mkdir()
+    (workspace / "svc" / "AGENTS.md").write_text("line\n" * 1_000)  # 5,000 B: 2,768 B left
+
+
+def test_text_names_every_file_and_budget_and_fails_when_text_is_lost(
+    cli: Runner, workspace: Path
+) -> None:
+    agent_files(workspace)
+    result = cli("check")
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert "AGENTS.md  Codex (codex): 30,000 B / 32,768 B   91.6%  ok" in lines
+    assert (
+        "svc/AGENTS.md  Codex (codex): 5,000 B after 30,000 B above it / 32,768 B  106.8%  "
+        "over: text is lost"
+    ) in lines
+    assert any(
+        line.startswith("CLAUDE.md  Claude Code (claude-md): 40,001 characters")
+        and line.endswith("over: warned")
+        for line in lines
+    )
+
+
+def test_a_warning_alone_does_not_fail(cli: Runner, workspace: Path) -> None:
+    (workspace / "CLAUDE.md").write_text("x" * 40_001)
+    result = cli("check")
+    assert result.returncode == 0 and "over: warned" in result.stdout
+
+
+def test_json_lists_each_budget_with_its_numbers(cli: Runner, workspace: Path) -> None:
+    agent_files(workspace)
+    report = json.loads(cli("check", "--json").stdout)
+    assert report["MEMORY.md"]["status"] == "ok"  # the memory files keep their place
+    by_path = {(b["path"], b["budget"]): b for b in report["budgets"]}
+    deep = by_path[("svc/AGENTS.md", "codex")]
+    assert deep["status"] == "over: text is lost"
+    assert (deep["unit"], deep["limit"], deep["size"]) == ("bytes", 32_768, 5_000)
+    assert deep["message"].startswith("Codex reads only the first 2,768 B of AGENTS.md")
+    assert by_path[("CLAUDE.md", "claude-md")]["size"] == 40_001
+    assert report["config_problems"] == []
+    assert cli("check", "--format", "json").stdout == cli("check", "--json").stdout
+
+
+def test_sarif_has_one_result_per_exceeded_budget_at_its_line(cli: Runner, workspace: Path) -> None:
+    agent_files(workspace)
+    log = json.loads(cli("check", "--format", "sarif").stdout)
+    assert log["version"] == "2.1.0"
+    (run,) = log["runs"]
+    results = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]): r
+        for r in run["results"]
+    }
+    assert set(results) == {("codex", "svc/AGENTS.md"), ("claude-md", "CLAUDE.md")}
+    deep = results[("codex", "svc/AGENTS.md")]
+    assert deep["level"] == "error"
+    # 2,768 bytes left = 553 lines of "line\n" and 3 bytes: the cut is on line 554.
+    assert deep["locations"][0]["physicalLocation"]["region"] == {"startLine": 554}
+    assert results[("claude-md", "CLAUDE.md")]["level"] == "warning"
+    rules = {rule["id"] for rule in run["tool"]["driver"]["rules"]}
+    assert rules == {"codex", "claude-md"}
+
+
+def test_agent_files_in_the_home_are_checked_too(cli: Runner, workspace: Path, home: Path) -> None:
+    hermes = home / ".hermes" / "memories" / "USER.md"
+    hermes.parent.mkdir(parents=True)
+    hermes.write_text("ü" * 1_376)
+    result = cli("check")
+    assert "~/.hermes/memories/USER.md  Hermes Agent (hermes-user): 1,376 characters" in (
+        result.stdout
+    )
+    assert result.returncode == 1
+
+
+def test_a_malformed_budgets_toml_fails_with_its_line_and_builtins_still_apply(
+    cli: Runner, workspace: Path
+) -> None:
+    write_memory(workspace, "MEMORY.md", "- a fact\n")
+    (workspace / ".metis" / "budgets.toml").write_text("[[budget]]\nname = 'x'\nlimit = = 3\n")
+    (workspace / "AGENTS.md").write_text("a" * 40_000)
+    result = cli("check")
+    assert result.returncode == 1
+    assert ".metis/budgets.toml:3: not valid TOML" in result.stdout
+    assert "AGENTS.md  Codex (codex)" in result.stdout
+
+
+def test_a_user_budget_and_a_switched_off_builtin(cli: Runner, workspace: Path) -> None:
+    write_memory(workspace, "MEMORY.md", "")
+    (workspace / ".metis" / "budgets.toml").write_text(
+        '[[budget]]\nname = "team notes"\nfiles = ["notes/*.md"]\nunit = "lines"\nlimit = 2\n'
+        'past = "truncated"\n\n[disable]\nbuiltin = ["codex"]\n'
+    )
+    (workspace / "notes").mkdir()
+    (workspace / "notes" / "a.md").write_text("1\n2\n3\n")
+    (workspace / "AGENTS.md").write_text("a" * 40_000)
+    result = cli("check")
+    assert "notes/a.md  team notes (team-notes): 3 lines / 2 lines" in result.stdout
+    assert "Codex" not in result.stdout
+    assert result.returncode == 1
