@@ -80,11 +80,26 @@ export async function deactivate(): Promise<void> {
   server = undefined;
 }
 
-/** A memory file is open, or a folder holds `.metis/` (as the workspaceContains events say). */
+/** Files at a folder's root that mean an agent reads it (so budgets apply): the server decides
+ * the rest, this only says when it is worth starting. */
+const AGENT_FILES = [
+  '.metis',
+  'CLAUDE.md',
+  'AGENTS.md',
+  '.claude',
+  '.cursor',
+  '.cursorrules',
+  '.windsurf',
+  '.windsurfrules',
+];
+
+/** A memory file is open, or a folder holds `.metis/` or an agent's files (as the
+ * workspaceContains events say). */
 function memoryInSight(): boolean {
   if (vscode.workspace.textDocuments.some((d) => isMemoryDocument(d.uri))) return true;
   return (vscode.workspace.workspaceFolders ?? []).some(
-    (f) => f.uri.scheme !== 'file' || fs.existsSync(path.join(memoryRoot(f.uri).fsPath, '.metis')),
+    (f) =>
+      f.uri.scheme !== 'file' || AGENT_FILES.some((name) => fs.existsSync(path.join(memoryRoot(f.uri).fsPath, name))),
   );
 }
 

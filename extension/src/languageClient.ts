@@ -38,6 +38,12 @@ export function createLanguageClient(python: string, launcher: string, hooks: Cl
       { scheme: 'file', pattern: '**/.metis/USER.md' },
       // Consolidation proposals: the server analyses them as the file they are for.
       { scheme: 'metis-proposal' },
+      // Other agents' files (CLAUDE.md, AGENTS.md, rules, user budgets): the server decides
+      // which a budget covers and ignores the rest.
+      { scheme: 'file', language: 'markdown' },
+      { scheme: 'file', pattern: '**/*.mdc' },
+      { scheme: 'file', pattern: '**/{.cursorrules,.windsurfrules}' },
+      { scheme: 'file', pattern: '**/.metis/budgets.toml' },
     ],
     initializationOptions: {
       clientCommands: Object.values(ClientCommand),

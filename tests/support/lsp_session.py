@@ -180,6 +180,14 @@ class MetisClient(LanguageClient):
             )
         )
 
+    def save(self, path: Path) -> None:
+        """Write the buffer to disk and tell the server, as an editor's save does."""
+        uri = file_uri(path)
+        path.write_text(self.texts[uri], encoding="utf-8")
+        self.text_document_did_save(
+            types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=uri))
+        )
+
     def close(self, path: Path) -> None:
         uri = file_uri(path)
         self.texts.pop(uri, None)

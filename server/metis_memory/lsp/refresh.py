@@ -101,6 +101,14 @@ class Refresher:
         else:
             self._publish(uri, analysis.diagnostics, analysis.view.version)
 
+    def publish_other(
+        self, uri: str, diagnostics: list[types.Diagnostic], version: int | None
+    ) -> None:
+        """Publish the diagnostics of another agent's file; an empty list withdraws them."""
+        self._publish(uri, diagnostics, version)
+        if not diagnostics and version is None:
+            self._published.pop(uri, None)
+
     def forget_folder(self, folder: Folder) -> None:
         """A folder was removed: clear what was published for its files."""
         for file in MemoryFile:

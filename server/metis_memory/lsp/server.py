@@ -27,6 +27,7 @@ from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
 from . import arguments, code_actions, commands, connect, hover_lens, lifecycle, proposal, sync
+from .budget_docs import BudgetDocuments
 from .client_options import ClientOptions
 from .diagnostics import FileAnalysis, analyse
 from .refresh import Refresher
@@ -58,6 +59,8 @@ class MetisLanguageServer(LanguageServer):
         symlinked folder, `..` in a path, percent-encoding); the last opened is shown."""
         self.proposals: dict[str, tuple[Folder, MemoryFile]] = {}
         """Open consolidation proposals (by URI) and the file each is for."""
+        self.budget_docs = BudgetDocuments()
+        """Other agents' open files, and budgets.toml files, by URI."""
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 

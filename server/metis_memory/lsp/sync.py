@@ -1,6 +1,7 @@
 """Text document sync: which open documents are memory files, and keeping their
 diagnostics on the buffer. Opening a memory file outside every workspace adopts its
-directory; closing the last file of an adopted workspace forgets it."""
+directory; closing the last file of an adopted workspace forgets it. Any other document
+a budget covers (another agent's file) gets its budget diagnostics (`budget_docs`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from ..errors import MemoryStoreError
-from . import lifecycle
+from . import budget_docs, lifecycle
 from .refresh import INLINE_CHARS
 from .views import disk_view
 
@@ -40,6 +41,7 @@ def document_opened(ls: MetisLanguageServer, uri: str) -> None:
             lifecycle.folders_changed(ls, [adopted])
             located = ls.folders.locate(uri)
     if located is None:
+        budget_changed(ls, uri)
         return
     folder, file = located
     key = folder.file_key(file)
@@ -66,11 +68,16 @@ def document_changed(ls: MetisLanguageServer, uri: str) -> None:
         key = located[0].file_key(located[1])
         if key in ls.open_uris:
             ls.refresher.request(key)
+    elif uri in ls.budget_docs.open:
+        budget_changed(ls, uri)
 
 
 def document_closed(ls: MetisLanguageServer, uri: str) -> None:
     if ls.proposals.pop(uri, None) is not None:
         ls.refresher.publish_document(uri, None)
+        return
+    if ls.budget_docs.open.pop(uri, None) is not None:
+        ls.refresher.publish_other(uri, [], None)
         return
     located = ls.folders.locate(uri)
     if located is None:
@@ -88,6 +95,23 @@ def document_closed(ls: MetisLanguageServer, uri: str) -> None:
     ls.refresher.request(key)  # back to the disk's state (or the other buffer)
 
 
+def budget_changed(ls: MetisLanguageServer, uri: str) -> None:
+    """Analyse another agent's file (or a budgets.toml) as the buffer has it."""
+    doc = ls.workspace.get_text_document(uri)
+    folders = [f.path for f in ls.folders.all() if not f.adopted]
+    diagnostics = budget_docs.analyse(ls.budget_docs, uri, doc.source, folders, ls.encoding)
+    if diagnostics is not None:
+        ls.refresher.publish_other(uri, diagnostics, doc.version)
+
+
+def budgets_saved(ls: MetisLanguageServer, uri: str) -> None:
+    """A saved file may change what the others' budgets see (a Codex chain spends the
+    files above on disk; budgets.toml changes the catalogue): analyse them all again."""
+    if uri in ls.budget_docs.open:
+        for other in list(ls.budget_docs.open):
+            budget_changed(ls, other)
+
+
 def register(server: LanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: MetisLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -103,5 +127,6 @@ def register(server: LanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: MetisLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        """Nothing to do: the watcher sees the write itself, whoever made it. Handled so
-        that clients that always send it (most do) are not answered with a warning."""
+        """Memory files: nothing to do (the watcher sees the write itself, whoever made it).
+        Another agent's file: the others that depend on it are analysed again."""
+        budgets_saved(ls, params.text_document.uri)

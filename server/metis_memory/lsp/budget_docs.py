@@ -1,0 +1,114 @@
+"""Other agents' files open in the editor (CLAUDE.md, AGENTS.md, rules, their memory):
+`over-budget` diagnostics where each agent stops reading, and `.metis/budgets.toml`'s own
+problems on that file. The rules are `budgets/`; this module only finds the workspace of
+a document, keeps each workspace's catalogue current, and publishes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from ..analysis.findings import Finding
+from ..analysis.positions import LineIndex
+from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
+from ..budgets.config import CONFIG_NAME, parse_config
+from ..budgets.evaluate import budget_findings
+from ..budgets.paths import budgets_for, repository_root
+from .diagnostics import SOURCE, to_range
+
+CONFIG_CODE = "budgets-config"
+
+
+@dataclass
+class BudgetDocuments:
+    """The open documents some budget covers (or a `budgets.toml`), by URI."""
+
+    open: dict[str, Path] = field(default_factory=dict)
+    """URI -> the workspace folder it was analysed in."""
+    _catalogs: dict[Path, tuple[int | None, Catalog]] = field(default_factory=dict)
+
+    def catalog(self, workspace: Path) -> Catalog:
+        """The workspace's budgets, read again when its budgets.toml changed on disk."""
+        config = workspace / ".metis" / CONFIG_NAME
+        try:
+            stamp: int | None = os.lstat(config).st_mtime_ns
+        except OSError:
+            stamp = None
+        cached = self._catalogs.get(workspace)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, workspace_catalog(workspace))
+            self._catalogs[workspace] = cached
+        return cached[1]
+
+
+def workspace_of(path: Path, folders: list[Path]) -> Path:
+    """The innermost client folder holding `path`; else its git root, else its directory."""
+    holding = [f for f in folders if path.is_relative_to(f)]
+    if holding:
+        return max(holding, key=lambda f: len(f.parts))
+    return repository_root(path.parent) or path.parent
+
+
+def analyse(
+    docs: BudgetDocuments,
+    uri: str,
+    text: str,
+    folders: list[Path],
+    encoding: str,
+    home: Path | None = None,
+) -> list[types.Diagnostic] | None:
+    """The document's budget diagnostics; None when nothing here covers it."""
+    fs_path = to_fs_path(uri)
+    if fs_path is None:
+        return None
+    path = Path(fs_path)
+    workspace = workspace_of(path, folders)
+    if path.name == CONFIG_NAME and path.parent.name == ".metis":
+        docs.open[uri] = path.parent.parent
+        return config_diagnostics(text, encoding)
+    catalog = docs.catalog(workspace)
+    if not budgets_for(path, workspace, catalog.budgets, home):
+        docs.open.pop(uri, None)
+        return None
+    docs.open[uri] = workspace
+    lines = LineIndex(text)
+    return [
+        to_budget_diagnostic(f, lines, encoding)
+        for f in budget_findings(path, text, workspace, catalog, home)
+    ]
+
+
+def to_budget_diagnostic(finding: Finding, lines: LineIndex, encoding: str) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=to_range(lines, finding.start, finding.end, encoding),
+        message=finding.message,
+        severity=types.DiagnosticSeverity(finding.severity.value),
+        code=finding.code,
+        source=SOURCE,
+        data=finding.data,
+    )
+
+
+def config_diagnostics(text: str, encoding: str) -> list[types.Diagnostic]:
+    """Each problem of a budgets.toml on its line (the built-in budgets apply regardless)."""
+    known = frozenset(b.id for b in builtin_budgets())
+    lines = LineIndex(text)
+    out = []
+    for problem in parse_config(text, known).problems:
+        line = min(problem.line - 1, max(len(lines.starts) - 1, 0))
+        start = lines.starts[line] if lines.starts else 0
+        end = lines.ends[line] if lines.ends else 0
+        out.append(
+            types.Diagnostic(
+                range=to_range(lines, start, end, encoding),
+                message=f"{problem.message} (the built-in budgets still apply)",
+                severity=types.DiagnosticSeverity.Error,
+                code=CONFIG_CODE,
+                source=SOURCE,
+            )
+        )
+    return out

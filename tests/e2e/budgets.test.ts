@@ -1,0 +1,91 @@
+/**
+ * Other agents' files in a real VS Code: an over-budget CLAUDE.md and a Codex AGENTS.md
+ * chain are squiggled where the agent stops reading (diagnostics from the server).
+ */
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { Bridge, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
+import { launchBrowser, openWorkbench, screenshot } from './lib/ui';
+
+const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
+const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
+
+interface Diag {
+  uri: string;
+  diagnostics: { code: string; severity: number; message: string; range: [number, number, number, number] }[];
+}
+
+describe('other agents’ files over their budgets', { timeout: 300_000 }, () => {
+  let cs: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let root: string;
+  let claude: string;
+  let deep: string;
+
+  before(async () => {
+    root = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
+    const ws = path.join(root, 'repo');
+    fs.mkdirSync(path.join(ws, '.git'), { recursive: true });
+    claude = path.join(ws, 'CLAUDE.md');
+    // 8 + 2,400 × 18 = 43,208 characters: Claude Code warns past 40,000 (line 2,222).
+    fs.writeFileSync(claude, '# Rules\n' + '- keep it short ✓\n'.repeat(2400));
+    fs.writeFileSync(path.join(ws, 'AGENTS.md'), 'r'.repeat(30_000));
+    deep = path.join(ws, 'svc', 'AGENTS.md');
+    fs.mkdirSync(path.dirname(deep));
+    fs.writeFileSync(deep, "- use the service's Makefile\n".repeat(100)); // 2,900 B; 2,768 B left
+    cs = await startCodeServer({ workspace: ws, vsixes: [VSIX, HELPER_VSIX], label: 'budgets' });
+    browser = await launchBrowser();
+    page = await openWorkbench(browser, cs.url, ws);
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    await cs?.stop();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  async function budgetDiagnostics(bridge: Bridge, file: string, count: number): Promise<Diag['diagnostics']> {
+    const uri = pathToFileURL(file).href;
+    return waitFor(
+      `${count} over-budget diagnostic(s) on ${path.basename(file)}`,
+      async () => {
+        const all = await bridge.call<Diag[]>('/diagnostics');
+        const mine = all.find((d) => d.uri === uri)?.diagnostics.filter((d) => d.code === 'over-budget');
+        return mine && mine.length === count ? mine : undefined;
+      },
+      60_000,
+    );
+  }
+
+  it('squiggles CLAUDE.md where Claude Code’s warnings begin', async () => {
+    const bridge = new Bridge(cs.bridgeFile);
+    await bridge.call('/open', { path: claude });
+    const found = await budgetDiagnostics(bridge, claude, 2);
+    const chars = found.find((d) => d.message.includes('40,000 characters'));
+    assert.ok(chars, JSON.stringify(found));
+    assert.deepEqual(chars.range.slice(0, 2), [2222, 14]);
+    assert.equal(chars.severity, 1); // vscode.DiagnosticSeverity.Warning
+    await bridge.call('/command', { command: 'revealLine', args: [{ lineNumber: 2222, at: 'center' }] });
+    await page.locator('.monaco-editor .squiggly-warning').first().waitFor({ timeout: 20_000 });
+    await screenshot(page, 'budgets-claude-md');
+  });
+
+  it('squiggles the deep AGENTS.md where Codex’s shared 32 KiB run out', async () => {
+    const bridge = new Bridge(cs.bridgeFile);
+    await bridge.call('/open', { path: deep });
+    const [cut] = await budgetDiagnostics(bridge, deep, 1);
+    assert.ok(cut);
+    assert.deepEqual(cut.range.slice(0, 2), [95, 13]);
+    assert.equal(cut.severity, 0); // vscode.DiagnosticSeverity.Error
+    assert.match(cut.message, /^Codex reads only the first 2,768 B of AGENTS\.md/);
+    await bridge.call('/command', { command: 'revealLine', args: [{ lineNumber: 95, at: 'center' }] });
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 20_000 });
+    await screenshot(page, 'budgets-agents-md');
+  });
+});

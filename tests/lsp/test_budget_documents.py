@@ -1,0 +1,119 @@
+"""Other agents' files in the editor, over real stdio: each open file a budget covers is
+squiggled from where its agent stops reading, the Codex chain follows the files above it
+on disk, and `.metis/budgets.toml` reports its own problems on their lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from support.lsp_session import MetisClient
+from support.lsp_values import file_uri, span
+
+
+async def test_an_over_budget_claude_md_is_squiggled_from_the_cut(
+    client: MetisClient, workspace: Path
+) -> None:
+    claude = workspace / "CLAUDE.md"
+    text = "# Rules\n" + "- keep it short ✓\n" * 2_400  # 43,208 characters, 2,401 lines
+    claude.write_text(text, encoding="utf-8")
+    await client.start_session([workspace])
+    client.open(claude)
+    await client.wait_for_codes(claude, ["over-budget", "over-budget"])
+    by_budget = {
+        d.data["budget"]: d for d in client.diagnostics[file_uri(claude)] if d.data is not None
+    }
+    assert set(by_budget) == {"claude-md", "claude-md-lines"}
+    chars = by_budget["claude-md"]
+    assert chars.severity == types.DiagnosticSeverity.Warning and chars.source == "metis"
+    assert chars.data == {
+        "budget": "claude-md",
+        "consumer": "Claude Code",
+        "unit": "chars",
+        "limit": 40_000,
+        "size": len(text),
+    }
+    # Character 40,000 is on line 1 + (40,000 - 8) // 18 = 2,222, at (40,000 - 8) % 18 = 14.
+    assert span(chars.range)[0] == (2_222, 14)
+    lines = by_budget["claude-md-lines"]
+    assert span(lines.range)[0] == (200, 0)
+    assert lines.message.startswith("CLAUDE.md is 2,401 lines, over the 200 lines Claude Code")
+
+    client.replace_all(claude, "# Rules\n- keep it short\n")
+    await client.wait_for_codes(claude, [])
+
+
+async def test_the_codex_chain_counts_the_files_above_on_disk(
+    client: MetisClient, workspace: Path
+) -> None:
+    (workspace / ".git").mkdir()
+    (workspace / "AGENTS.md").write_text("r" * 30_000)
+    deep = workspace / "svc" / "AGENTS.md"
+    deep.parent.mkdir()
+    deep.write_text("- use the service's Makefile\n" * 100)  # 2,900 B; 2,768 B are left
+    await client.start_session([workspace])
+    client.open(deep)
+    await client.wait_for_codes(deep, ["over-budget"])
+    cut = client.diagnostic(deep, "over-budget")
+    assert cut.severity == types.DiagnosticSeverity.Error
+    assert span(cut.range)[0] == (95, 13)  # 2,768 B = 95 lines of 29 B, then 13 B more
+    assert cut.data is not None and cut.data["spent_before"] == 30_000
+
+    # The root file shrinks on disk (saved in the editor): the deep file fits again.
+    root = workspace / "AGENTS.md"
+    client.open(root)
+    client.replace_all(root, "r" * 1_000)
+    client.save(root)
+    await client.wait_for_codes(deep, [])
+
+
+async def test_files_no_budget_covers_get_nothing(client: MetisClient, workspace: Path) -> None:
+    readme = workspace / "README.md"
+    readme.write_text("x" * 100_000)
+    claude = workspace / "CLAUDE.md"
+    claude.write_text("x" * 40_001)
+    await client.start_session([workspace])
+    client.open(readme)
+    client.open(claude)
+    await client.wait_for_codes(claude, ["over-budget"])
+    assert file_uri(readme) not in client.diagnostics
+
+
+async def test_closing_withdraws_the_diagnostics(client: MetisClient, workspace: Path) -> None:
+    rules = workspace / ".windsurf" / "rules" / "style.md"
+    rules.parent.mkdir(parents=True)
+    rules.write_text("w" * 12_001)
+    await client.start_session([workspace])
+    client.open(rules)
+    await client.wait_for_codes(rules, ["over-budget"])
+    client.close(rules)
+    await client.wait_for_codes(rules, [])
+
+
+async def test_budgets_toml_reports_its_problems_and_its_budgets_apply(
+    client: MetisClient, workspace: Path
+) -> None:
+    config = workspace / ".metis" / "budgets.toml"
+    config.parent.mkdir()
+    config.write_text(
+        '[[budget]]\nname = "team notes"\nfiles = ["notes/*.md"]\nunit = "lines"\nlimit = 2\n'
+        'past = "truncated"\n'
+    )
+    notes = workspace / "notes" / "a.md"
+    notes.parent.mkdir()
+    notes.write_text("1\n2\n3\n")
+    await client.start_session([workspace])
+    client.open(notes)
+    await client.wait_for_codes(notes, ["over-budget"])
+    assert client.diagnostic(notes, "over-budget").message.startswith(
+        "team notes loads only the first 2 lines of a.md: line 3 is never seen"
+    )
+
+    client.open(config)
+    client.replace_all(config, '[[budget]]\nname = "team notes"\nunit = "words"\n')
+    await client.wait_for_codes(config, ["budgets-config"])
+    problem = client.diagnostic(config, "budgets-config")
+    assert span(problem.range) == ((0, 0), (0, 10))  # the [[budget]] header line
+    assert "'unit' must be one of bytes, chars, lines" in problem.message
+    assert problem.severity == types.DiagnosticSeverity.Error
