@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from support.cli import Runner
@@ -112,3 +113,15 @@ def test_a_user_budget_and_a_switched_off_builtin(cli: Runner, workspace: Path) 
     assert "notes/a.md  team notes (team-notes): 3 lines / 2 lines" in result.stdout
     assert "Codex" not in result.stdout
     assert result.returncode == 1
+
+
+def test_the_pre_commit_hook_runs_check(cli: Runner, workspace: Path) -> None:
+    """.pre-commit-hooks.yaml's entry is a command this package installs, and it is `check`."""
+    hooks = (Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text()
+    entry = re.search(r"^\s*entry:\s*(.+)$", hooks, re.M)
+    assert entry is not None and re.search(r"^\s*- id: metis-memory-check$", hooks, re.M)
+    program, *args = entry.group(1).split()
+    assert program == "metis-memory"
+    assert cli(*args).returncode == 0  # an empty workspace passes
+    (workspace / "AGENTS.md").write_text("a" * 40_000)
+    assert cli(*args).returncode == 1

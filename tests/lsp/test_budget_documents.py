@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsprotocol import types
+from pytest_lsp import client_capabilities
 
-from support.lsp_session import MetisClient
+from support.lsp_session import MetisClient, hover, lenses
 from support.lsp_values import file_uri, span
 
 
@@ -117,3 +118,53 @@ async def test_budgets_toml_reports_its_problems_and_its_budgets_apply(
     assert span(problem.range) == ((0, 0), (0, 10))  # the [[budget]] header line
     assert "'unit' must be one of bytes, chars, lines" in problem.message
     assert problem.severity == types.DiagnosticSeverity.Error
+
+
+async def test_the_lens_and_hover_show_each_budgets_usage(
+    client: MetisClient, workspace: Path
+) -> None:
+    (workspace / ".git").mkdir()
+    (workspace / "AGENTS.md").write_text("r" * 30_000)
+    deep = workspace / "svc" / "AGENTS.md"
+    deep.parent.mkdir()
+    deep.write_text("s" * 5_000)
+    capabilities = client_capabilities("emacs")  # without markdown-mode: plain text only
+    assert capabilities.text_document is not None and capabilities.text_document.hover
+    capabilities.text_document.hover.content_format = [types.MarkupKind.PlainText]
+    await client.start_session([workspace], capabilities=capabilities)
+    client.open(deep)
+    await client.wait_for_codes(deep, ["over-budget"])
+    (lens,) = await lenses(client, deep)
+    assert lens.command is not None
+    assert lens.command.title == (
+        "Codex: 5,000 B after 30,000 B above of 32,768 B (107%) · text is lost"
+    )
+    shown = await hover(client, deep, 0, 0)
+    assert shown is not None and isinstance(shown.contents, types.MarkupContent)
+    assert shown.contents.kind == types.MarkupKind.PlainText
+    assert shown.contents.value == (
+        "What each agent sees of this file:\n"
+        "Codex: 5,000 B after 30,000 B above of 32,768 B (107%) · text is lost"
+    )
+
+
+async def test_the_hover_is_a_table_for_markdown_clients(
+    client: MetisClient, workspace: Path
+) -> None:
+    memory = workspace / "home" / ".hermes" / "memories" / "USER.md"
+    claude = workspace / "CLAUDE.md"
+    claude.write_text("# Rules\n- short\n")
+    await client.start_session([workspace])
+    client.open(claude)
+    await client.wait_until(lambda: file_uri(claude) in client.diagnostics, "CLAUDE.md analysed")
+    shown = await hover(client, claude, 0, 2)
+    assert shown is not None and isinstance(shown.contents, types.MarkupContent)
+    assert shown.contents.kind == types.MarkupKind.Markdown
+    rows = shown.contents.value.splitlines()[4:]
+    assert rows == [
+        "| Claude Code (CLAUDE.md size warning (200k-token context)) | 16 characters of "
+        "40,000 characters (0%) | ok |",
+        "| Claude Code (CLAUDE.md size limit) | 16 B of 4,194,304 B (0%) | ok |",
+        "| Claude Code (CLAUDE.md length guidance) | 2 lines of 200 lines (1%) | ok |",
+    ]
+    assert not memory.exists()

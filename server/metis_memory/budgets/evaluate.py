@@ -1,35 +1,106 @@
-"""Every budget finding for one file: the budgets whose globs cover it, measured on its
-text, with Codex's chain spent root-first from the repository root."""
+"""One file against every budget that covers it: how much of each it uses (for the hover,
+the lens and `check`) and the findings where an agent stops reading, with Codex's chain
+spent root-first from the repository root."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis.budget_check import budget_finding, find_cut
+from ..analysis.budget_check import Cut, budget_finding, find_cut, size_in
 from ..analysis.findings import Finding, Severity
 from .catalog import Catalog
-from .model import Budget
+from .model import Budget, describe
 from .paths import budgets_for, codex_position, repository_root
 
 
+@dataclass(frozen=True)
+class BudgetUse:
+    """What one budget sees of one file."""
+
+    budget: Budget
+    sizes: tuple[int, ...]
+    """The file's size in each of the budget's limits' units."""
+    spent: int = 0
+    """For a chain: what the files before this one spend of the shared budget."""
+    read_instead: str | None = None
+    """For a chain: the file the consumer reads in this directory instead of this one."""
+    skipped_blank: bool = False
+    cut: Cut | None = None
+
+    def used(self) -> str:
+        """'5,000 B after 30,000 B above of 32,768 B (107%)', one part per limit."""
+        if self.read_instead is not None:
+            return f"not read: {self.read_instead} is read in this directory instead"
+        if self.skipped_blank:
+            return "skipped: only whitespace"
+        parts = []
+        for limit, size in zip(self.budget.limits, self.sizes, strict=True):
+            used = describe(size, limit.unit)
+            if self.spent:
+                used += f" after {describe(self.spent, limit.unit)} above"
+            pct = 100 * (self.spent + size) / limit.limit
+            parts.append(f"{used} of {describe(limit.limit, limit.unit)} ({pct:.0f}%)")
+        return " · ".join(parts)
+
+    def state(self) -> str:
+        if self.cut is None:
+            return "ok"
+        return "text is lost" if self.budget.loses_text else "over: warned"
+
+    def summary(self) -> str:
+        """'Codex: 5,000 B after 30,000 B above of 32,768 B (107%) · text is lost'."""
+        return f"{self.budget.consumer}: {self.used()} · {self.state()}"
+
+
+def budget_uses(
+    path: Path, text: str, workspace: Path | None, catalog: Catalog, home: Path | None = None
+) -> list[BudgetUse]:
+    return [
+        _use(path, text, workspace, budget)
+        for budget in budgets_for(path, workspace, catalog.budgets, home)
+    ]
+
+
 def budget_findings(
-    path: Path,
-    text: str,
-    workspace: Path | None,
-    catalog: Catalog,
-    home: Path | None = None,
+    path: Path, text: str, workspace: Path | None, catalog: Catalog, home: Path | None = None
 ) -> list[Finding]:
-    findings: list[Finding] = []
-    for budget in budgets_for(path, workspace, catalog.budgets, home):
-        findings += _findings(path, text, workspace, budget)
-    return findings
+    return [
+        finding
+        for use in budget_uses(path, text, workspace, catalog, home)
+        if (finding := use_finding(path, text, use)) is not None
+    ]
 
 
-def _findings(path: Path, text: str, workspace: Path | None, budget: Budget) -> list[Finding]:
+def use_finding(path: Path, text: str, use: BudgetUse) -> Finding | None:
+    budget = use.budget
+    if use.read_instead is not None:
+        return Finding(
+            "over-budget",
+            Severity.WARNING,
+            0,
+            len(text),
+            f"{budget.consumer} never reads {path.name} here: it reads {use.read_instead} "
+            "in this directory instead",
+            data={
+                "budget": budget.id,
+                "consumer": budget.consumer,
+                "unit": budget.limits[0].unit,
+                "limit": budget.limits[0].limit,
+                "size": use.sizes[0],
+            },
+        )
+    if use.cut is None:
+        return None
+    return budget_finding(path.name, text, budget, use.cut)
+
+
+def _use(path: Path, text: str, workspace: Path | None, budget: Budget) -> BudgetUse:
+    sizes = tuple(size_in(text, limit.unit) for limit in budget.limits)
     spent = 0
     if budget.chain == "codex":
         if not text.strip():
-            return []  # Codex skips a file of only whitespace
+            return BudgetUse(budget, sizes, skipped_blank=True)  # Codex skips it
         # Codex's project root: the nearest `.git` above where it starts; without one, the
         # workspace folder stands for it (or the file's own directory outside any folder).
         root = repository_root(path.parent)
@@ -37,25 +108,8 @@ def _findings(path: Path, text: str, workspace: Path | None, budget: Budget) -> 
             root = workspace if workspace is not None and _within(path, workspace) else path.parent
         spent, read_instead = codex_position(path, root)
         if read_instead is not None:
-            return [
-                Finding(
-                    "over-budget",
-                    Severity.WARNING,
-                    0,
-                    len(text),
-                    f"{budget.consumer} never reads {path.name} here: it reads {read_instead} "
-                    "in this directory instead",
-                    data={
-                        "budget": budget.id,
-                        "consumer": budget.consumer,
-                        "unit": "bytes",
-                        "limit": budget.limits[0].limit,
-                        "size": len(text.encode("utf-8", "surrogatepass")),
-                    },
-                )
-            ]
-    cut = find_cut(text, budget, spent)
-    return [] if cut is None else [budget_finding(path.name, text, budget, cut)]
+            return BudgetUse(budget, sizes, spent, read_instead)
+    return BudgetUse(budget, sizes, spent, cut=find_cut(text, budget, spent))
 
 
 def _within(path: Path, parent: Path) -> bool:

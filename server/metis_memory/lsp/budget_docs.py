@@ -16,8 +16,8 @@ from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
 from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
 from ..budgets.config import CONFIG_NAME, parse_config
-from ..budgets.evaluate import budget_findings
-from ..budgets.paths import budgets_for, repository_root
+from ..budgets.evaluate import BudgetUse, budget_uses, use_finding
+from ..budgets.paths import repository_root
 from .diagnostics import SOURCE, to_range
 
 CONFIG_CODE = "budgets-config"
@@ -29,6 +29,8 @@ class BudgetDocuments:
 
     open: dict[str, Path] = field(default_factory=dict)
     """URI -> the workspace folder it was analysed in."""
+    uses: dict[str, list[BudgetUse]] = field(default_factory=dict)
+    """URI -> what each budget sees of it (the hover and the lens)."""
     _catalogs: dict[Path, tuple[int | None, Catalog]] = field(default_factory=dict)
 
     def catalog(self, workspace: Path) -> Catalog:
@@ -71,15 +73,35 @@ def analyse(
         docs.open[uri] = path.parent.parent
         return config_diagnostics(text, encoding)
     catalog = docs.catalog(workspace)
-    if not budgets_for(path, workspace, catalog.budgets, home):
+    uses = budget_uses(path, text, workspace, catalog, home)
+    if not uses:
         docs.open.pop(uri, None)
+        docs.uses.pop(uri, None)
         return None
     docs.open[uri] = workspace
+    docs.uses[uri] = uses
     lines = LineIndex(text)
     return [
-        to_budget_diagnostic(f, lines, encoding)
-        for f in budget_findings(path, text, workspace, catalog, home)
+        to_budget_diagnostic(finding, lines, encoding)
+        for use in uses
+        if (finding := use_finding(path, text, use)) is not None
     ]
+
+
+def forget(docs: BudgetDocuments, uri: str) -> bool:
+    """The document closed: True when it was one of ours."""
+    docs.uses.pop(uri, None)
+    return docs.open.pop(uri, None) is not None
+
+
+def hover_markdown(uses: list[BudgetUse]) -> str:
+    rows = [f"| {u.budget.consumer} ({u.budget.name}) | {u.used()} | {u.state()} |" for u in uses]
+    head = ["**What each agent sees of this file**", "", "| agent | used | |", "|---|---|---|"]
+    return "\n".join([*head, *rows])
+
+
+def hover_plaintext(uses: list[BudgetUse]) -> str:
+    return "\n".join(["What each agent sees of this file:", *(u.summary() for u in uses)])
 
 
 def to_budget_diagnostic(finding: Finding, lines: LineIndex, encoding: str) -> types.Diagnostic:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
     from ..files import MemoryFile
+    from .budget_docs import BudgetDocuments
     from .client_options import ClientOptions
     from .diagnostics import FileAnalysis
     from .refresh import Refresher
@@ -22,6 +23,7 @@ class ServerContext(Protocol):
 
     folders: Workspaces
     refresher: Refresher
+    budget_docs: BudgetDocuments
     client_options: ClientOptions
 
     @property

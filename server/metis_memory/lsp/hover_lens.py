@@ -8,6 +8,7 @@ from pygls.lsp.server import LanguageServer
 
 from ..analysis.entries import LineKind, Outline
 from ..analysis.usage import hover_markdown, hover_plaintext, lens_title
+from . import budget_docs
 from .context import ServerContext
 
 
@@ -22,7 +23,7 @@ def title_line(outline: Outline) -> int:
 def hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | None:
     analysis = ls.analysis_of_open(params.text_document.uri)
     if analysis is None:
-        return None
+        return budget_hover(ls, params)
     line = title_line(analysis.outline)
     if params.position.line != line:
         return None
@@ -47,10 +48,28 @@ def hover_kind(ls: ServerContext) -> types.MarkupKind:
     return types.MarkupKind.PlainText
 
 
+def budget_hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | None:
+    """Another agent's file: each budget's usage, on its first line."""
+    uses = ls.budget_docs.uses.get(params.text_document.uri)
+    if not uses or params.position.line != 0:
+        return None
+    if hover_kind(ls) is types.MarkupKind.Markdown:
+        contents = types.MarkupContent(types.MarkupKind.Markdown, budget_docs.hover_markdown(uses))
+    else:
+        contents = types.MarkupContent(
+            types.MarkupKind.PlainText, budget_docs.hover_plaintext(uses)
+        )
+    return types.Hover(contents=contents)
+
+
 def code_lens(ls: ServerContext, params: types.CodeLensParams) -> list[types.CodeLens] | None:
     analysis = ls.analysis_of_open(params.text_document.uri)
     if analysis is None:
-        return None
+        uses = ls.budget_docs.uses.get(params.text_document.uri)
+        if not uses:
+            return None
+        top = types.Range(types.Position(0, 0), types.Position(0, 0))
+        return [types.CodeLens(range=top, command=types.Command(u.summary(), "")) for u in uses]
     # An empty command id: clients show the title as plain text (nothing to click).
     command = types.Command(title=lens_title(analysis.usage), command="")
     return [

@@ -76,7 +76,7 @@ def document_closed(ls: MetisLanguageServer, uri: str) -> None:
     if ls.proposals.pop(uri, None) is not None:
         ls.refresher.publish_document(uri, None)
         return
-    if ls.budget_docs.open.pop(uri, None) is not None:
+    if budget_docs.forget(ls.budget_docs, uri):
         ls.refresher.publish_other(uri, [], None)
         return
     located = ls.folders.locate(uri)
