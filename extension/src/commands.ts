@@ -3,6 +3,7 @@
  * are shown once, with the server's message. */
 
 import * as vscode from 'vscode';
+import type { AgentContextView } from './agentContext';
 import { connectAgents } from './agents';
 import type { Consolidation } from './consolidation';
 import { chooseFolder, folderFromKey, memoryUri, readDisk } from './folders';
@@ -24,6 +25,7 @@ export function registerCommands(
   srv: MetisServer,
   log: vscode.LogOutputChannel,
   consolidation: Consolidation,
+  agentContext: AgentContextView,
 ): void {
   const run = (fn: () => Promise<unknown>) => async () => {
     try {
@@ -71,6 +73,10 @@ export function registerCommands(
     void vscode.window.showInformationMessage(
       `Copied the assembled prompt of ${folder.name} (${formatBytes(new TextEncoder().encode(text).length)}).`,
     );
+  });
+  register('metis.refreshAgentContext', () => {
+    agentContext.refresh();
+    return Promise.resolve();
   });
   register('metis.restartServer', async () => {
     log.info('restart requested');

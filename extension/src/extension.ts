@@ -9,6 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { AgentContextView } from './agentContext';
 import { offerAgentSetup } from './agents';
 import { createApi, type MemoryUpdatedEvent, type MetisMemoryApi } from './api';
 import { registerCommands } from './commands';
@@ -29,13 +30,17 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
   const srv = new MetisServer(context, log);
   server = srv;
   const statusBar = new UsageStatusBar(srv);
+  const agentContext = new AgentContextView(srv);
+  agentContext.onDidChangeWorst((level) => {
+    statusBar.setAgentLevel(level);
+  });
   const prompts = new PromptDocuments(srv);
   const consolidation = new Consolidation(srv, (folder) => statusBar.get(folder));
   const updated = new vscode.EventEmitter<MemoryUpdatedEvent>();
-  context.subscriptions.push(log, srv, statusBar, prompts, consolidation, updated, registerTools(srv));
+  context.subscriptions.push(log, srv, statusBar, agentContext, prompts, consolidation, updated, registerTools(srv));
 
   handleNotifications(srv, { log, statusBar, prompts, consolidation, updated });
-  registerCommands(context, srv, log, consolidation);
+  registerCommands(context, srv, log, consolidation, agentContext);
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {

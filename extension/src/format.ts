@@ -100,3 +100,9 @@ export function stripFences(text: string): string {
   const m = /^\s*```[a-z]*\r?\n([\s\S]*?)\r?\n```\s*$/i.exec(text);
   return `${(m?.[1] ?? text).trim()}\n`;
 }
+
+/** "▰▰▰▰▰▰▱▱▱▱" for 60 %: ten cells, all full from 95 %. */
+export function bar(percent: number): string {
+  const full = Math.max(0, Math.min(10, Math.round(percent / 10)));
+  return '▰'.repeat(full) + '▱'.repeat(10 - full);
+}

@@ -93,6 +93,7 @@ export const ServerCommand = {
   connectAgents: 'metis.connectAgents',
   applyEdit: 'metis.applyEdit',
   showConsolidationProposal: 'metis.showConsolidationProposal',
+  agentContext: 'metis.agentContext',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -119,6 +120,7 @@ export interface ServerCommandArgs {
   };
   [ServerCommand.applyEdit]: { label: string; edit: Record<string, unknown> };
   [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; workspace?: string };
+  [ServerCommand.agentContext]: { workspace?: string };
 }
 
 /** What each server command answers. */
@@ -134,6 +136,32 @@ export interface ServerCommandResults {
   [ServerCommand.connectAgents]: ConnectResult;
   [ServerCommand.applyEdit]: { applied: boolean; failureReason?: string | null };
   [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; uri: string; shown: boolean };
+  [ServerCommand.agentContext]: AgentContext[];
+}
+
+/** One agent's files in `metis.agentContext`, with the worst level among them. */
+export interface AgentContext {
+  consumer: string;
+  worst: BudgetLevel;
+  files: AgentFile[];
+}
+
+export type BudgetLevel = 'green' | 'yellow' | 'red' | 'grey';
+
+export interface AgentFile {
+  path: string;
+  uri: string;
+  /** Relative to the workspace, or `~/...`. */
+  shown: string;
+  budget?: string;
+  name?: string;
+  /** "5,000 B after 30,000 B above of 32,768 B (107%)". */
+  used: string | null;
+  state?: string;
+  level: BudgetLevel;
+  percent?: number;
+  /** Where the agent stops reading, or null when it reads all of it. */
+  cut?: { line: number; character: number } | null;
 }
 
 /**

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { statusText, statusTooltip, worstSeverity } from './format';
 import { activeFolder, folderKey } from './folders';
-import { ServerCommand, type Usage } from './protocol';
+import { ServerCommand, type BudgetLevel, type Usage } from './protocol';
 import type { MetisServer } from './server';
 
 export class UsageStatusBar implements vscode.Disposable {
@@ -14,6 +14,7 @@ export class UsageStatusBar implements vscode.Disposable {
   private readonly usage = new Map<string, Usage>();
   private readonly disposables: vscode.Disposable[] = [];
   private scheduled: ReturnType<typeof setTimeout> | undefined;
+  private agents: BudgetLevel | undefined;
 
   constructor(private readonly server: MetisServer) {
     this.item = vscode.window.createStatusBarItem('metis.usage', vscode.StatusBarAlignment.Left, 50);
@@ -47,6 +48,13 @@ export class UsageStatusBar implements vscode.Disposable {
     }, 0);
   }
 
+  /** The worst level of the active folder's agents' files (from the Agent Context view). */
+  setAgentLevel(level: BudgetLevel | undefined): void {
+    if (level === this.agents) return;
+    this.agents = level;
+    this.render();
+  }
+
   /** Ask once per folder after a (re)start; from then on the server pushes changes. */
   async seed(): Promise<void> {
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
@@ -77,9 +85,18 @@ export class UsageStatusBar implements vscode.Disposable {
       this.item.hide();
       return;
     }
-    const severity = worstSeverity(usage);
-    this.item.text = statusText(usage);
-    const tooltip = new vscode.MarkdownString(statusTooltip(folder.name, usage));
+    const over = this.agents === 'red' || this.agents === 'yellow';
+    const memorySeverity = worstSeverity(usage);
+    const severity = memorySeverity === 'ok' && over ? 'warning' : memorySeverity;
+    this.item.text = statusText(usage) + (over ? ' · $(warning) agents' : '');
+    let markdown = statusTooltip(folder.name, usage);
+    if (over) {
+      markdown +=
+        this.agents === 'red'
+          ? '\n\n**An agent loses text of its files**: see the Agent Context view.'
+          : '\n\nAn agent file is over a warning budget or close to one: see the Agent Context view.';
+    }
+    const tooltip = new vscode.MarkdownString(markdown);
     this.item.tooltip = tooltip;
     this.item.accessibilityInformation = { label: `Metis Memory: ${statusText(usage).replace(/\$\([a-z-]+\) /, '')}` };
     this.item.backgroundColor =

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import {
+  bar,
   formatBytes,
   formatUsage,
   percent,
@@ -132,5 +133,15 @@ describe('the same numbers and states as the server', () => {
       py.usage.map((u) => named[severityOf(u)]),
       py.status,
     );
+  });
+});
+
+describe('bar', () => {
+  it('has ten cells, rounded, clamped at empty and full', () => {
+    assert.equal(bar(0), '▱▱▱▱▱▱▱▱▱▱');
+    assert.equal(bar(4), '▱▱▱▱▱▱▱▱▱▱');
+    assert.equal(bar(61), '▰▰▰▰▰▰▱▱▱▱');
+    assert.equal(bar(100), '▰▰▰▰▰▰▰▰▰▰');
+    assert.equal(bar(250), '▰▰▰▰▰▰▰▰▰▰');
   });
 });

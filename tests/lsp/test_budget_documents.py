@@ -168,3 +168,36 @@ async def test_the_hover_is_a_table_for_markdown_clients(
         "| Claude Code (CLAUDE.md length guidance) | 2 lines of 200 lines (1%) | ok |",
     ]
     assert not memory.exists()
+
+
+async def test_agent_context_lists_each_agents_files_with_levels_and_cuts(
+    client: MetisClient, workspace: Path
+) -> None:
+    (workspace / ".git").mkdir()
+    (workspace / "AGENTS.md").write_text("r" * 30_000)
+    deep = workspace / "svc" / "AGENTS.md"
+    deep.parent.mkdir()
+    deep.write_text("- use the service's Makefile\n" * 100)  # cut at line 95, character 13
+    claude = workspace / "CLAUDE.md"
+    claude.write_text("# Rules\n- short\n")
+    await client.start_session([workspace])
+    client.open(claude)
+    client.replace_all(claude, "# Rules\n" + "- typed, not saved\n" * 170)  # 85 % of 200 lines
+    await client.wait_until(lambda: file_uri(claude) in client.diagnostics, "CLAUDE.md analysed")
+    agents = await client.command("metis.agentContext", {})
+    by_agent = {a["consumer"]: a for a in agents}
+    assert list(by_agent) == ["Claude Code", "Codex"]
+    codex = by_agent["Codex"]
+    assert codex["worst"] == "red"
+    files = {f["shown"]: f for f in codex["files"]}
+    assert files["AGENTS.md"]["level"] == "yellow"  # 30,000 of 32,768 B: 92 %
+    assert files["AGENTS.md"]["cut"] is None
+    assert files["svc/AGENTS.md"]["level"] == "red"
+    assert files["svc/AGENTS.md"]["cut"] == {"line": 95, "character": 13}
+    assert files["svc/AGENTS.md"]["uri"] == file_uri(deep)
+    assert files["svc/AGENTS.md"]["used"] == "2,900 B after 30,000 B above of 32,768 B (100%)"
+    claude_files = {f["budget"]: f for f in by_agent["Claude Code"]["files"]}
+    # The open buffer counts, unsaved: 171 lines.
+    assert claude_files["claude-md-lines"]["used"] == "171 lines of 200 lines (86%)"
+    assert claude_files["claude-md-lines"]["level"] == "yellow"
+    assert claude_files["claude-md"]["level"] == "green"

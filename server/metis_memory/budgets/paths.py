@@ -159,3 +159,13 @@ def codex_position(path: Path, root: Path) -> tuple[int, str | None]:
             if stat.S_ISREG(st.st_mode):
                 return spent, name
     return spent, None
+
+
+def shown_path(path: Path, workspace: Path, home: Path) -> str:
+    """A path as people read it in a report: relative to the workspace, or `~/...`."""
+    for base, prefix in ((workspace, ""), (home, "~/")):
+        try:
+            return prefix + path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(path)

@@ -13,7 +13,7 @@ from .catalog import Catalog
 from .discover import budgeted_files
 from .evaluate import budget_findings
 from .model import Budget, describe
-from .paths import budgets_for
+from .paths import budgets_for, shown_path
 from .reading import read_bounded
 
 
@@ -80,7 +80,7 @@ def workspace_budgets(
     home = home if home is not None else Path.home()
     lines: list[BudgetLine] = []
     for path in budgeted_files(workspace, catalog.budgets, home):
-        shown = _shown(path, workspace, home)
+        shown = shown_path(path, workspace, home)
         read = read_bounded(path)
         for budget in budgets_for(path, workspace, catalog.budgets, home):
             if read.text is None:
@@ -92,15 +92,6 @@ def workspace_budgets(
             cut_line = None if finding is None else read.text.count("\n", 0, finding.start) + 1
             lines.append(BudgetLine(path, shown, budget, size, finding, cut_line=cut_line))
     return lines
-
-
-def _shown(path: Path, workspace: Path, home: Path) -> str:
-    for base, prefix in ((workspace, ""), (home, "~/")):
-        try:
-            return prefix + path.relative_to(base).as_posix()
-        except ValueError:
-            continue
-    return str(path)
 
 
 def sarif(lines: list[BudgetLine], version: str) -> dict[str, Any]:

@@ -34,6 +34,9 @@ class ServerContext(Protocol):
 
     def open_document(self, key: FileKey) -> TextDocument | None: ...
 
+    def text_document(self, uri: str) -> TextDocument | None:
+        """Any open document by URI (another agent's file, say)."""
+
     def open_documents(self, key: FileKey) -> list[TextDocument]: ...
 
     def analysis_of_open(self, uri: str) -> FileAnalysis | None: ...

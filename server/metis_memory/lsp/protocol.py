@@ -23,6 +23,7 @@ APPLY_EDIT = "metis.applyEdit"
 SHOW_PROPOSAL = "metis.showConsolidationProposal"
 AGENT_HOSTS = "metis.agentHosts"
 CONNECT_AGENTS = "metis.connectAgents"
+AGENT_CONTEXT = "metis.agentContext"
 
 SERVER_COMMANDS = frozenset(
     {
@@ -37,6 +38,7 @@ SERVER_COMMANDS = frozenset(
         SHOW_PROPOSAL,
         AGENT_HOSTS,
         CONNECT_AGENTS,
+        AGENT_CONTEXT,
     }
 )
 
@@ -69,4 +71,5 @@ ARGUMENTS: dict[str, type[BaseModel]] = {
     SHOW_PROPOSAL: args.FileArgs,
     AGENT_HOSTS: args.WorkspaceArgs,
     CONNECT_AGENTS: args.ConnectAgentsArgs,
+    AGENT_CONTEXT: args.WorkspaceArgs,
 }

@@ -26,7 +26,17 @@ from .. import __version__
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
-from . import arguments, code_actions, commands, connect, hover_lens, lifecycle, proposal, sync
+from . import (
+    agent_context,
+    arguments,
+    code_actions,
+    commands,
+    connect,
+    hover_lens,
+    lifecycle,
+    proposal,
+    sync,
+)
 from .budget_docs import BudgetDocuments
 from .client_options import ClientOptions
 from .diagnostics import FileAnalysis, analyse
@@ -75,6 +85,11 @@ class MetisLanguageServer(LanguageServer):
         """The editor's buffer of a memory file, if it is open (the last opened URI)."""
         documents = self.open_documents(key)
         return documents[-1] if documents else None
+
+    def text_document(self, uri: str) -> TextDocument | None:
+        """Any open document by URI (another agent's file, say)."""
+        documents: dict[str, TextDocument] = self.workspace.text_documents
+        return documents.get(uri)
 
     def open_documents(self, key: FileKey) -> list[TextDocument]:
         """Every buffer of a memory file: each one's unsaved edits must be protected."""
@@ -191,7 +206,17 @@ class MetisLanguageServer(LanguageServer):
 def create_server() -> MetisLanguageServer:
     """The server with every feature registered: each module wires its own handlers."""
     server = MetisLanguageServer()
-    for feature in (lifecycle, sync, code_actions, hover_lens, commands, proposal, connect):
+    features = (
+        lifecycle,
+        sync,
+        code_actions,
+        hover_lens,
+        commands,
+        proposal,
+        connect,
+        agent_context,
+    )
+    for feature in features:
         feature.register(server)
     return server
 
