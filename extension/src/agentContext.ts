@@ -10,7 +10,9 @@ import { bar } from './format';
 import { ServerCommand, type AgentContext, type AgentFile, type BudgetLevel } from './protocol';
 import type { MetisServer } from './server';
 
-type Node = { kind: 'agent'; agent: AgentContext } | { kind: 'file'; file: AgentFile };
+type Node = { kind: 'agent'; agent: AgentContext } | { kind: 'file'; file: AgentFile; several?: boolean };
+
+const UNIT_WORD = { bytes: 'bytes', chars: 'characters', lines: 'lines' } as const;
 
 const COLOR: Record<BudgetLevel, string> = {
   green: 'charts.green',
@@ -81,20 +83,27 @@ export class AgentContextView implements vscode.TreeDataProvider<Node>, vscode.D
 
   getChildren(node?: Node): Node[] {
     if (!node) return this.agents.map((agent) => ({ kind: 'agent', agent }));
-    return node.kind === 'agent' ? node.agent.files.map((file) => ({ kind: 'file', file })) : [];
+    if (node.kind === 'file') return [];
+    const files = node.agent.files;
+    const budgets = new Map<string, number>();
+    for (const f of files) budgets.set(f.path, (budgets.get(f.path) ?? 0) + 1);
+    // A file under several budgets of one agent gets one row each, told apart by unit.
+    return files.map((file) => ({ kind: 'file', file, several: (budgets.get(file.path) ?? 0) > 1 }));
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
     if (node.kind === 'agent') {
       const { agent } = node;
       const item = new vscode.TreeItem(agent.consumer, vscode.TreeItemCollapsibleState.Expanded);
-      const lost = agent.files.filter((f) => f.level === 'red').length;
-      item.description = `${agent.files.length} file${agent.files.length === 1 ? '' : 's'}${lost ? ` · ${lost} losing text` : ''}`;
+      const files = new Set(agent.files.map((f) => f.path)).size;
+      const lost = new Set(agent.files.filter((f) => f.level === 'red').map((f) => f.path)).size;
+      item.description = `${files} file${files === 1 ? '' : 's'}${lost ? ` · ${lost} losing text` : ''}`;
       item.iconPath = new vscode.ThemeIcon('circle-filled', new vscode.ThemeColor(COLOR[agent.worst]));
       return item;
     }
     const { file } = node;
-    const item = new vscode.TreeItem(file.shown, vscode.TreeItemCollapsibleState.None);
+    const label = node.several && file.unit ? `${file.shown} (${UNIT_WORD[file.unit]})` : file.shown;
+    const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
     item.description = `${file.percent === undefined ? '' : `${bar(file.percent)} `}${file.used ?? ''}`;
     item.tooltip = `${file.name ?? file.shown}: ${file.used ?? ''}${file.state ? ` — ${file.state}` : ''}`;
     item.iconPath = new vscode.ThemeIcon('circle-filled', new vscode.ThemeColor(COLOR[file.level]));

@@ -155,6 +155,8 @@ export interface AgentFile {
   shown: string;
   budget?: string;
   name?: string;
+  /** The unit of the budget's (first) limit. */
+  unit?: 'bytes' | 'chars' | 'lines';
   /** "5,000 B after 30,000 B above of 32,768 B (107%)". */
   used: string | null;
   state?: string;

@@ -88,4 +88,26 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
     await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 20_000 });
     await screenshot(page, 'budgets-agents-md');
   });
+
+  it('shows each agent’s files with bars in the Agent Context view, and opens a file at its cut', async () => {
+    const bridge = new Bridge(cs.bridgeFile);
+    await bridge.call('/command', { command: 'metis.agentContext.focus' });
+    const row = (text: string) => page.locator('.monaco-list-row', { hasText: text }).first();
+    await row('Codex').waitFor({ timeout: 30_000 });
+    await page.keyboard.press('End'); // the deepest AGENTS.md is the last row of the tree
+    const deepRow = row('svc/AGENTS.md');
+    await deepRow.waitFor({ timeout: 10_000 }).catch(async (err: unknown) => {
+      await screenshot(page, 'fail-agent-context');
+      throw err;
+    });
+    assert.match(await deepRow.innerText(), /▰{10}\s*2,900 B after 30,000 B above of 32,768 B \(100%\)/);
+    await row('Claude Code').waitFor({ timeout: 10_000 });
+    // The status bar says an agent loses text.
+    await page.locator('.statusbar-item', { hasText: 'agents' }).first().waitFor({ timeout: 10_000 });
+    // Room for the view: fold the folder's file tree (its pane header toggles it).
+    await page.locator('.pane-header', { hasText: 'repo' }).first().click();
+    await screenshot(page, 'agent-context');
+    await deepRow.click();
+    await page.locator('.statusbar-item', { hasText: 'Ln 96, Col 14' }).first().waitFor({ timeout: 10_000 });
+  });
 });

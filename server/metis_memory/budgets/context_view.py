@@ -69,6 +69,7 @@ def agent_context(
                     "shown": shown,
                     "budget": use.budget.id,
                     "name": use.budget.name,
+                    "unit": use.budget.limits[0].unit,
                     "used": use.used(),
                     "state": use.state(),
                     "level": level(use),
