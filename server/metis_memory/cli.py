@@ -284,7 +284,7 @@ def _mcp(workspace: str | None) -> int:
 def _check(workspace: str, fmt: str) -> int:
     from . import __version__
     from .budgets.catalog import workspace_catalog
-    from .budgets.report import sarif, workspace_budgets
+    from .budgets.report import sarif, workspace_budgets, workspace_rule_problems
     from .disk_state import read_disk
 
     store = _workspace(workspace)
@@ -321,15 +321,18 @@ def _check(workspace: str, fmt: str) -> int:
     budgets = workspace_catalog(root)
     budget_lines = workspace_budgets(root, budgets)
     problems = [f".metis/budgets.toml:{p.line}: {p.message}" for p in budgets.problems]
+    rule_problems = workspace_rule_problems(root)
     if fmt == "sarif":
-        print(json.dumps(sarif(budget_lines, __version__), indent=2))
+        print(json.dumps(sarif(budget_lines, __version__, rule_problems), indent=2))
     elif fmt == "json":
         out: dict[str, object] = dict(report)
         out["budgets"] = [line.to_json() for line in budget_lines]
         out["config_problems"] = problems
+        out["rule_problems"] = [p.to_json() for p in rule_problems]
         print(json.dumps(out, indent=2))
     else:
         lines += [line.text_line() for line in budget_lines]
+        lines += [p.text_line() for p in rule_problems]
         print("\n".join(lines + problems))
     failed = failed or bool(problems) or any(line.loses_text for line in budget_lines)
     return EXIT_FAIL if failed else EXIT_OK

@@ -125,3 +125,22 @@ def test_the_pre_commit_hook_runs_check(cli: Runner, workspace: Path) -> None:
     assert cli(*args).returncode == 0  # an empty workspace passes
     (workspace / "AGENTS.md").write_text("a" * 40_000)
     assert cli(*args).returncode == 1
+
+
+def test_rule_files_agents_ignore_are_listed_in_every_format(cli: Runner, workspace: Path) -> None:
+    (workspace / "CLAUDE.md").write_text("# Rules\nSee @docs/gone.md for setup.\n")
+    rules = workspace / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "go.md").write_text("# Go\n")
+    text = cli("check")
+    assert text.returncode == 0  # warnings: nothing is lost by a budget
+    assert "CLAUDE.md:2:5: missing-import: Claude Code cannot import docs/gone.md" in text.stdout
+    assert ".cursor/rules/go.md:1:1: rule-ignored: Cursor ignores .md files" in text.stdout
+    problems = json.loads(cli("check", "--json").stdout)["rule_problems"]
+    assert [(p["path"], p["line"], p["column"], p["code"]) for p in problems] == [
+        (".cursor/rules/go.md", 1, 1, "rule-ignored"),
+        ("CLAUDE.md", 2, 5, "missing-import"),
+    ]
+    results = json.loads(cli("check", "--format", "sarif").stdout)["runs"][0]["results"]
+    regions = {r["ruleId"]: r["locations"][0]["physicalLocation"]["region"] for r in results}
+    assert regions["missing-import"] == {"startLine": 2, "startColumn": 5}

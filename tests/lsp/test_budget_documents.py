@@ -201,3 +201,26 @@ async def test_agent_context_lists_each_agents_files_with_levels_and_cuts(
     assert claude_files["claude-md-lines"]["used"] == "171 lines of 200 lines (86%)"
     assert claude_files["claude-md-lines"]["level"] == "yellow"
     assert claude_files["claude-md"]["level"] == "green"
+
+
+async def test_rule_files_agents_ignore_are_squiggled_where_they_go_wrong(
+    client: MetisClient, workspace: Path
+) -> None:
+    claude = workspace / "CLAUDE.md"
+    claude.write_text("# Rules\nSee @docs/gone.md for setup.\n")
+    rule = workspace / ".cursor" / "rules" / "go.mdc"
+    rule.parent.mkdir(parents=True)
+    rule.write_text('---\nalwaysApply: "true"\n---\nUse gofmt.\n')
+    await client.start_session([workspace])
+    client.open(claude)
+    client.open(rule)
+    await client.wait_for_codes(claude, ["missing-import"])
+    assert span(client.diagnostic(claude, "missing-import").range) == ((1, 4), (1, 17))
+    await client.wait_for_codes(rule, ["rule-frontmatter", "rule-frontmatter"])
+    # Creating the file and typing fixes both.
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "gone.md").write_text("setup\n")
+    client.replace_all(claude, "# Rules\nSee @docs/gone.md for setup.\n")
+    await client.wait_for_codes(claude, [])
+    client.replace_all(rule, "---\nalwaysApply: true\n---\nUse gofmt.\n")
+    await client.wait_for_codes(rule, [])

@@ -13,6 +13,11 @@ code                      severity     meaning
 ``not-utf8``              error        the file on disk is not valid UTF-8
 ``over-budget``           error/warn.  past what another agent reads of the file (error
                                        where it loses text, warning where it only warns)
+``missing-import``        warning      a Claude Code ``@path`` import whose target is missing
+``import-too-deep``       warning      an import chain past Claude Code's four hops
+``rule-frontmatter``      warning      a Cursor rule Cursor never applies on its own
+``rule-ignored``          warning      a plain ``.md`` in ``.cursor/rules`` (Cursor skips it)
+``apply-to-unmatched``    warning      a Copilot ``applyTo`` that matches no file
 ========================  ===========  ==============================================
 """
 
@@ -33,6 +38,11 @@ Code = Literal[
     "secret",
     "not-utf8",
     "over-budget",
+    "missing-import",
+    "import-too-deep",
+    "rule-frontmatter",
+    "rule-ignored",
+    "apply-to-unmatched",
 ]
 CODES: tuple[Code, ...] = (
     "over-soft-cap",
@@ -42,6 +52,11 @@ CODES: tuple[Code, ...] = (
     "secret",
     "not-utf8",
     "over-budget",
+    "missing-import",
+    "import-too-deep",
+    "rule-frontmatter",
+    "rule-ignored",
+    "apply-to-unmatched",
 )
 CAP_CODES: frozenset[str] = frozenset({"over-soft-cap", "over-hard-cap"})
 

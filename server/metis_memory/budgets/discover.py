@@ -33,27 +33,31 @@ SKIPPED_DIRS = frozenset(
 
 def budgeted_files(workspace: Path, budgets: Iterable[Budget], home: Path) -> list[Path]:
     """Every existing file a budget's glob names, sorted, without duplicates."""
+    return files_matching(workspace, [glob for b in budgets for glob in b.files], home)
+
+
+def files_matching(workspace: Path, globs: Iterable[str], home: Path) -> list[Path]:
+    """Every existing file the globs name (workspace-relative or `~/`), sorted, once each."""
     found: set[Path] = set()
     walked: list[str] | None = None
-    for budget in budgets:
-        for glob in budget.files:
-            glob = glob.replace(CLAUDE_PROJECT, claude_project(workspace))
-            base, pattern = (home, glob[2:]) if glob.startswith("~/") else (workspace, glob)
-            if "*" not in pattern and "?" not in pattern:
-                if os.path.lexists(base / pattern):
-                    found.add(base / pattern)
-                continue
-            if base is home:
-                found.update(_expand_shallow(home, pattern))
-                continue
-            if walked is None:
-                walked = list(_walk(workspace))
-            regex = glob_regex(pattern)
-            found.update(workspace / rel for rel in walked if regex.match(rel))
+    for glob in globs:
+        glob = glob.replace(CLAUDE_PROJECT, claude_project(workspace))
+        base, pattern = (home, glob[2:]) if glob.startswith("~/") else (workspace, glob)
+        if "*" not in pattern and "?" not in pattern:
+            if os.path.lexists(base / pattern):
+                found.add(base / pattern)
+            continue
+        if base is home:
+            found.update(_expand_shallow(home, pattern))
+            continue
+        if walked is None:
+            walked = list(walk_files(workspace))
+        regex = glob_regex(pattern)
+        found.update(workspace / rel for rel in walked if regex.match(rel))
     return sorted(found)
 
 
-def _walk(root: Path) -> Iterator[str]:
+def walk_files(root: Path) -> Iterator[str]:
     """Relative paths (posix) of the files under `root`, bounded and without symlinks."""
     pending = [""]
     seen = 0

@@ -10,11 +10,12 @@ from typing import Any
 from ..analysis.budget_check import size_in
 from ..analysis.findings import Finding
 from .catalog import Catalog
-from .discover import budgeted_files
+from .discover import budgeted_files, files_matching
 from .evaluate import budget_findings
 from .model import Budget, describe
 from .paths import budgets_for, shown_path
 from .reading import read_bounded
+from .structure import RULE_FILES, structure_findings
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,31 @@ def workspace_budgets(
     return lines
 
 
-def sarif(lines: list[BudgetLine], version: str) -> dict[str, Any]:
-    """SARIF 2.1.0 for code-scanning uploads: one result per exceeded budget."""
-    rules = {}
-    results = []
+def sarif(
+    lines: list[BudgetLine], version: str, problems: list[RuleProblem] | None = None
+) -> dict[str, Any]:
+    """SARIF 2.1.0 for code-scanning uploads: one result per exceeded budget and per rule
+    problem."""
+    rules: dict[str, dict[str, Any]] = {}
+    results: list[dict[str, Any]] = []
+    for problem in problems or []:
+        code = problem.finding.code
+        rules[code] = {"id": code, "shortDescription": {"text": code.replace("-", " ")}}
+        results.append(
+            {
+                "ruleId": code,
+                "level": "warning",
+                "message": {"text": problem.finding.message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": problem.shown},
+                            "region": {"startLine": problem.line, "startColumn": problem.column},
+                        }
+                    }
+                ],
+            }
+        )
     for line in lines:
         if line.finding is None:
             continue
@@ -139,3 +161,41 @@ def sarif(lines: list[BudgetLine], version: str) -> dict[str, Any]:
             }
         ],
     }
+
+
+@dataclass(frozen=True)
+class RuleProblem:
+    """A rule file an agent ignores or reads in part (`structure.py`), with its place."""
+
+    shown: str
+    line: int
+    column: int
+    finding: Finding
+
+    def text_line(self) -> str:
+        return (
+            f"{self.shown}:{self.line}:{self.column}: {self.finding.code}: {self.finding.message}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.shown,
+            "line": self.line,
+            "column": self.column,
+            "code": self.finding.code,
+            "message": self.finding.message,
+        }
+
+
+def workspace_rule_problems(workspace: Path, home: Path | None = None) -> list[RuleProblem]:
+    home = home if home is not None else Path.home()
+    problems: list[RuleProblem] = []
+    for path in files_matching(workspace, RULE_FILES, home):
+        read = read_bounded(path)
+        if read.text is None:
+            continue
+        for finding in structure_findings(path, read.text, workspace, home):
+            line = read.text.count("\n", 0, finding.start) + 1
+            column = finding.start - (read.text.rfind("\n", 0, finding.start) + 1) + 1
+            problems.append(RuleProblem(shown_path(path, workspace, home), line, column, finding))
+    return problems

@@ -18,6 +18,7 @@ from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
 from ..budgets.config import CONFIG_NAME, parse_config
 from ..budgets.evaluate import BudgetUse, budget_uses, use_finding
 from ..budgets.paths import repository_root
+from ..budgets.structure import covered, structure_findings
 from .diagnostics import SOURCE, to_range
 
 CONFIG_CODE = "budgets-config"
@@ -74,18 +75,16 @@ def analyse(
         return config_diagnostics(text, encoding)
     catalog = docs.catalog(workspace)
     uses = budget_uses(path, text, workspace, catalog, home)
-    if not uses:
+    if not uses and not covered(path, workspace, home or Path.home()):
         docs.open.pop(uri, None)
         docs.uses.pop(uri, None)
         return None
     docs.open[uri] = workspace
     docs.uses[uri] = uses
+    findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
+    findings += structure_findings(path, text, workspace, home)
     lines = LineIndex(text)
-    return [
-        to_budget_diagnostic(finding, lines, encoding)
-        for use in uses
-        if (finding := use_finding(path, text, use)) is not None
-    ]
+    return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
 
 
 def forget(docs: BudgetDocuments, uri: str) -> bool:

@@ -1,0 +1,99 @@
+"""Rule files an agent ignores or reads in part (metis_memory.budgets.structure), on real
+files: Claude Code imports, Cursor rules, Copilot applyTo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metis_memory.analysis.agent_rules import frontmatter, imports, yaml_strings
+from metis_memory.budgets.structure import structure_findings
+
+
+def codes(path: Path, text: str, workspace: Path, home: Path) -> list[tuple[str, str]]:
+    return [
+        (f.code, text[f.start : f.end]) for f in structure_findings(path, text, workspace, home)
+    ]
+
+
+def test_imports_are_paths_outside_code(tmp_path: Path) -> None:
+    text = (
+        "See @docs/setup.md and @~/.claude/mine.md, mail me@example.com, ask @alice.\n"
+        "`@not/this.md` is code.\n```\n@nor/this.md\n```\n- @./rel.md\n"
+    )
+    assert [i.target for i in imports(text)] == [
+        "docs/setup.md",
+        "~/.claude/mine.md",
+        "./rel.md",
+    ]
+
+
+def test_a_missing_import_is_flagged_at_the_token(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "setup.md").write_text("setup\n")
+    text = "Read @docs/setup.md then @docs/gone.md\n"
+    found = codes(tmp_path / "CLAUDE.md", text, tmp_path, tmp_path / "home")
+    assert found == [("missing-import", "@docs/gone.md")]
+
+
+def test_an_import_chain_past_four_hops_is_flagged(tmp_path: Path) -> None:
+    for i in range(1, 6):  # a1 -> a2 -> ... -> a5: the fifth hop is not loaded
+        nxt = f"@a{i + 1}.md" if i < 5 else "end"
+        (tmp_path / f"a{i}.md").write_text(f"level {i} {nxt}\n")
+    (tmp_path / "a6.md").write_text("never\n")
+    (finding,) = structure_findings(tmp_path / "CLAUDE.md", "@a1.md\n", tmp_path, tmp_path)
+    assert finding.code == "import-too-deep"
+    assert finding.message.startswith("a1.md leads 5 imports deep (a1.md → a2.md → a3.md")
+    assert "never loads a5.md" in finding.message
+    # Four hops are fine; a cycle is not a chain.
+    (tmp_path / "a4.md").write_text("level 4 @a1.md\n")
+    assert structure_findings(tmp_path / "CLAUDE.md", "@a1.md\n", tmp_path, tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("---\ndescription: Go style\nglobs: '*.go'\n---\nUse gofmt.\n", []),
+        ("---\nalwaysApply: true\n---\nAlways.\n", []),
+        ("Use gofmt.\n", ["no frontmatter"]),
+        ("---\n---\nUse gofmt.\n", ["Empty frontmatter"]),
+        (
+            '---\nalwaysApply: "true"\n---\nAlways?\n',
+            ['alwaysApply must be true or false, not "true"', "never applies this rule"],
+        ),
+        ("---\nalwaysApply: false\n---\nNever.\n", ["never applies this rule"]),
+    ],
+)
+def test_cursor_rule_frontmatter(tmp_path: Path, text: str, expected: list[str]) -> None:
+    rule = tmp_path / ".cursor" / "rules" / "go.mdc"
+    found = structure_findings(rule, text, tmp_path, tmp_path / "home")
+    assert len(found) == len(expected)
+    for finding, fragment in zip(found, expected, strict=True):
+        assert finding.code == "rule-frontmatter" and fragment in finding.message
+
+
+def test_a_plain_md_in_cursor_rules_is_ignored_by_cursor(tmp_path: Path) -> None:
+    rule = tmp_path / ".cursor" / "rules" / "go.md"
+    assert codes(rule, "# Go\nUse gofmt.\n", tmp_path, tmp_path / "home") == [
+        ("rule-ignored", "# Go")
+    ]
+
+
+def test_an_apply_to_that_matches_nothing(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.ts").write_text("")
+    path = tmp_path / ".github" / "instructions" / "py.instructions.md"
+    text = '---\napplyTo: "**/*.py"\n---\nUse ruff.\n'
+    assert codes(path, text, tmp_path, tmp_path / "home") == [
+        ("apply-to-unmatched", 'applyTo: "**/*.py"')
+    ]
+    ts = '---\napplyTo: "src/**/*.{ts,tsx}"\n---\nUse strict.\n'
+    assert codes(path, ts, tmp_path, tmp_path / "home") == []
+
+
+def test_frontmatter_and_yaml_lists() -> None:
+    fm = frontmatter("---\nglobs:\n  - '*.ts'\n  - '*.tsx'\nalwaysApply: false\n---\nbody\n")
+    assert fm.present and yaml_strings(fm.fields["globs"]) == ["*.ts", "*.tsx"]
+    assert yaml_strings("[a, 'b']") == ["a", "b"]
+    assert not frontmatter("---\nnever closed\n").present
