@@ -97,3 +97,73 @@ def test_frontmatter_and_yaml_lists() -> None:
     assert fm.present and yaml_strings(fm.fields["globs"]) == ["*.ts", "*.tsx"]
     assert yaml_strings("[a, 'b']") == ["a", "b"]
     assert not frontmatter("---\nnever closed\n").present
+
+
+def memory_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / ".memory"
+    folder.mkdir()
+    return folder
+
+
+NOTE = "---\nname: Tabs\ndescription: indentation\ntype: user\n---\nPrefers tabs.\n"
+
+
+def test_an_index_links_every_note_and_only_notes_that_exist(tmp_path: Path) -> None:
+    folder = memory_dir(tmp_path)
+    (folder / "user_tabs.md").write_text(NOTE)
+    (folder / "project_db.md").write_text(NOTE.replace("user", "project"))
+    index = "# Memory\n- [Tabs](user_tabs.md): indentation\n- [Auth](project_auth.md): login\n"
+    (folder / "MEMORY.md").write_text(index)
+    found = structure_findings(folder / "MEMORY.md", index, tmp_path, tmp_path / "home")
+    assert [(f.code, index[f.start : f.end]) for f in found] == [
+        ("missing-note", "[Auth](project_auth.md)"),
+        ("unindexed-note", "# Memory"),
+    ]
+    assert "project_db.md is not in the index" in found[1].message
+
+
+@pytest.mark.parametrize(
+    ("note", "fragment"),
+    [
+        (NOTE, None),
+        ("Prefers tabs.\n", "no frontmatter"),
+        ("---\nname: Tabs\ntype: habit\n---\nx\n", "'description' is missing; type 'habit'"),
+    ],
+)
+def test_a_note_has_name_description_and_a_known_type(
+    tmp_path: Path, note: str, fragment: str | None
+) -> None:
+    folder = memory_dir(tmp_path)
+    (folder / "MEMORY.md").write_text("- [Tabs](user_tabs.md)\n")
+    found = structure_findings(folder / "user_tabs.md", note, tmp_path, tmp_path / "home")
+    if fragment is None:
+        assert found == []
+    else:
+        (finding,) = found
+        assert finding.code == "note-frontmatter" and fragment in finding.message
+
+
+def test_a_note_the_index_does_not_link_says_so(tmp_path: Path) -> None:
+    folder = memory_dir(tmp_path)
+    (folder / "MEMORY.md").write_text("# Memory\n")
+    (finding,) = structure_findings(folder / "lost.md", NOTE, tmp_path, tmp_path / "home")
+    assert finding.code == "unindexed-note" and "never learns lost.md exists" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("# User Facts\n\n> Summary: user name, language, role\n\n- Name: Z\n", None),
+        ("# User Facts\n\n- Name: Z\n", "No '> Summary:' line"),
+        ("# Facts\n> Summary: " + "word " * 11 + "\n", "The summary is 11 words"),
+        ("# Facts\n> Summary:\n", "The summary is empty"),
+    ],
+)
+def test_facts_and_episodes_start_with_a_short_summary(
+    tmp_path: Path, text: str, fragment: str | None
+) -> None:
+    path = tmp_path / "data" / "memory" / "episodes" / "2026-02.md"
+    found = structure_findings(path, text, tmp_path, tmp_path / "home")
+    assert [f.code for f in found] == ([] if fragment is None else ["summary-line"])
+    if fragment is not None:
+        assert fragment in found[0].message

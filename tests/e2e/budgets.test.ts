@@ -34,11 +34,17 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
     fs.mkdirSync(path.join(ws, '.git'), { recursive: true });
     claude = path.join(ws, 'CLAUDE.md');
     // 8 + 2,400 × 18 = 43,208 characters: Claude Code warns past 40,000 (line 2,222).
-    fs.writeFileSync(claude, '# Rules\n' + '- keep it short ✓\n'.repeat(2400));
+    fs.writeFileSync(
+      claude,
+      '# Rules\n' + Array.from({ length: 2400 }, (_, i) => `- keep it #${String(i).padStart(4, '0')} ✓\n`).join(''),
+    );
     fs.writeFileSync(path.join(ws, 'AGENTS.md'), 'r'.repeat(30_000));
     deep = path.join(ws, 'svc', 'AGENTS.md');
     fs.mkdirSync(path.dirname(deep));
-    fs.writeFileSync(deep, "- use the service's Makefile\n".repeat(100)); // 2,900 B; 2,768 B left
+    fs.writeFileSync(
+      deep,
+      Array.from({ length: 100 }, (_, i) => `- use the Makefile, rule ${String(i).padStart(3, '0')}\n`).join(''),
+    ); // 2,900 B; 2,768 B left
     cs = await startCodeServer({ workspace: ws, vsixes: [VSIX, HELPER_VSIX], label: 'budgets' });
     browser = await launchBrowser();
     page = await openWorkbench(browser, cs.url, ws);

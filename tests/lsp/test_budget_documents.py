@@ -17,7 +17,9 @@ async def test_an_over_budget_claude_md_is_squiggled_from_the_cut(
     client: MetisClient, workspace: Path
 ) -> None:
     claude = workspace / "CLAUDE.md"
-    text = "# Rules\n" + "- keep it short ✓\n" * 2_400  # 43,208 characters, 2,401 lines
+    text = "# Rules\n" + "".join(
+        f"- keep it #{i:04d} ✓\n" for i in range(2_400)
+    )  # 43,208 characters, 2,401 lines
     claude.write_text(text, encoding="utf-8")
     await client.start_session([workspace])
     client.open(claude)
@@ -52,7 +54,9 @@ async def test_the_codex_chain_counts_the_files_above_on_disk(
     (workspace / "AGENTS.md").write_text("r" * 30_000)
     deep = workspace / "svc" / "AGENTS.md"
     deep.parent.mkdir()
-    deep.write_text("- use the service's Makefile\n" * 100)  # 2,900 B; 2,768 B are left
+    deep.write_text(
+        "".join(f"- use the Makefile, rule {i:03d}\n" for i in range(100))
+    )  # 2,900 B; 2,768 B are left
     await client.start_session([workspace])
     client.open(deep)
     await client.wait_for_codes(deep, ["over-budget"])
@@ -177,7 +181,9 @@ async def test_agent_context_lists_each_agents_files_with_levels_and_cuts(
     (workspace / "AGENTS.md").write_text("r" * 30_000)
     deep = workspace / "svc" / "AGENTS.md"
     deep.parent.mkdir()
-    deep.write_text("- use the service's Makefile\n" * 100)  # cut at line 95, character 13
+    deep.write_text(
+        "".join(f"- use the Makefile, rule {i:03d}\n" for i in range(100))
+    )  # cut at line 95, character 13
     claude = workspace / "CLAUDE.md"
     claude.write_text("# Rules\n- short\n")
     await client.start_session([workspace])
@@ -224,3 +230,19 @@ async def test_rule_files_agents_ignore_are_squiggled_where_they_go_wrong(
     await client.wait_for_codes(claude, [])
     client.replace_all(rule, "---\nalwaysApply: true\n---\nUse gofmt.\n")
     await client.wait_for_codes(rule, [])
+
+
+async def test_agent_files_get_the_duplicate_and_secret_checks(
+    client: MetisClient, workspace: Path
+) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    agents = workspace / "AGENTS.md"
+    agents.write_text(f"# Rules\n- run make test\n- Run make test\n- deploy token {token}\n")
+    await client.start_session([workspace])
+    client.open(agents)
+    await client.wait_for_codes(agents, ["duplicate-entry", "secret"])
+    secret = client.diagnostic(agents, "secret")
+    assert secret.message.startswith(
+        "Possible GitHub token in AGENTS.md: Codex loads it into the model's context; redact it"
+    )
+    assert token not in secret.message

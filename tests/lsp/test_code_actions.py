@@ -217,6 +217,7 @@ async def test_client_side_commands_are_not_advertised(
     provider = result.capabilities.execute_command_provider
     assert provider is not None
     assert sorted(provider.commands) == [
+        "metis.agentContext",
         "metis.agentHosts",
         "metis.applyEdit",
         "metis.assemblePrompt",

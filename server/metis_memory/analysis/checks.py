@@ -120,15 +120,22 @@ def entry_findings(outline: Outline) -> list[Finding]:
     return findings
 
 
-def secret_findings(file: MemoryFile, outline: Outline) -> list[Finding]:
-    """Suspected credentials; the message never repeats the secret."""
+def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") -> list[Finding]:
+    """Suspected credentials; the message never repeats the secret. `reader` names who
+    loads the file when it is another agent's ("Claude Code, Codex")."""
+    name = file.value if isinstance(file, MemoryFile) else file
+    loaded = (
+        f"{reader} load{'s' if ',' not in reader else ''} it into the model's context"
+        if reader
+        else "memory goes into every system prompt"
+    )
     return [
         Finding(
             "secret",
             Severity.WARNING,
             match.start,
             match.end,
-            f"Possible {match.kind} in {file.value}: memory goes into every system prompt; "
+            f"Possible {match.kind} in {name}: {loaded}; "
             "redact it and keep the credential in a secret store",
             entry=outline.entry_at(match.start),
             secret=match,

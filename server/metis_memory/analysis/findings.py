@@ -18,6 +18,10 @@ code                      severity     meaning
 ``rule-frontmatter``      warning      a Cursor rule Cursor never applies on its own
 ``rule-ignored``          warning      a plain ``.md`` in ``.cursor/rules`` (Cursor skips it)
 ``apply-to-unmatched``    warning      a Copilot ``applyTo`` that matches no file
+``missing-note``          warning      an index line linking a note that does not exist
+``unindexed-note``        warning      a note no index line links (the agent never sees it)
+``note-frontmatter``      warning      a note without name, description and a known type
+``summary-line``          warning      a facts/episodes file without a short ``> Summary:``
 ========================  ===========  ==============================================
 """
 
@@ -43,6 +47,10 @@ Code = Literal[
     "rule-frontmatter",
     "rule-ignored",
     "apply-to-unmatched",
+    "missing-note",
+    "unindexed-note",
+    "note-frontmatter",
+    "summary-line",
 ]
 CODES: tuple[Code, ...] = (
     "over-soft-cap",
@@ -57,6 +65,10 @@ CODES: tuple[Code, ...] = (
     "rule-frontmatter",
     "rule-ignored",
     "apply-to-unmatched",
+    "missing-note",
+    "unindexed-note",
+    "note-frontmatter",
+    "summary-line",
 )
 CAP_CODES: frozenset[str] = frozenset({"over-soft-cap", "over-hard-cap"})
 

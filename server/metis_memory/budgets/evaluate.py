@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..analysis.budget_check import Cut, budget_finding, find_cut, size_in
+from ..analysis.checks import ENTRY_CHECKS_LIMIT, entry_findings, secret_findings
+from ..analysis.entries import parse
 from ..analysis.findings import Finding, Severity
+from ..analysis.positions import utf8_size
 from .catalog import Catalog
 from .model import Budget, describe
 from .paths import budgets_for, codex_position, repository_root
@@ -70,6 +73,17 @@ def budget_findings(
         for use in budget_uses(path, text, workspace, catalog, home)
         if (finding := use_finding(path, text, use)) is not None
     ]
+
+
+def entry_checks(path: Path, text: str, uses: list[BudgetUse]) -> list[Finding]:
+    """The memory files' per-entry checks where they make sense on another agent's file:
+    repeated list items and suspected secrets (the file is loaded into a model's context).
+    Skipped for text past the size those checks are bounded to."""
+    if not uses or utf8_size(text) > ENTRY_CHECKS_LIMIT:
+        return []
+    readers = ", ".join(dict.fromkeys(u.budget.consumer for u in uses))
+    outline = parse(text)
+    return entry_findings(outline) + secret_findings(path.name, outline, readers)
 
 
 def use_finding(path: Path, text: str, use: BudgetUse) -> Finding | None:

@@ -31,11 +31,28 @@ WALK_SECONDS = 10
 """How long one scan of the workspace answers `applyTo` questions."""
 
 
+INDEX_FILES = (
+    "**/.memory/MEMORY.md",
+    "**/memory/MEMORY.md",
+    "~/.claude/projects/{claude-project}/memory/MEMORY.md",
+)
+"""An index plus notes (Claude Code's auto memory, and the seeds' layout): MEMORY.md holds
+one line per note, with a link; every note is a markdown file beside it."""
+NOTE_FILES = tuple(glob.replace("MEMORY.md", "*.md") for glob in INDEX_FILES)
+FACT_FILES = ("**/memory/facts/*.md", "**/memory/episodes/*.md")
+"""Facts plus episodes: each file starts with a `> Summary:` line the index is built from."""
+NOTE_TYPES = ("user", "feedback", "project", "reference")
+SUMMARY_WORDS = 10
+MAX_UNINDEXED_REPORTED = 20
+
 RULE_FILES = (
     *CLAUDE_FILES,
     ".cursor/rules/**/*.mdc",
     ".cursor/rules/**/*.md",
     ".github/instructions/**/*.instructions.md",
+    *INDEX_FILES,
+    *NOTE_FILES,
+    *FACT_FILES,
 )
 """Every file a structural check applies to (for `check` to find them)."""
 
@@ -68,6 +85,12 @@ def structure_findings(
         return _cursor_findings(text)
     if kind == "copilot" and workspace is not None:
         return _apply_to_findings(text, workspace)
+    if kind == "index":
+        return _index_findings(path, text)
+    if kind == "note":
+        return _note_findings(path, text)
+    if kind == "facts":
+        return _summary_findings(text)
     return []
 
 
@@ -80,6 +103,14 @@ def _kind(path: Path, workspace: Path | None, home: Path) -> str | None:
         return "cursor-md"
     if matches(".github/instructions/**/*.instructions.md", path, workspace, home):
         return "copilot"
+    if any(matches(g, path, workspace, home) for g in INDEX_FILES):
+        return "index"
+    if any(matches(g, path, workspace, home) for g in NOTE_FILES) and os.path.lexists(
+        path.parent / "MEMORY.md"
+    ):
+        return "note"
+    if any(matches(g, path, workspace, home) for g in FACT_FILES):
+        return "facts"
     return None
 
 
@@ -249,3 +280,147 @@ def _braces(glob: str) -> list[str]:
         for option in match.group(1).split(",")
         for expanded in _braces(glob[: match.start()] + option + glob[match.end() :])
     ]
+
+
+# ---- an index plus notes ----------------------------------------------------------------
+LINK = re.compile(r"\[[^\]]*\]\(<?([^)\s>]+)>?(?:\s[^)]*)?\)")
+
+
+def _links(text: str) -> list[tuple[str, int, int]]:
+    """Relative links to files: (target without #fragment, start, end)."""
+    out = []
+    for match in LINK.finditer(text):
+        target = match.group(1).split("#", 1)[0]
+        if target and "://" not in target and not target.startswith(("mailto:", "/")):
+            out.append((target, match.start(), match.end()))
+    return out
+
+
+def _notes_beside(index: Path) -> list[str]:
+    """The notes of an index: the other markdown files of its directory (one listing)."""
+    try:
+        return sorted(
+            e.name
+            for e in os.scandir(index.parent)
+            if e.name.endswith(".md") and e.name != index.name and e.is_file(follow_symlinks=False)
+        )
+    except OSError:
+        return []
+
+
+def _index_findings(path: Path, text: str) -> list[Finding]:
+    findings: list[Finding] = []
+    linked: set[str] = set()
+    for target, start, end in _links(text):
+        resolved = path.parent / target
+        linked.add(os.path.normpath(target))
+        if not os.path.lexists(resolved):
+            findings.append(
+                Finding(
+                    "missing-note",
+                    Severity.WARNING,
+                    start,
+                    end,
+                    f"The index links {target}, which does not exist: the agent will look for "
+                    "a note that is not there; fix the link or remove the line",
+                )
+            )
+    first_line = text.find("\n")
+    head = len(text) if first_line < 0 else first_line
+    unindexed = [n for n in _notes_beside(path) if n not in linked]
+    for note in unindexed[:MAX_UNINDEXED_REPORTED]:
+        findings.append(
+            Finding(
+                "unindexed-note",
+                Severity.WARNING,
+                0,
+                head,
+                f"{note} is not in the index: the agent only sees the index, so it never "
+                f"learns this note exists; add a line linking [{note}]({note})",
+            )
+        )
+    return findings
+
+
+def _note_findings(path: Path, text: str) -> list[Finding]:
+    findings: list[Finding] = []
+    fm = frontmatter(text)
+    first_line = text.find("\n")
+    head = len(text) if first_line < 0 else first_line
+    if not fm.present:
+        findings.append(
+            Finding(
+                "note-frontmatter",
+                Severity.WARNING,
+                0,
+                head,
+                "This note has no frontmatter: start it with ---, name, description and type "
+                f"({' | '.join(NOTE_TYPES)}), then ---, for the index to describe it",
+            )
+        )
+    else:
+        missing = [k for k in ("name", "description", "type") if not fm.fields.get(k)]
+        kind = fm.fields.get("type", "").strip("'\"")
+        problems = [f"'{k}' is missing" for k in missing]
+        if kind and kind not in NOTE_TYPES:
+            problems.append(f"type '{kind}' is not one of {', '.join(NOTE_TYPES)}")
+        if problems:
+            findings.append(
+                Finding(
+                    "note-frontmatter",
+                    Severity.WARNING,
+                    0,
+                    fm.end,
+                    f"This note's frontmatter is incomplete: {'; '.join(problems)}",
+                )
+            )
+    index = path.parent / "MEMORY.md"
+    read = read_bounded(index, IMPORT_READ_BYTES)
+    if read.text is not None and path.name not in {
+        os.path.normpath(t) for t, _, _ in _links(read.text)
+    }:
+        findings.append(
+            Finding(
+                "unindexed-note",
+                Severity.WARNING,
+                0,
+                head,
+                f"MEMORY.md does not link this note: the agent only sees the index, so it never "
+                f"learns {path.name} exists",
+            )
+        )
+    return findings
+
+
+# ---- facts plus episodes ----------------------------------------------------------------
+SUMMARY = re.compile(r"^>\s*Summary:[ \t]*(.*)$", re.M)
+
+
+def _summary_findings(text: str) -> list[Finding]:
+    match = SUMMARY.search(text)
+    if match is None:
+        first_line = text.find("\n")
+        return [
+            Finding(
+                "summary-line",
+                Severity.WARNING,
+                0,
+                len(text) if first_line < 0 else first_line,
+                "No '> Summary:' line: the index the agent sees has no hook for this file; "
+                f"add one under the title, in under {SUMMARY_WORDS} words",
+            )
+        ]
+    words = len(match.group(1).split())
+    if words == 0 or words > SUMMARY_WORDS:
+        what = "empty" if words == 0 else f"{words} words"
+        return [
+            Finding(
+                "summary-line",
+                Severity.WARNING,
+                match.start(),
+                match.end(),
+                f"The summary is {what}: it goes into every system prompt, so keep it to "
+                f"{SUMMARY_WORDS} words or fewer",
+            )
+        ]
+    return []

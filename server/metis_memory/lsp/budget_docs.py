@@ -16,7 +16,7 @@ from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
 from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
 from ..budgets.config import CONFIG_NAME, parse_config
-from ..budgets.evaluate import BudgetUse, budget_uses, use_finding
+from ..budgets.evaluate import BudgetUse, budget_uses, entry_checks, use_finding
 from ..budgets.paths import repository_root
 from ..budgets.structure import covered, structure_findings
 from .diagnostics import SOURCE, to_range
@@ -83,6 +83,7 @@ def analyse(
     docs.uses[uri] = uses
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += structure_findings(path, text, workspace, home)
+    findings += entry_checks(path, text, uses)
     lines = LineIndex(text)
     return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
 
