@@ -145,12 +145,14 @@ async def start_medians(
 WARMUP_KEYS = 20
 
 
-async def keystrokes(argv: list[str], ws: Path, n: int) -> tuple[list[float], int]:
+async def keystrokes(
+    argv: list[str], ws: Path, n: int, path: Path | None = None
+) -> tuple[list[float], int]:
     """Latency of didChange (one character) -> publishDiagnostics for that version, in
     steady typing: the first WARMUP_KEYS changes (first-use imports and caches, in either
-    server) are sent and awaited but not counted."""
+    server) are sent and awaited but not counted. `path` defaults to MEMORY.md."""
     lsp = await started(argv, [ws])
-    path = ws / ".metis" / "MEMORY.md"
+    path = path or ws / ".metis" / "MEMORY.md"
     first = lsp.wait_for(diagnostics_for(path.as_uri(), 1))
     uri = open_doc(lsp, path)
     await asyncio.wait_for(first, 30)
@@ -225,8 +227,10 @@ async def burst_publishes(ws: Path, n: int) -> int:
     first = len(lsp.notifications)
     final = f"{len((OVER_SOFT + 'b' * n + chr(10)).encode()):,} B"
     done = lsp.wait_for(
-        lambda m: diagnostics_for(uri)(m)
-        and any(final in d["message"] for d in m["params"]["diagnostics"])
+        lambda m: (
+            diagnostics_for(uri)(m)
+            and any(final in d["message"] for d in m["params"]["diagnostics"])
+        )
     )
     for i in range(n):
         atomic_replace(path, OVER_SOFT + "b" * (i + 1) + "\n")
@@ -312,6 +316,35 @@ async def idle_cpu(argv: list[str], folders: list[Path], seconds: float) -> tupl
     cpu1, _ = proc_stats(lsp.pid)
     await lsp.shutdown()
     return (init_at - lsp.spawned_at) * 1e3, cpu1 - cpu0
+
+
+def budgeted_workspace(root: Path, count: int) -> Path:
+    """A repository with `count` budgeted files: a root AGENTS.md and CLAUDE.md, and an
+    AGENTS.md in each of `count - 2` packages (each a Codex chain of two)."""
+    workspace(root)
+    (root / ".git").mkdir(exist_ok=True)
+    (root / "AGENTS.md").write_text("".join(f"- root rule {i}\n" for i in range(400)))
+    (root / "CLAUDE.md").write_text("".join(f"- claude rule {i}\n" for i in range(100)))
+    for i in range(count - 2):
+        pkg = root / f"pkg{i:03d}"
+        pkg.mkdir(exist_ok=True)
+        (pkg / "AGENTS.md").write_text("".join(f"- pkg {i} rule {j}\n" for j in range(50)))
+    return root
+
+
+def big_claude_md(root: Path) -> Path:
+    """A workspace whose CLAUDE.md is 40,000 characters (Claude Code's warning threshold)."""
+    workspace(root)
+    lines = []
+    size = 0
+    i = 0
+    while size < 40_000:
+        line = f"- rule {i:05d}: keep functions short and name them for what they do ✓\n"
+        lines.append(line)
+        size += len(line)
+        i += 1
+    (root / "CLAUDE.md").write_text("".join(lines)[:40_000])
+    return root
 
 
 def many_files(root: Path, count: int) -> Path:
@@ -417,6 +450,38 @@ async def run(quick: bool) -> dict[str, Any]:
             report.add(r)
         r = Row("RSS after the keystroke run", "MiB", o_rss / 2**20, f_rss / 2**20, "<= 1.5x")
         r.ok = r.ratio is not None and r.ratio <= 1.5
+        report.add(r)
+
+        # Other agents' files: a 40,000-character CLAUDE.md, and a repository of 200.
+        claude_ws = big_claude_md(tmp / "ws-claude")
+        claude = claude_ws / "CLAUDE.md"
+        f_keys, _ = await keystrokes(FLOOR, claude_ws, keys, claude)
+        o_keys, _ = await keystrokes(OURS, claude_ws, keys, claude)
+        r = Row(
+            f"40,000-char CLAUDE.md keystroke p99 ({keys})",
+            "ms",
+            pct(o_keys, 99),
+            pct(f_keys, 99),
+            "<= 2x",
+        )
+        r.ok = r.ratio is not None and r.ratio <= 2.0
+        report.add(r)
+        many = budgeted_workspace(tmp / "ws-200", 200)
+        deep = many / "pkg137" / "AGENTS.md"
+        f_keys, _ = await keystrokes(FLOOR, many, keys, deep)
+        o_keys, _ = await keystrokes(OURS, many, keys, deep)
+        r = Row(
+            f"200 budgeted files: keystroke p50 ({keys})",
+            "ms",
+            pct(o_keys, 50),
+            pct(f_keys, 50),
+            "<= 1.5x",
+        )
+        r.ok = r.ratio is not None and r.ratio <= 1.5
+        report.add(r)
+        (f_init, _), (o_init, _) = await start_medians([FLOOR, OURS], [many], starts)
+        r = Row("200 budgeted files: spawn -> initialize", "ms", o_init, f_init, "<= 1.3x")
+        r.ok = r.ratio is not None and r.ratio <= 1.3
         report.add(r)
 
         lat, missed = await outside_writes(workspace(tmp / "ws-writes"), writes)

@@ -28,12 +28,14 @@ class Import:
 def imports(text: str) -> list[Import]:
     """The `@path` imports outside code blocks and code spans, in order."""
     found: list[Import] = []
+    if "@" not in text:
+        return found
     offset = 0
     in_fence = False
     for line in text.splitlines(keepends=True):
         if FENCE.match(line):
             in_fence = not in_fence
-        elif not in_fence:
+        elif not in_fence and "@" in line:
             code_spans = [(m.start(), m.end()) for m in re.finditer(r"`[^`]*`", line)]
             for match in IMPORT.finditer(line):
                 if any(a <= match.start() < b for a, b in code_spans):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..analysis.budget_check import Cut, budget_finding, find_cut, size_in
 from ..analysis.checks import ENTRY_CHECKS_LIMIT, entry_findings, secret_findings
-from ..analysis.entries import parse
+from ..analysis.entries import Outline, parse
 from ..analysis.findings import Finding, Severity
 from ..analysis.positions import utf8_size
 from .catalog import Catalog
@@ -75,14 +75,16 @@ def budget_findings(
     ]
 
 
-def entry_checks(path: Path, text: str, uses: list[BudgetUse]) -> list[Finding]:
+def entry_checks(
+    path: Path, text: str, uses: list[BudgetUse], outline: Outline | None = None
+) -> list[Finding]:
     """The memory files' per-entry checks where they make sense on another agent's file:
     repeated list items and suspected secrets (the file is loaded into a model's context).
     Skipped for text past the size those checks are bounded to."""
     if not uses or utf8_size(text) > ENTRY_CHECKS_LIMIT:
         return []
     readers = ", ".join(dict.fromkeys(u.budget.consumer for u in uses))
-    outline = parse(text)
+    outline = outline if outline is not None else parse(text)
     return entry_findings(outline) + secret_findings(path.name, outline, readers)
 
 

@@ -129,7 +129,7 @@ def _codex_file(directory: Path) -> tuple[str, int] | None:
         if not stat.S_ISREG(st.st_mode):
             continue
         size = st.st_size
-        if size <= BLANK_CHECK_BYTES and not _has_text(directory / name):
+        if size <= BLANK_CHECK_BYTES and not _has_text(directory / name, st.st_mtime_ns, size):
             size = 0
         return name, size
     return None
@@ -139,7 +139,9 @@ BLANK_CHECK_BYTES = 64 * 1024
 """Files up to this size are read to tell a file of only whitespace (which Codex skips)."""
 
 
-def _has_text(path: Path) -> bool:
+@functools.lru_cache(maxsize=1024)
+def _has_text(path: Path, _mtime_ns: int, _size: int) -> bool:
+    """Read again only when the file changed (its mtime and size are part of the key)."""
     read = read_bounded(path, BLANK_CHECK_BYTES)
     return read.text is None or bool(read.text.strip())
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from ..analysis.entries import parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
 from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
@@ -81,10 +82,11 @@ def analyse(
         return None
     docs.open[uri] = workspace
     docs.uses[uri] = uses
+    outline = parse(text)
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += structure_findings(path, text, workspace, home)
-    findings += entry_checks(path, text, uses)
-    lines = LineIndex(text)
+    findings += entry_checks(path, text, uses, outline)
+    lines = LineIndex(text, outline.line_starts, outline.line_ends)
     return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
 
 
