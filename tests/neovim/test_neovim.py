@@ -73,7 +73,9 @@ async def _vscode_view(client: MetisClient, workspace: Path) -> tuple[list[Any],
     return raw, titles
 
 
-def _neovim_view(workspace: Path, expected: int, out: Path) -> dict[str, Any]:
+def _neovim_view(
+    workspace: Path, expected: int, out: Path, file: Path | None = None
+) -> dict[str, Any]:
     assert NVIM is not None
     env = {
         **os.environ,
@@ -94,7 +96,7 @@ def _neovim_view(workspace: Path, expected: int, out: Path) -> dict[str, Any]:
             str(CONFIG),
             "-c",
             f"luafile {HERE / 'probe.lua'}",
-            str(workspace / ".metis" / "MEMORY.md"),
+            str(file or workspace / ".metis" / "MEMORY.md"),
         ],
         env=env,
         capture_output=True,
@@ -150,3 +152,25 @@ def _utf16_prefix(line: str, units: int) -> str:
             return line[:i]
         count += 2 if ord(ch) > 0xFFFF else 1
     return line
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is installed by `make test` (python-test-deps)")
+def test_neovim_shows_where_codex_stops_reading_a_nested_agents_md(tmp_path: Path) -> None:
+    """The README config attaches to AGENTS.md too, rooted at the git root, so the chain
+    above the file counts: the deep file is cut where the shared 32 KiB run out."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "AGENTS.md").write_text("r" * 30_000)
+    deep = repo / "svc" / "AGENTS.md"
+    deep.parent.mkdir()
+    deep.write_text("".join(f"- use the Makefile, rule {i:03d}\n" for i in range(100)))
+    nvim = _neovim_view(repo, 1, tmp_path / "out.json", deep)
+    (diagnostic,) = nvim["diagnostics"]
+    assert diagnostic["code"] == "over-budget"
+    assert (diagnostic["lnum"], diagnostic["col"]) == (95, 13)
+    assert diagnostic["message"].startswith("Codex reads only the first 2,768 B of AGENTS.md")
+
+
+def test_the_readme_shows_the_configuration_this_test_runs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"```lua\n{CONFIG.read_text(encoding='utf-8')}```" in readme
