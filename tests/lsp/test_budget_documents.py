@@ -9,7 +9,8 @@ from pathlib import Path
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from support.lsp_session import MetisClient, hover, lenses
+from metis_memory.budgets.paths import claude_project
+from support.lsp_session import SERVER_HOME, MetisClient, hover, lenses
 from support.lsp_values import file_uri, span
 
 
@@ -246,3 +247,44 @@ async def test_agent_files_get_the_duplicate_and_secret_checks(
         "Possible GitHub token in AGENTS.md: Codex loads it into the model's context; redact it"
     )
     assert token not in secret.message
+
+
+async def test_claude_codes_auto_memory_is_reported_while_closed_and_followed(
+    client: MetisClient, workspace: Path
+) -> None:
+    """Nobody opens ~/.claude/projects/<project>/memory/MEMORY.md, and Claude Code loads only
+    its first 200 lines: the diagnostics come without opening it, and follow the disk."""
+    memory = SERVER_HOME / ".claude" / "projects" / claude_project(workspace) / "memory"
+    memory.mkdir(parents=True)
+    index = memory / "MEMORY.md"
+    index.write_text("".join(f"- [note {i}](note{i}.md)\n" for i in range(243)))
+    for i in range(243):
+        (memory / f"note{i}.md").write_text(
+            f"---\nname: note {i}\ndescription: fact {i}\ntype: project\n---\nfact {i}\n"
+        )
+    await client.start_session([workspace])
+    await client.wait_for_codes(index, ["over-budget"])
+    cut = client.diagnostic(index, "over-budget")
+    assert span(cut.range)[0] == (200, 0)
+    assert cut.message.startswith(
+        "Claude Code loads only the first 200 lines of MEMORY.md: lines 201–243 are never seen"
+    )
+    # The server asked the client to watch that one file for it.
+    await client.wait_until(lambda: bool(client.registrations), "the watcher's registration")
+    (registration,) = client.registrations
+    assert registration.method == "workspace/didChangeWatchedFiles"
+    options = registration.register_options
+    assert isinstance(options, dict)
+    (watcher,) = options["watchers"]
+    # This capability set declares no relativePatternSupport: the pattern is the file's path.
+    assert watcher["globPattern"] == str(index)
+    # Claude Code consolidates its index: the client's file watching reports the change.
+    index.write_text("".join(f"- [note {i}](note{i}.md)\n" for i in range(243))[:2_000])
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            [types.FileEvent(uri=file_uri(index), type=types.FileChangeType.Changed)]
+        )
+    )
+    await client.wait_until(
+        lambda: "over-budget" not in client.codes(index), "the cut to go once the index is short"
+    )

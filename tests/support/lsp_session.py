@@ -32,7 +32,14 @@ SERVER_COMMAND = [sys.executable, "-m", "metis_memory", "lsp"]
 SERVER_CACHE = Path(tempfile.mkdtemp(prefix="metis-lsp-cache-"))
 """The servers' user cache (proposals): never the developer's own."""
 atexit.register(shutil.rmtree, SERVER_CACHE, True)
-SERVER_ENV = {**os.environ, "METIS_MEMORY_CACHE_DIR": str(SERVER_CACHE)}
+SERVER_HOME = Path(tempfile.mkdtemp(prefix="metis-lsp-home-"))
+"""The servers' home: other agents' files there (~/.claude, ~/.hermes) are the tests' own."""
+atexit.register(shutil.rmtree, SERVER_HOME, True)
+SERVER_ENV = {
+    **os.environ,
+    "METIS_MEMORY_CACHE_DIR": str(SERVER_CACHE),
+    "HOME": str(SERVER_HOME),
+}
 METIS_NOTIFICATIONS = (
     "metis/usageChanged",
     "metis/memoryUpdated",
@@ -52,6 +59,8 @@ class MetisClient(LanguageClient):
         super().__init__(*args, **kwargs)
         self.notes: dict[str, list[Any]] = {m: [] for m in METIS_NOTIFICATIONS}
         self.publish_count: dict[str, int] = {}
+        self.registrations: list[types.Registration] = []
+        """What the server registered dynamically (`client/registerCapability`)."""
         self.published_versions: dict[str, int | None] = {}
         self._pulse: asyncio.Event | None = None
         self.encoding = "utf-16"
@@ -372,6 +381,12 @@ def make_client() -> MetisClient:
         return types.ApplyWorkspaceEditResult(applied=True)
 
     features[types.WORKSPACE_APPLY_EDIT] = apply_edit
+
+    def register_capability(ls: MetisClient, params: types.RegistrationParams) -> None:
+        ls.registrations.extend(params.registrations)
+        ls.pulse()
+
+    features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
 
     def show_document(
         ls: MetisClient, params: types.ShowDocumentParams

@@ -82,6 +82,18 @@ def analyse(
         return None
     docs.open[uri] = workspace
     docs.uses[uri] = uses
+    return diagnostics_for(path, text, workspace, uses, encoding, home)
+
+
+def diagnostics_for(
+    path: Path,
+    text: str,
+    workspace: Path | None,
+    uses: list[BudgetUse],
+    encoding: str,
+    home: Path | None = None,
+) -> list[types.Diagnostic]:
+    """Budget, structure and entry findings of one text, as diagnostics."""
     outline = parse(text)
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += structure_findings(path, text, workspace, home)

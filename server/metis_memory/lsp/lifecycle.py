@@ -13,6 +13,7 @@ from pygls.lsp.server import LanguageServer
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
+from . import agent_memory
 from .client_options import parse_client_options
 from .documents import LspWorkspace
 from .views import disk_view
@@ -60,6 +61,9 @@ def folders_changed(ls: MetisLanguageServer, added: list[Folder]) -> None:
         _adopt_open_documents(ls, folder)
         ls.refresher.request_folder(folder)
     watch(ls)
+    if added:
+        agent_memory.refresh_all(ls)
+        ls.spawn(agent_memory.watch(ls))
 
 
 def watch(ls: MetisLanguageServer) -> None:

@@ -28,6 +28,7 @@ from ..files import MemoryFile
 from ..watcher import MemoryWatcher
 from . import (
     agent_context,
+    agent_memory,
     arguments,
     code_actions,
     commands,
@@ -215,6 +216,7 @@ def create_server() -> MetisLanguageServer:
         proposal,
         connect,
         agent_context,
+        agent_memory,
     )
     for feature in features:
         feature.register(server)

@@ -12,7 +12,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from ..errors import MemoryStoreError
-from . import budget_docs, lifecycle
+from . import agent_memory, budget_docs, lifecycle
 from .refresh import INLINE_CHARS
 from .views import disk_view
 
@@ -78,6 +78,9 @@ def document_closed(ls: MetisLanguageServer, uri: str) -> None:
         return
     if budget_docs.forget(ls.budget_docs, uri):
         ls.refresher.publish_other(uri, [], None)
+        owner = agent_memory.tracked(ls).get(uri)
+        if owner is not None:  # Claude Code's auto memory: back to its state on disk
+            agent_memory.publish(ls, uri, owner)
         return
     located = ls.folders.locate(uri)
     if located is None:

@@ -1,0 +1,114 @@
+"""Claude Code's auto memory of each workspace folder, `~/.claude/projects/<project>/memory/
+MEMORY.md`: Claude Code loads only its first 200 lines or 25,000 B, and nobody has it open.
+Its diagnostics are published while it is closed (when it exists), and kept current through
+the client's file watching (`workspace/didChangeWatchedFiles`, registered for that one file
+where the client can watch files for the server). An open buffer of it is analysed as typed
+instead (`budget_docs`)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from ..budgets.evaluate import budget_uses
+from ..budgets.paths import claude_project
+from ..budgets.reading import read_bounded
+from . import budget_docs
+from .context import ServerContext
+
+log = logging.getLogger(__name__)
+
+REGISTRATION_ID = "metis-claude-auto-memory"
+
+
+def memory_of(folder: Path, home: Path | None = None) -> Path | None:
+    """The auto-memory index Claude Code keeps for `folder` (None for a name Claude Code
+    hashes, which cannot be predicted)."""
+    name = claude_project(folder)
+    if name.endswith("*"):
+        return None
+    return (home or Path.home()) / ".claude" / "projects" / name / "memory" / "MEMORY.md"
+
+
+def tracked(ls: ServerContext) -> dict[str, Path]:
+    """URI of each client folder's auto memory -> the folder."""
+    out: dict[str, Path] = {}
+    for folder in ls.folders.all():
+        if folder.adopted:
+            continue
+        path = memory_of(folder.path)
+        uri = from_fs_path(str(path)) if path is not None else None
+        if uri is not None:
+            out[uri] = folder.path
+    return out
+
+
+def publish(ls: ServerContext, uri: str, folder: Path) -> None:
+    """The closed file's diagnostics from disk; withdrawn when it is gone."""
+    if uri in ls.budget_docs.open:
+        return  # an open buffer: analysed as typed
+    fs_path = to_fs_path(uri)
+    if fs_path is None:
+        return
+    path = Path(fs_path)
+    read = read_bounded(path)
+    if read.text is None:
+        ls.refresher.publish_other(uri, [], None)
+        return
+    catalog = ls.budget_docs.catalog(folder)
+    uses = budget_uses(path, read.text, folder, catalog)
+    diagnostics = budget_docs.diagnostics_for(path, read.text, folder, uses, ls.encoding)
+    ls.refresher.publish_other(uri, diagnostics, None)
+
+
+def refresh_all(ls: ServerContext) -> None:
+    for uri, folder in tracked(ls).items():
+        publish(ls, uri, folder)
+
+
+async def watch(ls: ServerContext) -> None:
+    """Ask the client to report changes to each folder's auto memory, where it can."""
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    relative = bool(watched.relative_pattern_support)
+    watchers = []
+    for uri in tracked(ls):
+        fs_path = to_fs_path(uri)
+        if fs_path is None:
+            continue
+        path = Path(fs_path)
+        base = from_fs_path(str(path.parent))
+        pattern: types.GlobPattern = (
+            types.RelativePattern(base_uri=base, pattern=path.name)
+            if relative and base is not None
+            else str(path)
+        )
+        watchers.append(types.FileSystemWatcher(glob_pattern=pattern))
+    if not watchers:
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
+    registration = types.Registration(
+        id=REGISTRATION_ID,
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=options,
+    )
+    try:
+        await ls.client_register_capability_async(types.RegistrationParams([registration]))
+    except Exception as exc:  # a client may refuse; the diagnostics still come on start
+        log.info("the client did not register the auto-memory watcher: %s", exc)
+
+
+def register(server: LanguageServer) -> None:
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(ls: ServerContext, params: types.DidChangeWatchedFilesParams) -> None:
+        folders = tracked(ls)
+        for change in params.changes:
+            folder = folders.get(change.uri)
+            if folder is not None:
+                publish(ls, change.uri, folder)
