@@ -100,7 +100,7 @@ export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerComman
 
 /**
  * Each server command's one argument object. The server's pydantic models
- * (`ARGUMENTS` in server/metis_memory/lsp/protocol.py) are the rule and validate every call;
+ * (`argument_models()` in server/metis_memory/lsp/protocol.py) are the rule and validate every call;
  * tests/lsp/test_protocol_contract.py fails when these fields disagree with them.
  */
 export interface ServerCommandArgs {

@@ -11,7 +11,7 @@ from metis_memory.budgets.model import Budget
 
 
 def budget(unit: str, limit: int, past: str = "truncated", **more: object) -> Budget:
-    return Budget.model_validate(
+    return Budget.from_dict(
         {
             "id": "b",
             "name": "b",
@@ -52,7 +52,7 @@ def test_chars_are_code_points() -> None:
 
 
 def test_the_earliest_limit_cuts_and_is_named() -> None:
-    two = Budget.model_validate(
+    two = Budget.from_dict(
         {
             "id": "auto",
             "name": "auto memory index",

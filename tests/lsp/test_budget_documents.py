@@ -288,3 +288,18 @@ async def test_claude_codes_auto_memory_is_reported_while_closed_and_followed(
     await client.wait_until(
         lambda: "over-budget" not in client.codes(index), "the cut to go once the index is short"
     )
+
+
+async def test_a_large_agent_file_gets_its_cut_and_then_its_entry_checks(
+    client: MetisClient, workspace: Path
+) -> None:
+    """Past 8 KiB the cut is published first, the duplicate and secret checks right after,
+    for the same version."""
+    agents = workspace / "AGENTS.md"
+    text = "".join(f"- rule {i:05d} of the house style\n" for i in range(1_200))  # 38,400 B
+    agents.write_text(text + "- rule 00007 of the house style\n")
+    await client.start_session([workspace])
+    client.open(agents)
+    await client.wait_for_codes(agents, ["duplicate-entry", "over-budget"])
+    client.replace_all(agents, text)
+    await client.wait_for_codes(agents, ["over-budget"])

@@ -88,8 +88,8 @@ def ts_type_of(annotation: object) -> str:
 
 def test_every_command_argument_agrees_field_by_field() -> None:
     ts = ts_command_args()
-    assert set(ts) == protocol.SERVER_COMMANDS == set(protocol.ARGUMENTS)
-    for command, model in protocol.ARGUMENTS.items():
+    assert set(ts) == protocol.SERVER_COMMANDS == set(protocol.argument_models())
+    for command, model in protocol.argument_models().items():
         python = {
             name: (not info.is_required(), ts_type_of(info.annotation))
             for name, info in model.model_fields.items()

@@ -18,7 +18,7 @@ from .reading import read_bounded
 @functools.cache
 def builtin_budgets() -> tuple[Budget, ...]:
     data = json.loads(resources.files(__package__).joinpath("builtin.json").read_text("utf-8"))
-    return tuple(Budget.model_validate(entry) for entry in data["budgets"])
+    return tuple(Budget.from_dict(entry) for entry in data["budgets"])
 
 
 @dataclass(frozen=True)

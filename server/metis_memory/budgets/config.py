@@ -24,9 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
-from .model import Budget
+from .model import Budget, BudgetError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -81,8 +79,9 @@ def parse_config(text: str, known_ids: frozenset[str] = frozenset()) -> UserConf
             continue
         try:
             budgets.append(_user_budget(entry))
-        except ValidationError as exc:
-            problems.append(ConfigProblem(line, _budget_problem(entry, exc)))
+        except BudgetError as exc:
+            name = entry.get("name", "?")
+            problems.append(ConfigProblem(line, f"budget '{name}': {'; '.join(exc.problems)}"))
         except ValueError as exc:
             problems.append(ConfigProblem(line, str(exc)))
     disabled: set[str] = set()
@@ -118,7 +117,7 @@ def _user_budget(entry: dict[str, Any]) -> Budget:
             "consumer, id"
         )
     budget_id = fields.get("id") or re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "budget"
-    return Budget.model_validate(
+    return Budget.from_dict(
         {
             "id": budget_id,
             "name": name,
@@ -130,33 +129,6 @@ def _user_budget(entry: dict[str, Any]) -> Budget:
             "past": fields.get("past"),
         }
     )
-
-
-def _budget_problem(entry: dict[str, Any], exc: ValidationError) -> str:
-    name = entry.get("name", "?")
-    parts = []
-    for err in exc.errors():
-        if tuple(err.get("loc", ())) == ("limits",):
-            continue  # follows from the limit's own error, reported below
-        where = [str(p) for p in err.get("loc", ()) if not isinstance(p, int)]
-        field_name = (
-            {"limits": where[-1] if where else "limit"}.get(where[0], where[0]) if where else "?"
-        )
-        if field_name == "limit" and err.get("type") == "greater_than":
-            parts.append("'limit' must be a positive whole number")
-        elif field_name in ("unit",):
-            parts.append("'unit' must be one of bytes, chars, lines")
-        elif field_name == "past":
-            parts.append("'past' must be one of truncated, dropped, refused, skipped, warned")
-        elif field_name == "files":
-            parts.append("'files' must be a non-empty list of globs")
-        elif field_name == "id":
-            parts.append("'id' may hold only a-z, 0-9 and '-'")
-        elif err.get("type") == "missing":
-            parts.append(f"'{field_name}' is required")
-        else:
-            parts.append(f"'{field_name}': {err.get('msg')}")
-    return f"budget '{name}': " + "; ".join(dict.fromkeys(parts))
 
 
 def _line_of(text: str, key: str) -> int:

@@ -62,6 +62,7 @@ def claude_project(workspace: Path) -> str:
     return name if len(name) <= MAX_CLAUDE_PROJECT else name[:MAX_CLAUDE_PROJECT] + "-*"
 
 
+@functools.lru_cache(maxsize=8192)
 def matches(glob: str, path: Path, workspace: Path | None, home: Path) -> bool:
     """Whether `path` is one of `glob`'s files (relative to `workspace`, or `~/...`)."""
     glob = glob.replace(CLAUDE_PROJECT, "*")

@@ -12,7 +12,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
 from ..budgets.context_view import agent_context
-from ..tools.command_inputs import WorkspaceArgs
 from .arguments import parse
 from .commands import take_folder
 from .context import ServerContext
@@ -20,6 +19,8 @@ from .protocol import AGENT_CONTEXT
 
 
 async def context_of(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, Any]]:
+    from ..tools.command_inputs import WorkspaceArgs
+
     folder = take_folder(ls, AGENT_CONTEXT, parse(AGENT_CONTEXT, args, WorkspaceArgs).workspace)
     buffers: dict[Path, str] = {}
     for uri in ls.budget_docs.open:

@@ -1,6 +1,6 @@
 """A command's one JSON-object argument, validated by its pydantic model.
 
-The model (`tools/command_inputs.py`, registered per command in `protocol.ARGUMENTS`)
+The model (`tools/command_inputs.py`, registered per command in `protocol.argument_models()`)
 is the only statement of what a command accepts: the "Expected {...}" in every error
 is rendered from it, so the text cannot drift from what is enforced.
 """
@@ -8,15 +8,16 @@ is rendered from it, so the text cannot drift from what is enforced.
 from __future__ import annotations
 
 import typing
-from typing import Any, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
 
-from ..tools.inputs import describe_problems
-from .protocol import ARGUMENTS
+from .protocol import argument_models
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803
@@ -37,14 +38,19 @@ class CommandError(JsonRpcException):
 def invalid(command: str, problem: str) -> CommandError:
     return CommandError(
         "invalid_input",
-        f"invalid input for {command}: {problem}. Expected {shape(ARGUMENTS[command])}.",
+        f"invalid input for {command}: {problem}. Expected {shape(argument_models()[command])}.",
     )
 
 
 def parse(command: str, args: tuple[Any, ...], model: type[M]) -> M:
     """`args` as `model`, or an `invalid_input` error naming every problem at once."""
-    if ARGUMENTS.get(command) is not model:  # a wiring mistake, not the caller's
-        raise TypeError(f"{command} is registered with {ARGUMENTS.get(command)}, not {model}")
+    from pydantic import ValidationError
+
+    from ..tools.inputs import describe_problems
+
+    registered = argument_models().get(command)
+    if registered is not model:  # a wiring mistake, not the caller's
+        raise TypeError(f"{command} is registered with {registered}, not {model}")
     if len(args) != 1 or not isinstance(args[0], dict):
         got = f"{len(args)} arguments" if len(args) != 1 else type(args[0]).__name__
         raise invalid(command, f"expected exactly one JSON object argument, got {got}")

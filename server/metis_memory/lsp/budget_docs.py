@@ -64,8 +64,10 @@ def analyse(
     folders: list[Path],
     encoding: str,
     home: Path | None = None,
+    entries: bool = True,
 ) -> list[types.Diagnostic] | None:
-    """The document's budget diagnostics; None when nothing here covers it."""
+    """The document's budget diagnostics; None when nothing here covers it. Without
+    `entries`, only the budget and structure findings (cheap at any size)."""
     fs_path = to_fs_path(uri)
     if fs_path is None:
         return None
@@ -82,7 +84,7 @@ def analyse(
         return None
     docs.open[uri] = workspace
     docs.uses[uri] = uses
-    return diagnostics_for(path, text, workspace, uses, encoding, home)
+    return diagnostics_for(path, text, workspace, uses, encoding, home, entries)
 
 
 def diagnostics_for(
@@ -92,11 +94,15 @@ def diagnostics_for(
     uses: list[BudgetUse],
     encoding: str,
     home: Path | None = None,
+    entries: bool = True,
 ) -> list[types.Diagnostic]:
-    """Budget, structure and entry findings of one text, as diagnostics."""
-    outline = parse(text)
+    """Budget, structure and (with `entries`) entry findings of one text, as diagnostics."""
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += structure_findings(path, text, workspace, home)
+    if not entries:
+        lines = LineIndex(text)
+        return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
+    outline = parse(text)
     findings += entry_checks(path, text, uses, outline)
     lines = LineIndex(text, outline.line_starts, outline.line_ends)
     return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]

@@ -20,7 +20,6 @@ from ..analysis.findings import CAP_CODES, Finding
 from ..analysis.positions import LineIndex
 from ..errors import short_repr
 from ..files import MemoryFile
-from ..tools.command_inputs import ApplyEditArgs
 from .arguments import CommandError, invalid, parse
 from .context import ServerContext
 from .diagnostics import FileAnalysis, to_range
@@ -262,6 +261,8 @@ async def code_actions(
 async def apply_edit(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     """`metis.applyEdit {label, edit}`: ask the client to apply `edit` (a quick fix offered
     as a plain `Command`). The server writes nothing; the edit lands in the editor's undo."""
+    from ..tools.command_inputs import ApplyEditArgs
+
     params = parse(APPLY_EDIT, args, ApplyEditArgs)
     try:
         edit = get_converter().structure(params.edit, types.WorkspaceEdit)

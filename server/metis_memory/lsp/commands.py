@@ -20,15 +20,6 @@ from ..analysis.usage import Usage, usage_json
 from ..disk_state import read_disk
 from ..errors import MemoryStoreError, NotUtf8
 from ..files import MemoryFile
-from ..tools.command_inputs import (
-    AssemblePromptArgs,
-    FileArgs,
-    MemoryAddArgs,
-    MemoryConsolidateArgs,
-    MemoryReplaceArgs,
-    WorkspaceArgs,
-    tool_input,
-)
 from .arguments import CommandError, parse
 from .context import ServerContext
 from .protocol import (
@@ -55,13 +46,6 @@ TOOL_OF = {
     MEMORY_CONSOLIDATE: "memory_consolidate",
 }
 _OPERATION_OF = {MEMORY_ADD: "add", MEMORY_REPLACE: "replace", MEMORY_CONSOLIDATE: "consolidate"}
-_ARGS_OF: dict[str, type[MemoryAddArgs | MemoryReplaceArgs | MemoryConsolidateArgs]] = {
-    MEMORY_ADD: MemoryAddArgs,
-    MEMORY_REPLACE: MemoryReplaceArgs,
-    MEMORY_CONSOLIDATE: MemoryConsolidateArgs,
-}
-
-
 _WRITES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="metis-write")
 """Writes wait for the lock (up to 30 s behind a stopped holder): in a pool of their own,
 they never hold up the reads (hover, usage, read, prompt) that share the default one."""
@@ -86,8 +70,19 @@ def take_folder(ls: ServerContext, command: str, workspace: str | None) -> Folde
 async def memory_write(ls: ServerContext, command: str, args: tuple[Any, ...]) -> dict[str, object]:
     """metis.memoryAdd / memoryReplace / memoryConsolidate."""
     from ..tools import ToolExecutionError
+    from ..tools.command_inputs import (
+        MemoryAddArgs,
+        MemoryConsolidateArgs,
+        MemoryReplaceArgs,
+        tool_input,
+    )
 
-    params = parse(command, args, _ARGS_OF[command])
+    models: dict[str, type[MemoryAddArgs | MemoryReplaceArgs | MemoryConsolidateArgs]] = {
+        MEMORY_ADD: MemoryAddArgs,
+        MEMORY_REPLACE: MemoryReplaceArgs,
+        MEMORY_CONSOLIDATE: MemoryConsolidateArgs,
+    }
+    params = parse(command, args, models[command])
     folder = take_folder(ls, command, params.workspace)
     file = MemoryFile(params.file)
     await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
@@ -137,6 +132,8 @@ async def refuse_unsaved(
 
 
 async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
+    from ..tools.command_inputs import AssemblePromptArgs
+
     params = parse(ASSEMBLE_PROMPT, args, AssemblePromptArgs)
     folder = take_folder(ls, ASSEMBLE_PROMPT, params.workspace)
     try:
@@ -146,12 +143,15 @@ async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
 
 
 async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
+    from ..tools.command_inputs import WorkspaceArgs
+
     folder = take_folder(ls, USAGE, parse(USAGE, args, WorkspaceArgs).workspace)
     return usage_json(await current_usage(ls, folder))
 
 
 async def read(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
     """`memory_read` from the disk (what an agent's next prompt holds), not the buffers."""
+    from ..tools.command_inputs import WorkspaceArgs
     from ..tools.read import memory_read
 
     folder = take_folder(ls, READ, parse(READ, args, WorkspaceArgs).workspace)
@@ -176,6 +176,7 @@ async def current_usage(ls: ServerContext, folder: Folder) -> dict[MemoryFile, U
 
 async def tidy(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ..analysis.tidy import tidy as tidy_text
+    from ..tools.command_inputs import FileArgs
 
     params = parse(TIDY, args, FileArgs)
     folder = take_folder(ls, TIDY, params.workspace)

@@ -19,7 +19,6 @@ from pygls.lsp.server import LanguageServer
 from ..errors import MemoryStoreError
 from ..hosts.configs import SETUPS
 from ..hosts.init import ConfigRefused, apply_init, plan_init
-from ..tools.command_inputs import ConnectAgentsArgs, WorkspaceArgs
 from .arguments import CommandError, invalid, parse
 from .commands import from_store_error, take_folder
 from .context import ServerContext
@@ -30,6 +29,8 @@ EDITOR_MCP_PATH = ".vscode/mcp.json"
 
 async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
     """Every host `init` can set up, with the files it would write (for a picker)."""
+    from ..tools.command_inputs import WorkspaceArgs
+
     parse(AGENT_HOSTS, args, WorkspaceArgs)
     return [
         {"name": s.name, "title": s.title, "files": [e.path for e in s.edits("metis-memory")]}
@@ -50,6 +51,8 @@ def own_command() -> str:
 
 
 async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
+    from ..tools.command_inputs import ConnectAgentsArgs
+
     params = parse(CONNECT_AGENTS, args, ConnectAgentsArgs)
     folder = take_folder(ls, CONNECT_AGENTS, params.workspace)
     hosts = params.hosts

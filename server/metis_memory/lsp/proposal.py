@@ -23,7 +23,6 @@ from pygls.uris import from_fs_path
 
 from ..cache import cache_root, private_dir
 from ..files import MemoryFile
-from ..tools.command_inputs import FileArgs
 from .arguments import CommandError, parse
 from .context import ServerContext
 from .protocol import SHOW_PROPOSAL
@@ -75,6 +74,7 @@ def _prune(proposals: Path) -> None:
 
 async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ..analysis.tidy import tidy
+    from ..tools.command_inputs import FileArgs
     from .commands import current_text, take_folder
 
     params = parse(SHOW_PROPOSAL, args, FileArgs)

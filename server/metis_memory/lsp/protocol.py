@@ -2,14 +2,16 @@
 
 The TypeScript side has the same names in `extension/src/protocol.ts`;
 `tests/lsp/test_protocol_contract.py` fails when the two disagree. Each command's argument
-model is in `ARGUMENTS` (the models live in `tools/command_inputs.py`).
+model is in `argument_models()` (the models live in `tools/command_inputs.py`).
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+import functools
+from typing import TYPE_CHECKING
 
-from ..tools import command_inputs as args
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 # ---- commands the server implements (listed in executeCommandProvider) -------------------
 MEMORY_ADD = "metis.memoryAdd"
@@ -58,18 +60,25 @@ NOTIFICATIONS = frozenset({USAGE_CHANGED, MEMORY_UPDATED, MEMORY_EVICTION})
 # ---- initializationOptions -----------------------------------------------------------------
 CLIENT_COMMANDS_OPTION = "clientCommands"
 
+
 # ---- each server command's one JSON-object argument -----------------------------------------
-ARGUMENTS: dict[str, type[BaseModel]] = {
-    MEMORY_ADD: args.MemoryAddArgs,
-    MEMORY_REPLACE: args.MemoryReplaceArgs,
-    MEMORY_CONSOLIDATE: args.MemoryConsolidateArgs,
-    ASSEMBLE_PROMPT: args.AssemblePromptArgs,
-    USAGE: args.WorkspaceArgs,
-    TIDY: args.FileArgs,
-    READ: args.WorkspaceArgs,
-    APPLY_EDIT: args.ApplyEditArgs,
-    SHOW_PROPOSAL: args.FileArgs,
-    AGENT_HOSTS: args.WorkspaceArgs,
-    CONNECT_AGENTS: args.ConnectAgentsArgs,
-    AGENT_CONTEXT: args.WorkspaceArgs,
-}
+@functools.cache
+def argument_models() -> dict[str, type[BaseModel]]:
+    """Each command's argument model. Imported on first use: pydantic costs ~100 ms of the
+    server's start, and no command runs before `initialize` is answered."""
+    from ..tools import command_inputs as args
+
+    return {
+        MEMORY_ADD: args.MemoryAddArgs,
+        MEMORY_REPLACE: args.MemoryReplaceArgs,
+        MEMORY_CONSOLIDATE: args.MemoryConsolidateArgs,
+        ASSEMBLE_PROMPT: args.AssemblePromptArgs,
+        USAGE: args.WorkspaceArgs,
+        TIDY: args.FileArgs,
+        READ: args.WorkspaceArgs,
+        APPLY_EDIT: args.ApplyEditArgs,
+        SHOW_PROPOSAL: args.FileArgs,
+        AGENT_HOSTS: args.WorkspaceArgs,
+        CONNECT_AGENTS: args.ConnectAgentsArgs,
+        AGENT_CONTEXT: args.WorkspaceArgs,
+    }
