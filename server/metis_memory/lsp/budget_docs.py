@@ -23,6 +23,7 @@ from ..budgets.structure import covered, structure_findings
 from .diagnostics import SOURCE, to_range
 
 CONFIG_CODE = "budgets-config"
+ENTRY_CODES = frozenset({"duplicate-entry", "empty-entry", "secret"})
 
 
 @dataclass
@@ -33,6 +34,9 @@ class BudgetDocuments:
     """URI -> the workspace folder it was analysed in."""
     uses: dict[str, list[BudgetUse]] = field(default_factory=dict)
     """URI -> what each budget sees of it (the hover and the lens)."""
+    entry_diagnostics: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
+    """URI -> the duplicate and secret diagnostics of its last full analysis (kept in the
+    quick publishes of a large file while its owner types)."""
     _catalogs: dict[Path, tuple[int | None, Catalog]] = field(default_factory=dict)
 
     def catalog(self, workspace: Path) -> Catalog:
@@ -84,7 +88,11 @@ def analyse(
         return None
     docs.open[uri] = workspace
     docs.uses[uri] = uses
-    return diagnostics_for(path, text, workspace, uses, encoding, home, entries)
+    diagnostics = diagnostics_for(path, text, workspace, uses, encoding, home, entries)
+    if entries:
+        docs.entry_diagnostics[uri] = [d for d in diagnostics if d.code in ENTRY_CODES]
+        return diagnostics
+    return diagnostics + docs.entry_diagnostics.get(uri, [])
 
 
 def diagnostics_for(
@@ -111,6 +119,7 @@ def diagnostics_for(
 def forget(docs: BudgetDocuments, uri: str) -> bool:
     """The document closed: True when it was one of ours."""
     docs.uses.pop(uri, None)
+    docs.entry_diagnostics.pop(uri, None)
     return docs.open.pop(uri, None) is not None
 
 

@@ -71,6 +71,8 @@ class MetisLanguageServer(LanguageServer):
         self.proposals: dict[str, tuple[Folder, MemoryFile]] = {}
         """Open consolidation proposals (by URI) and the file each is for."""
         self.budget_docs = BudgetDocuments()
+        self.budget_checks: dict[str, asyncio.TimerHandle] = {}
+        """Pending entry checks of large agent files, by URI (run when typing pauses)."""
         """Other agents' open files, and budgets.toml files, by URI."""
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()

@@ -99,9 +99,11 @@ def document_closed(ls: MetisLanguageServer, uri: str) -> None:
 
 
 BUDGET_QUICK_CHARS = 8 * 1024
-"""Past this size another agent's file is published twice per change: first where each
-agent stops reading (well under a millisecond at any size), then with the per-entry checks
-(duplicates, secrets: a few milliseconds for a 40,000-character CLAUDE.md)."""
+"""Past this size another agent's file is published at once with where each agent stops
+reading (well under a millisecond at any size) and the entry findings of its last full
+analysis, and fully (duplicates, secrets: a few milliseconds for a 40,000-character
+CLAUDE.md) once typing pauses for `ENTRY_CHECKS_PAUSE_S`."""
+ENTRY_CHECKS_PAUSE_S = 0.15
 
 
 def budget_changed(ls: MetisLanguageServer, uri: str) -> None:
@@ -116,12 +118,17 @@ def budget_changed(ls: MetisLanguageServer, uri: str) -> None:
         return
     ls.refresher.publish_other(uri, diagnostics, doc.version)
     if quick and ls.loop is not None:
-        ls.loop.call_soon(_complete_budget, ls, uri, doc.version)
+        pending = ls.budget_checks.pop(uri, None)
+        if pending is not None:
+            pending.cancel()
+        ls.budget_checks[uri] = ls.loop.call_later(
+            ENTRY_CHECKS_PAUSE_S, _complete_budget, ls, uri, doc.version
+        )
 
 
 def _complete_budget(ls: MetisLanguageServer, uri: str, version: int | None) -> None:
-    """The per-entry checks of a large file, unless a newer change came in meanwhile
-    (its own analysis follows)."""
+    """The per-entry checks of a large file, once its owner paused typing."""
+    ls.budget_checks.pop(uri, None)
     if uri not in ls.budget_docs.open:
         return
     doc = ls.workspace.get_text_document(uri)
