@@ -10,7 +10,8 @@ import { activeFolder } from './folders';
 import { currentMcpServerSpecs } from './mcp';
 import type { McpServerSpec } from './mcpDefinition';
 import { ServerCommand, type MemoryFileName, type MemoryUpdatedParams, type Usage, type WriteResult } from './protocol';
-import { MetisCommandError, type MetisServer } from './server';
+import { MetisCommandError } from './commandError';
+import type { MetisServer } from './server';
 
 export type { McpServerSpec } from './mcpDefinition';
 export type { FileUsage, MemoryFileName, Usage, WriteResult } from './protocol';

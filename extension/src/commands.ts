@@ -6,19 +6,14 @@ import * as vscode from 'vscode';
 import type { AgentContextView } from './agentContext';
 import { connectAgents } from './agents';
 import type { Consolidation } from './consolidation';
-import { chooseFolder, folderFromKey, memoryUri, readDisk } from './folders';
+import { chooseFolder } from './folders';
 import { formatBytes } from './format';
+import { addEntry, openMemoryFile, pickFile, replaceEntry } from './entryPrompts';
 import { selectInterpreter } from './interpreterPicker';
 import { assemblePrompt, PromptDocuments } from './prompt';
-import {
-  ClientCommand,
-  isMemoryFileName,
-  ServerCommand,
-  type MemoryFileName,
-  type OpenConsolidationArgs,
-  type ReplaceEntryPromptArgs,
-} from './protocol';
-import { MetisCommandError, type MetisServer } from './server';
+import { ClientCommand, isMemoryFileName, type OpenConsolidationArgs, type ReplaceEntryPromptArgs } from './protocol';
+import { MetisCommandError } from './commandError';
+import type { MetisServer } from './server';
 
 export function registerCommands(
   context: vscode.ExtensionContext,
@@ -92,76 +87,6 @@ export function registerCommands(
     const folder = await chooseFolder();
     if (folder) await connectAgents(srv, folder, log);
   });
-}
-
-async function pickFile(placeHolder: string): Promise<MemoryFileName | undefined> {
-  const picked = await vscode.window.showQuickPick(
-    [
-      { label: 'MEMORY.md', description: 'facts about this workspace' },
-      { label: 'USER.md', description: 'facts about the user' },
-    ],
-    { placeHolder },
-  );
-  return picked && isMemoryFileName(picked.label) ? picked.label : undefined;
-}
-
-/** Open a memory file; a missing one opens as an unsaved editor, so `.metis/` appears on save. */
-async function openMemoryFile(file: MemoryFileName): Promise<void> {
-  const folder = await chooseFolder();
-  if (!folder) return;
-  const uri = memoryUri(folder, file);
-  const exists = (await readDisk(uri)) !== undefined;
-  const target = exists ? uri : uri.with({ scheme: 'untitled' });
-  const doc = await vscode.workspace.openTextDocument(target);
-  await vscode.window.showTextDocument(doc, { preview: false });
-}
-
-async function addEntry(srv: MetisServer): Promise<void> {
-  const folder = await chooseFolder();
-  if (!folder) return;
-  const file = await pickFile('Add an entry to which file?');
-  if (!file) return;
-  const entry = await vscode.window.showInputBox({
-    title: `Add an entry to ${file}`,
-    prompt: 'One short, specific fact (a "- " list item is added when you leave it out).',
-    validateInput: (v) => (v.trim() === '' ? 'An entry cannot be empty.' : undefined),
-  });
-  if (entry === undefined) return;
-  const result = await srv.command(ServerCommand.memoryAdd, {
-    file,
-    entry,
-    workspace: folder.uri.toString(),
-  });
-  // Over the soft cap, the server's eviction notification says so (with "Consolidate…").
-  if (!result.over_soft_cap) void vscode.window.showInformationMessage(result.message);
-}
-
-async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptArgs): Promise<void> {
-  const folder = folderFromKey(args?.workspace) ?? (await chooseFolder());
-  if (!folder) return;
-  const file = isMemoryFileName(args?.file) ? args.file : await pickFile('Replace text in which file?');
-  if (!file) return;
-  const old =
-    typeof args?.old === 'string'
-      ? args.old
-      : await vscode.window.showInputBox({
-          title: `Text to replace in ${file}`,
-          prompt: 'It must occur exactly once.',
-        });
-  if (old === undefined) return;
-  const replacement = await vscode.window.showInputBox({
-    title: `Replace entry in ${file}`,
-    prompt: 'The new text (empty removes the entry).',
-    value: old,
-  });
-  if (replacement === undefined) return;
-  const result = await srv.command(ServerCommand.memoryReplace, {
-    file,
-    old,
-    new: replacement,
-    workspace: folder.uri.toString(),
-  });
-  if (!result.over_soft_cap) void vscode.window.showInformationMessage(result.message);
 }
 
 async function showActions(): Promise<void> {

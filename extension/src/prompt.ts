@@ -6,7 +6,8 @@
 import * as vscode from 'vscode';
 import { folderFromKey, folderKey } from './folders';
 import { ServerCommand } from './protocol';
-import { MetisCommandError, type MetisServer } from './server';
+import { MetisCommandError } from './commandError';
+import type { MetisServer } from './server';
 
 export const PROMPT_SCHEME = 'metis-prompt';
 const REFRESH_DELAY_MS = 150;

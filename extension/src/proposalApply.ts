@@ -8,7 +8,8 @@ import * as vscode from 'vscode';
 import { memoryUri, readDisk } from './folders';
 import { formatBytes, utf8Length } from './format';
 import { ServerCommand, type MemoryFileName, type WriteResult } from './protocol';
-import { MetisCommandError, type MetisServer } from './server';
+import { MetisCommandError } from './commandError';
+import type { MetisServer } from './server';
 
 export interface AppliedProposal {
   folder: vscode.WorkspaceFolder;

@@ -9,19 +9,9 @@ import { describeSource } from './interpreter';
 import { checkInterpreter, errorText } from './interpreterCheck';
 import { createLanguageClient } from './languageClient';
 import { isToolErrorData, type ServerCommandArgs, type ServerCommandName, type ServerCommandResults } from './protocol';
+import { MetisCommandError } from './commandError';
 import { ServerFailure } from './serverFailure';
 import { ServerInterpreter } from './serverInterpreter';
-
-/** A server command failed; `message` is the user-visible text, `code` the machine one. */
-export class MetisCommandError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-    this.name = 'MetisCommandError';
-  }
-}
 
 type NotificationHandler = (params: unknown) => void;
 

@@ -9,7 +9,8 @@
 import * as vscode from 'vscode';
 import { toolFolder } from './folders';
 import { ServerCommand, type ServerCommandArgs } from './protocol';
-import { MetisCommandError, type MetisServer } from './server';
+import { MetisCommandError } from './commandError';
+import type { MetisServer } from './server';
 
 const WRITE_TOOLS = {
   memory_add: { command: ServerCommand.memoryAdd, verb: 'Adding an entry to' },
