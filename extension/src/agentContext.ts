@@ -48,7 +48,9 @@ export class AgentContextView implements vscode.TreeDataProvider<Node>, vscode.D
         this.refresh();
       }),
       vscode.workspace.onDidChangeTextDocument((e) => {
-        if (e.document.uri.scheme !== 'file' || e.contentChanges.length === 0) return;
+        // Typing counts only in a file the view lists (saving any file refreshes it).
+        const uri = e.document.uri.toString();
+        if (e.contentChanges.length === 0 || !this.agents.some((a) => a.files.some((f) => f.uri === uri))) return;
         clearTimeout(this.typing);
         this.typing = setTimeout(() => {
           this.refresh();

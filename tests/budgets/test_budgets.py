@@ -236,3 +236,33 @@ def test_codex_skips_blank_files_and_an_empty_override_still_hides_agents_md(
     (sub / "AGENTS.override.md").write_text("")
     (hidden,) = budget_findings(sub / "AGENTS.md", "x", tmp_path, BUILTIN, tmp_path)
     assert "reads AGENTS.override.md in this directory instead" in hidden.message
+
+
+def test_without_a_git_root_codex_reads_only_the_starting_directory(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("r" * 30_000)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    assert budget_findings(sub / "AGENTS.md", "x" * 10_000, tmp_path, BUILTIN, tmp_path) == []
+
+
+def test_a_symlinked_agents_md_inside_the_repository_counts(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("c" * 33_000)
+    (tmp_path / "AGENTS.md").symlink_to("CLAUDE.md")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (dropped,) = budget_findings(sub / "AGENTS.md", "x", tmp_path, BUILTIN, tmp_path)
+    assert dropped.start == 0 and dropped.message.startswith("Codex never reads AGENTS.md")
+    # A link out of the repository is not followed.
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    outside.write_text("o" * 33_000)
+    (tmp_path / "AGENTS.md").unlink()
+    (tmp_path / "AGENTS.md").symlink_to(outside)
+    assert budget_findings(sub / "AGENTS.md", "x", tmp_path, BUILTIN, tmp_path) == []
+
+
+def test_unknown_disable_keys_are_problems() -> None:
+    config = parse_config("[disable]\nbuiltins = ['codex']\n")
+    assert [(p.line, p.message) for p in config.problems] == [
+        (2, "[disable] has no 'builtins'; it takes builtin")
+    ]

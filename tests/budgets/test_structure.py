@@ -167,3 +167,13 @@ def test_facts_and_episodes_start_with_a_short_summary(
     assert [f.code for f in found] == ([] if fragment is None else ["summary-line"])
     if fragment is not None:
         assert fragment in found[0].message
+
+
+def test_apply_to_matches_like_vs_code(tmp_path: Path) -> None:
+    """VS Code puts `**/` before a pattern without a folder and ignores case."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "Main.TS").write_text("")
+    path = tmp_path / ".github" / "instructions" / "ts.instructions.md"
+    for apply_to in ("*.ts", "**/*.ts", "src/*.ts"):
+        text = f'---\napplyTo: "{apply_to}"\n---\nUse strict.\n'
+        assert codes(path, text, tmp_path, tmp_path / "home") == [], apply_to

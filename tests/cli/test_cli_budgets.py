@@ -26,13 +26,13 @@ def test_text_names_every_file_and_budget_and_fails_when_text_is_lost(
     result = cli("check")
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    assert "AGENTS.md  Codex (codex): 30,000 B / 32,768 B   91.6%  ok" in lines
+    assert "AGENTS.md  Codex (codex): 30,000 B of 32,768 B (92%)  ok" in lines
     assert (
-        "svc/AGENTS.md  Codex (codex): 5,000 B after 30,000 B above it / 32,768 B  106.8%  "
+        "svc/AGENTS.md  Codex (codex): 5,000 B after 30,000 B above of 32,768 B (107%)  "
         "over: text is lost"
     ) in lines
     assert any(
-        line.startswith("CLAUDE.md  Claude Code (claude-md): 40,001 characters")
+        line.startswith("CLAUDE.md  Claude Code (claude-md): 40,001 characters of 40,000")
         and line.endswith("over: warned")
         for line in lines
     )
@@ -52,6 +52,7 @@ def test_json_lists_each_budget_with_its_numbers(cli: Runner, workspace: Path) -
     deep = by_path[("svc/AGENTS.md", "codex")]
     assert deep["status"] == "over: text is lost"
     assert (deep["unit"], deep["limit"], deep["size"]) == ("bytes", 32_768, 5_000)
+    assert deep["spent_before"] == 30_000
     assert deep["message"].startswith("Codex reads only the first 2,768 B of AGENTS.md")
     assert by_path[("CLAUDE.md", "claude-md")]["size"] == 40_001
     assert report["config_problems"] == []
@@ -82,9 +83,10 @@ def test_agent_files_in_the_home_are_checked_too(cli: Runner, workspace: Path, h
     hermes.parent.mkdir(parents=True)
     hermes.write_text("ü" * 1_376)
     result = cli("check")
-    assert "~/.hermes/memories/USER.md  Hermes Agent (hermes-user): 1,376 characters" in (
-        result.stdout
-    )
+    assert (
+        "~/.hermes/memories/USER.md  Hermes Agent (hermes-user): 1,376 characters of 1,375 "
+        "characters (100%)  over: text is lost"
+    ) in result.stdout
     assert result.returncode == 1
 
 
@@ -110,7 +112,7 @@ def test_a_user_budget_and_a_switched_off_builtin(cli: Runner, workspace: Path) 
     (workspace / "notes" / "a.md").write_text("1\n2\n3\n")
     (workspace / "AGENTS.md").write_text("a" * 40_000)
     result = cli("check")
-    assert "notes/a.md  team notes (team-notes): 3 lines / 2 lines" in result.stdout
+    assert "notes/a.md  team notes (team-notes): 3 lines of 2 lines (150%)" in result.stdout
     assert "Codex" not in result.stdout
     assert result.returncode == 1
 
@@ -144,3 +146,39 @@ def test_rule_files_agents_ignore_are_listed_in_every_format(cli: Runner, worksp
     results = json.loads(cli("check", "--format", "sarif").stdout)["runs"][0]["results"]
     regions = {r["ruleId"]: r["locations"][0]["physicalLocation"]["region"] for r in results}
     assert regions["missing-import"] == {"startLine": 2, "startColumn": 5}
+
+
+def test_a_budgets_toml_cannot_reach_outside_the_workspace(
+    cli: Runner, workspace: Path, home: Path
+) -> None:
+    """A cloned repository's budgets.toml is untrusted: absolute, `~` and `..` globs are
+    refused, and nothing outside the folder is read."""
+    (home / "secret.md").write_text("s" * 100)
+    write_memory(workspace, "MEMORY.md", "")
+    (workspace / ".metis" / "budgets.toml").write_text(
+        '[[budget]]\nname = "steal"\nfiles = ["~/secret.md"]\nunit = "bytes"\nlimit = 1\n'
+        'past = "truncated"\n\n'
+        '[[budget]]\nname = "climb"\nfiles = ["../x/*.md"]\nunit = "bytes"\nlimit = 1\n'
+        'past = "truncated"\n\n'
+        '[[budget]]\nname = "abs"\nfiles = ["/etc/hostname"]\nunit = "bytes"\nlimit = 1\n'
+        'past = "truncated"\n'
+    )
+    result = cli("check")
+    assert result.returncode == 1
+    assert "'~/secret.md' is absolute" in result.stdout
+    assert "'../x/*.md' climbs out with '..'" in result.stdout
+    assert "'/etc/hostname' is absolute" in result.stdout
+    assert "secret.md  steal" not in result.stdout and "hostname  abs" not in result.stdout
+
+
+def test_a_multi_limit_budget_shows_every_limit(cli: Runner, workspace: Path, home: Path) -> None:
+    from metis_memory.budgets.paths import claude_project
+
+    index = home / ".claude" / "projects" / claude_project(workspace) / "memory" / "MEMORY.md"
+    index.parent.mkdir(parents=True)
+    index.write_text("".join(f"- fact {i}\n" for i in range(150)))
+    result = cli("check")
+    assert (
+        "MEMORY.md  Claude Code (claude-auto-memory): 150 lines of 200 lines (75%) · "
+        in result.stdout
+    )

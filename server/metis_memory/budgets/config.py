@@ -86,6 +86,11 @@ def parse_config(text: str, known_ids: frozenset[str] = frozenset()) -> UserConf
             problems.append(ConfigProblem(line, str(exc)))
     disabled: set[str] = set()
     disable = data.get("disable", {})
+    if isinstance(disable, dict):
+        for key in sorted(set(disable) - {"builtin"}):
+            problems.append(
+                ConfigProblem(_line_of(text, key), f"[disable] has no '{key}'; it takes builtin")
+            )
     ids = disable.get("builtin", []) if isinstance(disable, dict) else None
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         problems.append(
@@ -116,6 +121,14 @@ def _user_budget(entry: dict[str, Any]) -> Budget:
             f"'{unknown[0]}' is not a budget field; fields: name, files, unit, limit, past, "
             "consumer, id"
         )
+    globs = fields.get("files")
+    for glob in globs if isinstance(globs, list) else []:
+        outside = _leaves_workspace(glob) if isinstance(glob, str) else None
+        if outside:
+            raise ValueError(
+                f"budget '{name}': 'files' globs are relative to the workspace folder, and "
+                f"{glob!r} {outside}; write it relative to the folder"
+            )
     budget_id = fields.get("id") or re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "budget"
     return Budget.from_dict(
         {
@@ -129,6 +142,16 @@ def _user_budget(entry: dict[str, Any]) -> Budget:
             "past": fields.get("past"),
         }
     )
+
+
+def _leaves_workspace(glob: str) -> str | None:
+    """Why a user's glob would reach outside the workspace, or None. A cloned repository's
+    budgets.toml must not make the tools read other files of the machine."""
+    if glob.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", glob):
+        return "is absolute"
+    if ".." in re.split(r"[/\\]", glob):
+        return "climbs out with '..'"
+    return None
 
 
 def _line_of(text: str, key: str) -> int:

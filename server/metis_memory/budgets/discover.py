@@ -44,7 +44,7 @@ def files_matching(workspace: Path, globs: Iterable[str], home: Path) -> list[Pa
         glob = glob.replace(CLAUDE_PROJECT, claude_project(workspace))
         base, pattern = (home, glob[2:]) if glob.startswith("~/") else (workspace, glob)
         if "*" not in pattern and "?" not in pattern:
-            if os.path.lexists(base / pattern):
+            if os.path.lexists(base / pattern) and _inside(base / pattern, base):
                 found.add(base / pattern)
             continue
         if base is home:
@@ -57,11 +57,28 @@ def files_matching(workspace: Path, globs: Iterable[str], home: Path) -> list[Pa
     return sorted(found)
 
 
+def _inside(path: Path, base: Path) -> bool:
+    """Whether `path`'s directory, symlinks resolved, is still under `base` (the file itself
+    is opened without following a symlink)."""
+    real = os.path.realpath(path.parent)
+    root = os.path.realpath(base)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
 def walk_files(root: Path) -> Iterator[str]:
     """Relative paths (posix) of the files under `root`, bounded and without symlinks."""
+    yield from scan(root, MAX_DIRECTORIES)[0]
+
+
+def scan(
+    root: Path, max_dirs: int, skip: frozenset[str] | tuple[str, ...] = SKIPPED_DIRS
+) -> tuple[list[str], bool]:
+    """The files under `root` (posix, relative) within `max_dirs` directories, never
+    through a symlink; and whether the scan saw every directory."""
+    files: list[str] = []
     pending = [""]
     seen = 0
-    while pending and seen < MAX_DIRECTORIES:
+    while pending and seen < max_dirs:
         rel = pending.pop()
         seen += 1
         try:
@@ -71,10 +88,11 @@ def walk_files(root: Path) -> Iterator[str]:
         for entry in entries:
             child = f"{rel}/{entry.name}" if rel else entry.name
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIPPED_DIRS:
+                if entry.name not in skip and entry.name != ".git":
                     pending.append(child)
             elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
-                yield child
+                files.append(child)
+    return files, not pending
 
 
 def _expand_shallow(home: Path, pattern: str) -> Iterator[Path]:

@@ -117,20 +117,10 @@ def _use(path: Path, text: str, workspace: Path | None, budget: Budget) -> Budge
     if budget.chain == "codex":
         if not text.strip():
             return BudgetUse(budget, sizes, skipped_blank=True)  # Codex skips it
-        # Codex's project root: the nearest `.git` above where it starts; without one, the
-        # workspace folder stands for it (or the file's own directory outside any folder).
-        root = repository_root(path.parent)
-        if root is None:
-            root = workspace if workspace is not None and _within(path, workspace) else path.parent
+        # Codex's project root: the nearest `.git` above where it starts. Without one Codex
+        # reads only the file of the directory it starts in: nothing above is spent.
+        root = repository_root(path.parent) or path.parent
         spent, read_instead = codex_position(path, root)
         if read_instead is not None:
             return BudgetUse(budget, sizes, spent, read_instead)
     return BudgetUse(budget, sizes, spent, cut=find_cut(text, budget, spent))
-
-
-def _within(path: Path, parent: Path) -> bool:
-    try:
-        path.relative_to(parent)
-    except ValueError:
-        return False
-    return True

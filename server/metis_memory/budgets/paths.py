@@ -115,22 +115,36 @@ def codex_chain(directory: Path, root: Path) -> list[ChainLink]:
     chain: list[ChainLink] = []
     for depth in range(len(relative.parts) + 1):
         current = root.joinpath(*relative.parts[:depth])
-        chosen = _codex_file(current)
+        chosen = _codex_file(current, root)
         if chosen is not None:
             chain.append(ChainLink(current / chosen[0], chosen[1]))
     return chain
 
 
-def _codex_file(directory: Path) -> tuple[str, int] | None:
+def _codex_stat(path: Path, root: Path) -> os.stat_result | None:
+    """A regular file Codex reads: itself, or a symlink to one inside the repository (an
+    `AGENTS.md -> CLAUDE.md` is common); None otherwise."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            real = os.path.realpath(path)
+            top = os.path.realpath(root)
+            if not (real == top or real.startswith(top.rstrip(os.sep) + os.sep)):
+                return None
+            st = os.stat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _codex_file(directory: Path, root: Path) -> tuple[str, int] | None:
     for name in CODEX_NAMES:
-        try:
-            st = os.lstat(directory / name)
-        except OSError:
-            continue
-        if not stat.S_ISREG(st.st_mode):
+        st = _codex_stat(directory / name, root)
+        if st is None:
             continue
         size = st.st_size
-        if size <= BLANK_CHECK_BYTES and not _has_text(directory / name, st.st_mtime_ns, size):
+        real = Path(os.path.realpath(directory / name))
+        if size <= BLANK_CHECK_BYTES and not _has_text(real, st.st_mtime_ns, size):
             size = 0
         return name, size
     return None
@@ -155,11 +169,7 @@ def codex_position(path: Path, root: Path) -> tuple[int, str | None]:
     spent = sum(link.size for link in above)
     if path.name in CODEX_NAMES:
         for name in CODEX_NAMES[: CODEX_NAMES.index(path.name)]:
-            try:
-                st = os.lstat(path.parent / name)
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
+            if _codex_stat(path.parent / name, root) is not None:
                 return spent, name
     return spent, None
 

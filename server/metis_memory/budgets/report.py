@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..analysis.budget_check import size_in
-from ..analysis.findings import Finding
+from ..analysis.findings import Finding, Severity
 from .catalog import Catalog
 from .discover import budgeted_files, files_matching
-from .evaluate import budget_findings
-from .model import Budget, describe
+from .evaluate import BudgetUse, budget_uses, use_finding
+from .model import Budget
 from .paths import budgets_for, shown_path
 from .reading import read_bounded
 from .structure import RULE_FILES, structure_findings
@@ -24,8 +23,8 @@ class BudgetLine:
     shown: str
     """The path as printed: relative to the workspace, or `~/...`."""
     budget: Budget
-    size: int | None
-    """In the budget's first unit; None when the file could not be read."""
+    use: BudgetUse | None
+    """What the budget sees of the file; None when the file could not be read."""
     finding: Finding | None = None
     problem: str | None = None
     cut_line: int | None = None
@@ -35,44 +34,37 @@ class BudgetLine:
     def status(self) -> str:
         if self.problem is not None:
             return f"not checked: {self.problem}"
+        if self.use is not None and (self.use.read_instead or self.use.skipped_blank):
+            return "not read"
         if self.finding is None:
             return "ok"
-        return "over: text is lost" if self.budget.loses_text else "over: warned"
+        return "over: text is lost" if self.loses_text else "over: warned"
 
     @property
     def loses_text(self) -> bool:
-        return (
-            self.finding is not None and self.budget.loses_text and self.finding.severity.value == 1
-        )
+        return self.finding is not None and self.finding.severity is Severity.ERROR
 
     def to_json(self) -> dict[str, Any]:
-        limit = self.budget.limits[0]
+        use = self.use
+        limit = use.cut.limit if use is not None and use.cut is not None else self.budget.limits[0]
+        index = self.budget.limits.index(limit)
         return {
             "path": self.shown,
             "budget": self.budget.id,
             "consumer": self.budget.consumer,
             "unit": limit.unit,
             "limit": limit.limit,
-            "size": self.size,
+            "size": None if use is None else use.sizes[index],
+            "spent_before": None if use is None else use.spent,
+            "used": None if use is None else use.used(),
             "status": self.status,
             "message": self.finding.message if self.finding else self.problem,
             "source": self.budget.source,
         }
 
     def text_line(self) -> str:
-        limit = self.budget.limits[0]
-        spent = int((self.finding.data or {}).get("spent_before", 0)) if self.finding else 0
-        if self.size is None:
-            size, pct = "?", ""
-        else:
-            size = describe(self.size, limit.unit)
-            if spent:
-                size += f" after {describe(spent, limit.unit)} above it"
-            pct = f"{100 * (spent + self.size) / limit.limit:5.1f}%"
-        return (
-            f"{self.shown}  {self.budget.consumer} ({self.budget.id}): {size} / "
-            f"{self.budget.limits_text()}  {pct}  {self.status}"
-        )
+        used = "?" if self.use is None else self.use.used()
+        return f"{self.shown}  {self.budget.consumer} ({self.budget.id}): {used}  {self.status}"
 
 
 def workspace_budgets(
@@ -87,11 +79,10 @@ def workspace_budgets(
             if read.text is None:
                 lines.append(BudgetLine(path, shown, budget, None, problem=read.problem))
                 continue
-            found = budget_findings(path, read.text, workspace, Catalog((budget,)), home)
-            size = size_in(read.text, budget.limits[0].unit)
-            finding = found[0] if found else None
+            (use,) = budget_uses(path, read.text, workspace, Catalog((budget,)), home)
+            finding = use_finding(path, read.text, use)
             cut_line = None if finding is None else read.text.count("\n", 0, finding.start) + 1
-            lines.append(BudgetLine(path, shown, budget, size, finding, cut_line=cut_line))
+            lines.append(BudgetLine(path, shown, budget, use, finding, cut_line=cut_line))
     return lines
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..analysis.agent_rules import Frontmatter, frontmatter, imports, yaml_bool, yaml_strings
 from ..analysis.findings import Finding, Severity
-from .discover import walk_files
+from .discover import scan
 from .paths import glob_regex, matches
 from .reading import read_bounded
 
@@ -233,12 +233,18 @@ def _apply_to_findings(text: str, workspace: Path) -> list[Finding]:
     if value is None:
         return []
     globs = [g for part in yaml_strings(value) for g in _split_commas(part) if g.strip()]
-    files = _files(workspace, int(time.monotonic() // WALK_SECONDS))
+    files, complete = _files(workspace, int(time.monotonic() // WALK_SECONDS))
+    if not complete:
+        return []  # too large a folder to tell on a keystroke: say nothing rather than guess
     for glob in globs:
         for expanded in _braces(glob.strip()):
-            regex = glob_regex(expanded.removeprefix("./"))
-            if any(regex.match(f) for f in files):
-                return []
+            pattern = expanded.removeprefix("./")
+            # VS Code matches without case and puts `**/` before a pattern with no folder.
+            candidates = [pattern] if "/" in pattern else [pattern, f"**/{pattern}"]
+            for candidate in candidates:
+                regex = re.compile(glob_regex(candidate).pattern, re.IGNORECASE)
+                if any(regex.match(f) for f in files):
+                    return []
     start, end = _line_span(text, fm, "applyTo")
     return [
         Finding(
@@ -252,9 +258,14 @@ def _apply_to_findings(text: str, workspace: Path) -> list[Finding]:
     ]
 
 
+APPLY_TO_MAX_DIRECTORIES = 2_000
+"""The scan for `applyTo` runs on a keystroke: bounded well below a full `check` scan."""
+
+
 @functools.lru_cache(maxsize=8)
-def _files(workspace: Path, _epoch: int) -> tuple[str, ...]:
-    return tuple(walk_files(workspace))
+def _files(workspace: Path, _epoch: int) -> tuple[tuple[str, ...], bool]:
+    files, complete = scan(workspace, APPLY_TO_MAX_DIRECTORIES, skip=())
+    return tuple(files), complete
 
 
 def _split_commas(value: str) -> list[str]:

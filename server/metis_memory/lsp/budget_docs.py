@@ -83,9 +83,10 @@ def analyse(
     catalog = docs.catalog(workspace)
     uses = budget_uses(path, text, workspace, catalog, home)
     if not uses and not covered(path, workspace, home or Path.home()):
-        docs.open.pop(uri, None)
+        was_ours = docs.open.pop(uri, None) is not None
         docs.uses.pop(uri, None)
-        return None
+        docs.entry_diagnostics.pop(uri, None)
+        return [] if was_ours else None  # a budget no longer covers it: withdraw
     docs.open[uri] = workspace
     docs.uses[uri] = uses
     diagnostics = diagnostics_for(path, text, workspace, uses, encoding, home, entries)
