@@ -182,3 +182,14 @@ def test_a_multi_limit_budget_shows_every_limit(cli: Runner, workspace: Path, ho
         "MEMORY.md  Claude Code (claude-auto-memory): 150 lines of 200 lines (75%) · "
         in result.stdout
     )
+
+
+def test_an_agent_file_that_is_not_utf8_is_reported_not_mismeasured(
+    cli: Runner, workspace: Path
+) -> None:
+    (workspace / "AGENTS.md").write_bytes(b"caf\xe9 " * 5_000)  # 25,000 B of Latin-1
+    result = cli("check")
+    assert (
+        "AGENTS.md  Codex (codex): ?  not checked: it is not valid UTF-8 (first bad byte at "
+        "offset 3)"
+    ) in result.stdout

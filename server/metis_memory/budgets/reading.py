@@ -43,5 +43,11 @@ def read_bounded(path: Path, limit: int = MAX_READ_BYTES) -> Read:
             data += chunk
     finally:
         os.close(fd)
-    text = data.decode("utf-8", "replace")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # Measured as decoded text, every bad byte would count as three: say so instead.
+        return Read(
+            None, len(data), f"it is not valid UTF-8 (first bad byte at offset {exc.start})"
+        )
     return Read(text.removeprefix("\ufeff"), len(data))
