@@ -323,7 +323,8 @@ def _check(workspace: str, fmt: str) -> int:
     problems = [f".metis/budgets.toml:{p.line}: {p.message}" for p in budgets.problems]
     rule_problems = workspace_rule_problems(root)
     if fmt == "sarif":
-        print(json.dumps(sarif(budget_lines, __version__, rule_problems), indent=2))
+        config = [(p.line, p.message) for p in budgets.problems]
+        print(json.dumps(sarif(budget_lines, __version__, rule_problems, config), indent=2))
     elif fmt == "json":
         out: dict[str, object] = dict(report)
         out["budgets"] = [line.to_json() for line in budget_lines]

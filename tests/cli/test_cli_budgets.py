@@ -193,3 +193,19 @@ def test_an_agent_file_that_is_not_utf8_is_reported_not_mismeasured(
         "AGENTS.md  Codex (codex): ?  not checked: it is not valid UTF-8 (first bad byte at "
         "offset 3)"
     ) in result.stdout
+
+
+def test_sarif_carries_budgets_toml_problems_and_duplicate_ids_are_refused(
+    cli: Runner, workspace: Path
+) -> None:
+    write_memory(workspace, "MEMORY.md", "")
+    (workspace / ".metis" / "budgets.toml").write_text(
+        '[[budget]]\nname = "a"\nfiles = ["a.md"]\nunit = "lines"\nlimit = 1\npast = "warned"\n'
+        '[[budget]]\nname = "A"\nfiles = ["b.md"]\nunit = "lines"\nlimit = 1\npast = "warned"\n'
+    )
+    result = cli("check", "--format", "sarif")
+    assert result.returncode == 1
+    (config,) = [r for r in json.loads(result.stdout)["runs"][0]["results"]]
+    assert config["ruleId"] == "budgets-config"
+    assert "another budget above has the id 'a'" in config["message"]["text"]
+    assert config["locations"][0]["physicalLocation"]["region"] == {"startLine": 7}

@@ -78,7 +78,13 @@ def parse_config(text: str, known_ids: frozenset[str] = frozenset()) -> UserConf
             problems.append(ConfigProblem(line, "a [[budget]] must be a table"))
             continue
         try:
-            budgets.append(_user_budget(entry))
+            budget = _user_budget(entry)
+            if any(b.id == budget.id for b in budgets):
+                raise ValueError(
+                    f"budget '{budget.name}': another budget above has the id '{budget.id}'; "
+                    "rename one, or give it its own id"
+                )
+            budgets.append(budget)
         except BudgetError as exc:
             name = entry.get("name", "?")
             problems.append(ConfigProblem(line, f"budget '{name}': {'; '.join(exc.problems)}"))

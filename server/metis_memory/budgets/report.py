@@ -87,12 +87,35 @@ def workspace_budgets(
 
 
 def sarif(
-    lines: list[BudgetLine], version: str, problems: list[RuleProblem] | None = None
+    lines: list[BudgetLine],
+    version: str,
+    problems: list[RuleProblem] | None = None,
+    config_problems: list[tuple[int, str]] | None = None,
 ) -> dict[str, Any]:
-    """SARIF 2.1.0 for code-scanning uploads: one result per exceeded budget and per rule
-    problem."""
+    """SARIF 2.1.0 for code-scanning uploads: one result per exceeded budget, per rule
+    problem and per problem of `.metis/budgets.toml`."""
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
+    for line_number, message in config_problems or []:
+        rules["budgets-config"] = {
+            "id": "budgets-config",
+            "shortDescription": {"text": ".metis/budgets.toml is not valid"},
+        }
+        results.append(
+            {
+                "ruleId": "budgets-config",
+                "level": "error",
+                "message": {"text": message},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": ".metis/budgets.toml"},
+                            "region": {"startLine": line_number},
+                        }
+                    }
+                ],
+            }
+        )
     for problem in problems or []:
         code = problem.finding.code
         rules[code] = {"id": code, "shortDescription": {"text": code.replace("-", " ")}}
