@@ -7,12 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis.budget_check import Cut, budget_finding, find_cut, size_in
 from ..analysis.checks import ENTRY_CHECKS_LIMIT, entry_findings, secret_findings
 from ..analysis.entries import Outline, parse
 from ..analysis.findings import Finding, Severity
 from ..analysis.positions import utf8_size
 from .catalog import Catalog
+from .measure import Cut, budget_finding, find_cut, size_in
 from .model import Budget, describe
 from .paths import budgets_for, codex_position, repository_root
 

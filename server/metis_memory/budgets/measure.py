@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..budgets.model import Budget, Limit, Unit, describe
-from .findings import Finding, Severity
-from .positions import char_index_at_byte, utf8_size
+from ..analysis.findings import Finding, Severity
+from ..analysis.positions import char_index_at_byte, utf8_size
+from .model import Budget, Limit, Unit, describe
 
 
 def size_in(text: str, unit: Unit) -> int:

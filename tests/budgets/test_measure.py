@@ -1,12 +1,12 @@
-"""Measuring text against a budget (metis_memory.analysis.budget_check): where the
+"""Measuring text against a budget (metis_memory.budgets.measure): where the
 consumer stops, in each unit, and what the finding says."""
 
 from __future__ import annotations
 
 import pytest
 
-from metis_memory.analysis.budget_check import budget_finding, cut_index, find_cut, line_count
 from metis_memory.analysis.findings import Severity
+from metis_memory.budgets.measure import budget_finding, cut_index, find_cut, line_count
 from metis_memory.budgets.model import Budget
 
 
