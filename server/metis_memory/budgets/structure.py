@@ -165,17 +165,26 @@ def _too_deep(
     if budget[0] <= 0:
         return None
     budget[0] -= 1
-    read = read_bounded(target, IMPORT_READ_BYTES)
-    if read.text is None:
+    try:
+        st = os.stat(target)
+    except OSError:
         return None
-    for item in imports(read.text):
-        child = _resolve(item.target, target.parent, home)
+    for child_target in _imports_of(target, st.st_mtime_ns, st.st_size):
+        child = _resolve(child_target, target.parent, home)
         if not os.path.lexists(child):
             continue
         deeper = _too_deep(child, home, depth + 1, (*seen, target.resolve()), budget)
         if deeper is not None:
             return [target, *deeper]
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _imports_of(path: Path, _mtime_ns: int, _size: int) -> tuple[str, ...]:
+    """An imported file's own imports, read (bounded) again only when it changed: a keystroke
+    in CLAUDE.md does not re-read the files it imports."""
+    read = read_bounded(path, IMPORT_READ_BYTES)
+    return () if read.text is None else tuple(i.target for i in imports(read.text))
 
 
 # ---- Cursor rules -------------------------------------------------------------------------
