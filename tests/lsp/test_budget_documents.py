@@ -10,7 +10,7 @@ from lsprotocol import types
 from pytest_lsp import client_capabilities
 
 from metis_memory.budgets.paths import claude_project
-from support.lsp_session import SERVER_HOME, MetisClient, hover, lenses
+from support.lsp_session import SERVER_HOME, MetisClient, apply_workspace_edit, hover, lenses
 from support.lsp_values import file_uri, span
 
 
@@ -303,3 +303,92 @@ async def test_a_large_agent_file_gets_its_cut_and_then_its_entry_checks(
     await client.wait_for_codes(agents, ["duplicate-entry", "over-budget"])
     client.replace_all(agents, text)
     await client.wait_for_codes(agents, ["over-budget"])
+
+
+AGENT_RULES = (
+    "# Rules\n"
+    "- run `make check` before pushing\n"
+    "- Run `make check` before pushing\n"  # 2: a repeat
+    "- deploy key 🔑 AKIAIOSFODNN7EXAMPLE\n"  # 3: a secret
+    + "- filler ✓ line\n"
+    * 240  # 4..243: over Claude Code's 200-line guidance
+)
+
+
+async def test_other_agents_files_get_the_memory_files_quick_fixes(
+    client: MetisClient, workspace: Path
+) -> None:
+    """Remove duplicate, redact and tidy on a CLAUDE.md: edits for the buffer version they
+    were computed for, which leave the file on disk alone."""
+    claude = workspace / "CLAUDE.md"
+    claude.write_text(AGENT_RULES, encoding="utf-8")
+    await client.start_session([workspace])
+    uri = client.open(claude)
+    await client.wait_until(
+        lambda: {"over-budget", "secret", "duplicate-entry"} <= set(client.codes(claude)),
+        f"budget, secret and duplicate diagnostics on {claude}",
+    )
+
+    def after(action: types.CodeAction) -> str:
+        assert action.edit is not None and action.edit.document_changes
+        (change,) = action.edit.document_changes
+        assert isinstance(change, types.TextDocumentEdit)
+        assert change.text_document.version == client.versions[uri]
+        return apply_workspace_edit(action.edit, lambda _u: AGENT_RULES, client.encoding)[uri]
+
+    on_repeat = {a.title: a for a in await client.actions(claude, (2, 4))}
+    assert after(on_repeat["Remove duplicate entry"]) == AGENT_RULES.replace(
+        "- Run `make check` before pushing\n", ""
+    )
+    on_secret = {a.title: a for a in await client.actions(claude, (3, 20))}
+    redacted = after(on_secret["Redact secret"])
+    assert "AKIAIOSFODNN7EXAMPLE" not in redacted and redacted.count("\n") == AGENT_RULES.count(
+        "\n"
+    )
+    cut = client.diagnostic(claude, "over-budget")
+    on_cut = {a.title: a for a in await client.actions(claude, (cut.range.start.line, 0))}
+    tidy = on_cut["Tidy CLAUDE.md (repeats, empty items, blank runs)"]
+    assert tidy.diagnostics and tidy.diagnostics[0].code == "over-budget"
+    assert after(tidy) == (
+        "# Rules\n- run `make check` before pushing\n- deploy key 🔑 AKIAIOSFODNN7EXAMPLE\n"
+        "- filler ✓ line\n"
+    )
+    assert claude.read_text(encoding="utf-8") == AGENT_RULES  # the server wrote nothing
+
+
+async def test_agent_file_fixes_reach_a_client_without_literal_support(
+    client: MetisClient, workspace: Path
+) -> None:
+    """Such a client is sent `metis.applyEdit` commands; the server accepts them for an open
+    agent's file at the version they were made for, and refuses them once it changed."""
+    capabilities = client_capabilities("visual-studio-code")
+    assert capabilities.text_document and capabilities.text_document.code_action
+    capabilities.text_document.code_action.code_action_literal_support = None
+    claude = workspace / "CLAUDE.md"
+    claude.write_text(AGENT_RULES, encoding="utf-8")
+    await client.start_session([workspace], capabilities=capabilities)
+    uri = client.open(claude)
+    await client.wait_until(lambda: "secret" in client.codes(claude), f"a secret on {claude}")
+    result = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(3, 20), types.Position(3, 20)),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert result and all(isinstance(r, types.Command) for r in result), result
+    redact = next(r for r in result if r.title == "Redact secret")
+    assert isinstance(redact, types.Command) and redact.arguments
+    assert await client.command(redact.command, *redact.arguments) == {
+        "applied": True,
+        "failureReason": None,
+    }
+    (sent,) = client.applied_edits
+    assert (
+        "AKIAIOSFODNN7EXAMPLE"
+        not in apply_workspace_edit(sent.edit, lambda _u: AGENT_RULES, client.encoding)[uri]
+    )
+    client.replace_all(claude, AGENT_RULES + "- one more\n")
+    refused = await client.command_error(redact.command, *redact.arguments)
+    assert "changed since the fix was offered" in refused.message
+    assert len(client.applied_edits) == 1

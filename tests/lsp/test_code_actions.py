@@ -348,7 +348,10 @@ async def test_apply_edit_only_applies_quick_fixes_to_memory_files(
         ]
     }
     for edit, reason in (
-        (edit_other, "is not a .metis/MEMORY.md or .metis/USER.md of an open workspace"),
+        (
+            edit_other,
+            "is neither a .metis/MEMORY.md or .metis/USER.md of an open workspace nor another",
+        ),
         (delete, "it would delete a file"),
         (stale, "MEMORY.md changed since the fix was offered (version 99, now 1)"),
     ):

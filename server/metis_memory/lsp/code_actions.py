@@ -7,7 +7,6 @@ can show documents gets "Show consolidation proposal" instead of the first."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from lsprotocol import types
@@ -20,15 +19,16 @@ from ..analysis.findings import CAP_CODES, Finding
 from ..analysis.positions import LineIndex
 from ..errors import short_repr
 from ..files import MemoryFile
+from . import budget_actions
 from .arguments import CommandError, invalid, parse
 from .context import ServerContext
-from .diagnostics import FileAnalysis, to_range
+from .diagnostics import FileAnalysis
+from .edit_shapes import QUICKFIX, EditShapes, wanted
 from .proposal import can_show_documents
 from .protocol import APPLY_EDIT, OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT, SHOW_PROPOSAL
 from .views import FileView
 from .workspaces import Folder
 
-QUICKFIX = types.CodeActionKind.QuickFix
 KINDS = [QUICKFIX]
 
 
@@ -36,66 +36,19 @@ def other_file(file: MemoryFile) -> MemoryFile:
     return MemoryFile.USER if file is MemoryFile.MEMORY else MemoryFile.MEMORY
 
 
-class _Builder:
-    """Builds actions and edits for one request, honouring the client's capabilities."""
+class _Builder(EditShapes):
+    """Builds actions and edits for one memory file, honouring the client's capabilities."""
 
     def __init__(self, ls: ServerContext, folder: Folder, analysis: FileAnalysis) -> None:
-        self.ls = ls
+        super().__init__(ls)
         self.folder = folder
         self.analysis = analysis
         self.view = analysis.view
-        caps = ls.client_capabilities
-        edit_caps = caps.workspace.workspace_edit if caps.workspace else None
-        self.document_changes = bool(edit_caps and edit_caps.document_changes)
-        self.can_create = bool(
-            edit_caps
-            and edit_caps.resource_operations
-            and types.ResourceOperationKind.Create in edit_caps.resource_operations
-        )
-        action_caps = caps.text_document.code_action if caps.text_document else None
-        self.disabled_support = bool(action_caps and action_caps.disabled_support)
-        self.literals = bool(action_caps and action_caps.code_action_literal_support)
-        self.apply_edit = bool(caps.workspace and caps.workspace.apply_edit)
         self.client_commands = ls.client_options.commands
         self.show_documents = can_show_documents(ls)
 
-    def as_command(self, action: types.CodeAction) -> types.Command | None:
-        """`action` for a client without `codeActionLiteralSupport`, which may be sent only
-        `Command`s: an edit becomes `metis.applyEdit` (the server sends it back with
-        `workspace/applyEdit`), when the client can apply edits at all."""
-        if action.disabled is not None:
-            return None
-        if action.edit is None:
-            return action.command
-        if not self.apply_edit:
-            return None
-        edit = get_converter().unstructure(action.edit)
-        argument = {"label": action.title, "edit": edit}
-        return types.Command(title=action.title, command=APPLY_EDIT, arguments=[argument])
-
     def text_edit(self, lines: LineIndex, change: fixes.TextChange) -> types.TextEdit:
-        return types.TextEdit(
-            to_range(lines, change.start, change.end, self.analysis.encoding), change.new_text
-        )
-
-    def workspace_edit(
-        self,
-        edits: Sequence[tuple[str, int | None, list[types.TextEdit]]],
-        create: str | None = None,
-    ) -> types.WorkspaceEdit:
-        if not self.document_changes:
-            return types.WorkspaceEdit(changes={uri: list(e) for uri, _, e in edits})
-        changes: list[
-            types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
-        ] = []
-        if create is not None:
-            changes.append(
-                types.CreateFile(create, options=types.CreateFileOptions(ignore_if_exists=True))
-            )
-        for uri, version, e in edits:
-            document = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
-            changes.append(types.TextDocumentEdit(document, list(e)))
-        return types.WorkspaceEdit(document_changes=changes)
+        return self.edit_of(lines, change, self.analysis.encoding)
 
     def fix(
         self,
@@ -219,21 +172,14 @@ class _Builder:
         return types.CodeAction(title=title, kind=QUICKFIX, edit=edit)
 
 
-def _wanted(only: Sequence[str] | None) -> bool:
-    """Whether quick fixes are among the kinds the client asked for."""
-    if not only:
-        return True
-    return any(
-        kind in ("", QUICKFIX.value) or QUICKFIX.value.startswith(f"{kind}.") for kind in only
-    )
-
-
 async def code_actions(
     ls: ServerContext, params: types.CodeActionParams
 ) -> list[types.CodeAction | types.Command] | None:
-    located = ls.folders.locate(params.text_document.uri)
-    if located is None or not _wanted(params.context.only):
+    if not wanted(params.context.only):
         return None
+    located = ls.folders.locate(params.text_document.uri)
+    if located is None:
+        return budget_actions.code_actions(ls, params)
     folder, file = located
     analysis = await ls.analysis_for(folder, file, params.text_document.uri)
     if analysis is None:
@@ -253,9 +199,7 @@ async def code_actions(
     if entry is not None and entry.index not in fixed_entries:
         target = await ls.view_of(folder, other_file(file))
         actions += builder.for_entry(entry, target)
-    if not builder.literals:
-        return [c for c in map(builder.as_command, actions) if c is not None]
-    return list(actions)
+    return builder.answer(actions)
 
 
 async def apply_edit(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
@@ -282,21 +226,31 @@ async def apply_edit(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, obje
 def _edit_problem(ls: ServerContext, edit: types.WorkspaceEdit) -> str | None:
     """Why `edit` is not one of this server's quick fixes, if it is not: the command is
     callable by anyone who can send `workspace/executeCommand`, so it only ever edits (or
-    creates) memory files of known workspaces, and only the buffer version it was made for."""
-    targets: list[tuple[str, int | None]] = [(uri, None) for uri in edit.changes or {}]
+    creates) memory files of known workspaces, or edits another agent's file open in the
+    editor, and only the buffer version it was made for."""
+    # (uri, version, creates)
+    targets: list[tuple[str, int | None, bool]] = [(u, None, False) for u in edit.changes or {}]
     for change in edit.document_changes or []:
         if isinstance(change, types.TextDocumentEdit):
-            targets.append((change.text_document.uri, change.text_document.version))
+            targets.append((change.text_document.uri, change.text_document.version, False))
         elif isinstance(change, types.CreateFile):
-            targets.append((change.uri, None))
+            targets.append((change.uri, None, True))
         else:
             return f"it would {change.kind} a file; quick fixes only edit memory files"
-    for uri, version in targets:
+    for uri, version, creates in targets:
         located = ls.folders.locate(uri)
+        if located is None and not creates and uri in ls.budget_docs.uses:
+            other = ls.text_document(uri)  # another agent's file: only while it is open
+            if other is None or version is None or other.version == version:
+                continue
+            return (
+                f"{short_repr(uri)} changed since the fix was offered (version {version}, "
+                f"now {other.version}): ask for the code actions again"
+            )
         if located is None:
             return (
-                f"{short_repr(uri)} is not a .metis/MEMORY.md or .metis/USER.md of an open "
-                "workspace"
+                f"{short_repr(uri)} is neither a .metis/MEMORY.md or .metis/USER.md of an open "
+                "workspace nor another agent's file open in the editor"
             )
         if version is not None:
             doc = ls.open_document(located[0].file_key(located[1]))

@@ -1,0 +1,77 @@
+"""Quick fixes on other agents' files (CLAUDE.md, AGENTS.md, rules, their memory): the
+memory files' own fixes where they make sense there. Remove a repeated or empty list
+item, redact a suspected secret, and tidy a file some agent stops reading. They are
+edits for the editor to apply, to the buffer version they were computed for; nothing
+here writes a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from ..analysis import fixes
+from ..analysis.entries import Outline, parse
+from ..analysis.findings import Finding
+from ..analysis.positions import LineIndex
+from ..analysis.tidy import tidy
+from ..budgets.evaluate import budget_uses, entry_checks, use_finding
+from .budget_docs import to_budget_diagnostic
+from .context import ServerContext
+from .edit_shapes import QUICKFIX, EditShapes
+
+
+def code_actions(
+    ls: ServerContext, params: types.CodeActionParams
+) -> list[types.CodeAction | types.Command] | None:
+    """The fixes for the findings under the requested range; None when the document is
+    not another agent's file some budget covers."""
+    uri = params.text_document.uri
+    workspace = ls.budget_docs.open.get(uri)
+    doc = ls.text_document(uri)
+    fs_path = to_fs_path(uri)
+    if workspace is None or doc is None or fs_path is None or uri not in ls.budget_docs.uses:
+        return None  # not ours, or a budgets.toml (its problems have no mechanical fix)
+    path, text, encoding = Path(fs_path), doc.source, ls.encoding
+    uses = budget_uses(path, text, workspace, ls.budget_docs.catalog(workspace))
+    outline = parse(text)
+    lines = LineIndex(text, outline.line_starts, outline.line_ends)
+    start = lines.index(params.range.start.line, params.range.start.character, encoding)
+    end = lines.index(params.range.end.line, params.range.end.character, encoding)
+    findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
+    findings += entry_checks(path, text, uses, outline)
+    shapes = EditShapes(ls)
+    actions: dict[str, types.CodeAction] = {}
+    for finding in findings:
+        if not finding.overlaps(start, end):
+            continue
+        fix = _fix(finding, text, outline, path.name)
+        if fix is None or fix[0] in actions:
+            continue
+        title, change, preferred = fix
+        edit = shapes.edit_of(lines, change, encoding)
+        actions[title] = types.CodeAction(
+            title=title,
+            kind=QUICKFIX,
+            diagnostics=[to_budget_diagnostic(finding, lines, encoding)],
+            is_preferred=preferred or None,
+            edit=shapes.workspace_edit([(uri, doc.version, [edit])]),
+        )
+    return shapes.answer(list(actions.values()))
+
+
+def _fix(
+    finding: Finding, text: str, outline: Outline, name: str
+) -> tuple[str, fixes.TextChange, bool] | None:
+    """(title, change, preferred) for one finding, when it has a mechanical fix."""
+    if finding.code in ("duplicate-entry", "empty-entry") and finding.entry is not None:
+        kind = "duplicate" if finding.code == "duplicate-entry" else "empty"
+        return f"Remove {kind} entry", fixes.remove_entry(outline, finding.entry), True
+    if finding.code == "secret" and finding.secret is not None:
+        return "Redact secret", fixes.redact(finding.secret), True
+    if finding.code == "over-budget":
+        change = fixes.minimal_change(text, tidy(text, outline))
+        if change is not None:
+            return f"Tidy {name} (repeats, empty items, blank runs)", change, False
+    return None
