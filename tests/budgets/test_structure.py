@@ -51,6 +51,35 @@ def test_an_import_chain_past_four_hops_is_flagged(tmp_path: Path) -> None:
     assert structure_findings(tmp_path / "CLAUDE.md", "@a1.md\n", tmp_path, tmp_path) == []
 
 
+def chain(folder: Path, length: int) -> Path:
+    """a1.md -> a2.md -> ... in `folder`; the first file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(1, length + 1):
+        nxt = f"@a{i + 1}.md" if i < length else "end"
+        (folder / f"a{i}.md").write_text(f"level {i} {nxt}\n")
+    return folder / "a1.md"
+
+
+def test_imports_outside_the_workspace_and_claude_home_are_checked_for_existence_only(
+    tmp_path: Path,
+) -> None:
+    """A cloned repository's CLAUDE.md may point anywhere: only the workspace and
+    ~/.claude are read to follow imports further; elsewhere a target only has to exist."""
+    workspace, home = tmp_path / "w", tmp_path / "home"
+    workspace.mkdir()
+    outside = chain(tmp_path / "elsewhere", 6)
+    claude = workspace / "CLAUDE.md"
+    assert structure_findings(claude, f"@{outside}\n", workspace, home) == []
+    (workspace / "link.md").symlink_to(outside)  # nor through a symlink leaving it
+    assert structure_findings(claude, "@link.md\n", workspace, home) == []
+    assert codes(claude, f"@{outside.parent / 'gone.md'}\n", workspace, home) == [
+        ("missing-import", f"@{outside.parent / 'gone.md'}")
+    ]
+    chain(home / ".claude" / "chain", 6)  # the user's own imports are followed
+    (found,) = structure_findings(claude, "@~/.claude/chain/a1.md\n", workspace, home)
+    assert found.code == "import-too-deep"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -68,7 +68,8 @@ def structure_findings(
     home = home if home is not None else Path.home()
     kind = _kind(path, workspace, home)
     if kind == "claude":
-        return _import_findings(path, text, home)
+        roots = (home / ".claude",) if workspace is None else (workspace, home / ".claude")
+        return _import_findings(path, text, home, tuple(r.resolve() for r in roots))
     if kind == "cursor-md":
         first = text.find("\n")
         return [
@@ -121,7 +122,12 @@ def _resolve(target: str, base: Path, home: Path) -> Path:
     return Path(target) if target.startswith("/") else base / target
 
 
-def _import_findings(path: Path, text: str, home: Path) -> list[Finding]:
+def _import_findings(
+    path: Path, text: str, home: Path, readable: tuple[Path, ...]
+) -> list[Finding]:
+    """Missing targets, and chains past MAX_HOPS. Only files under `readable` (the
+    workspace, ~/.claude) are read to follow their own imports: any other target, such as
+    `@/etc/passwd` in a cloned repository, is checked for existence only."""
     findings: list[Finding] = []
     budget = [MAX_IMPORTED_FILES]
     for item in imports(text):
@@ -138,7 +144,7 @@ def _import_findings(path: Path, text: str, home: Path) -> list[Finding]:
                 )
             )
             continue
-        chain = _too_deep(target, home, 1, (path.resolve(),), budget)
+        chain = _too_deep(target, home, 1, (path.resolve(),), budget, readable)
         if chain is not None:
             hops = " → ".join(p.name for p in chain)
             findings.append(
@@ -155,14 +161,20 @@ def _import_findings(path: Path, text: str, home: Path) -> list[Finding]:
 
 
 def _too_deep(
-    target: Path, home: Path, depth: int, seen: tuple[Path, ...], budget: list[int]
+    target: Path,
+    home: Path,
+    depth: int,
+    seen: tuple[Path, ...],
+    budget: list[int],
+    readable: tuple[Path, ...],
 ) -> list[Path] | None:
     """The first chain of imports from `target` that goes past MAX_HOPS, if any."""
-    if target.resolve() in seen:
+    real = target.resolve()
+    if real in seen:
         return None  # a cycle: loaded once, not a deeper chain
     if depth > MAX_HOPS:
         return [target]
-    if budget[0] <= 0:
+    if budget[0] <= 0 or not any(real.is_relative_to(root) for root in readable):
         return None
     budget[0] -= 1
     try:
@@ -173,7 +185,7 @@ def _too_deep(
         child = _resolve(child_target, target.parent, home)
         if not os.path.lexists(child):
             continue
-        deeper = _too_deep(child, home, depth + 1, (*seen, target.resolve()), budget)
+        deeper = _too_deep(child, home, depth + 1, (*seen, real), budget, readable)
         if deeper is not None:
             return [target, *deeper]
     return None
