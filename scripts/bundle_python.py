@@ -1,7 +1,8 @@
 """Build the Python side of the VSIX: the server and its dependencies for each supported CPython.
 
 Why: pydantic-core and watchfiles are compiled, so one folder of wheels cannot serve every
-interpreter. For each CPython 3.10-3.13 we `pip install --target` the platform's binary wheels
+interpreter. For each CPython 3.10-3.15 (and free-threaded 3.14t) we `pip install --target`
+the platform's binary wheels
 (no build, no network at run time); the launcher (extension/python/server.py) puts the folder
 matching the running interpreter first on sys.path. Top-level entries that are byte-identical
 for several versions are kept once (see `share`).
@@ -29,7 +30,10 @@ except ImportError:  # pip always carries a copy
     from pip._vendor.packaging.utils import canonicalize_name  # type: ignore[assignment,unused-ignore]
 
 ROOT = Path(__file__).resolve().parent.parent
-PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
+PYTHON_VERSIONS = ("3.10", "3.11", "3.12", "3.13", "3.14", "3.15", "3.14t")
+"""A `t` suffix is a free-threaded build (its own ABI, `cp314t`: abi3 wheels do not load in
+it). 3.15t is left out: watchfiles publishes no cp315t wheel yet (1.3.0, checked 2026-11-23),
+so the launcher refuses it by name rather than failing on an import."""
 
 # vsce --target -> pip --platform tags (the wheels pydantic-core and watchfiles publish).
 PLATFORMS: dict[str, list[str]] = {
@@ -88,8 +92,10 @@ def install(
         "--implementation",
         "cp",
         "--python-version",
-        version,
+        version.removesuffix("t"),
     ]
+    if version.endswith("t"):  # free-threaded: only its own ABI (and pure wheels) will load
+        cmd += ["--abi", "cp" + version.replace(".", "")]
     for platform in platforms:
         cmd += ["--platform", platform]
     if constraints is not None:
@@ -157,8 +163,8 @@ def target_environment(version: str, target: str) -> dict[str, str]:
     return {
         **{key: str(value) for key, value in default_environment().items()},
         **MARKER_PLATFORM[target],
-        "python_version": version,
-        "python_full_version": f"{version}.0",
+        "python_version": version.removesuffix("t"),
+        "python_full_version": f"{version.removesuffix('t')}.0",
         "implementation_name": "cpython",
         "platform_python_implementation": "CPython",
     }
@@ -270,7 +276,7 @@ def main() -> int:
         prune(dest)
         per_version[tag] = dest
 
-    reuse_abi3(per_version)
+    reuse_abi3({tag: dest for tag, dest in per_version.items() if not tag.endswith("t")})
     share(libs, per_version)
 
     # The server itself is pure Python: copy the source package.

@@ -1,7 +1,8 @@
 """Launch the Metis Memory servers from the libraries bundled in the VSIX.
 
 Why a launcher: the compiled dependencies (pydantic-core, watchfiles, cryptography, ...) differ
-per CPython version, so the VSIX carries one folder per version (libs/cp310 ... libs/cp313),
+per CPython version, so the VSIX carries one folder per version (libs/cp310 ... libs/cp315,
+and libs/cp314t for the free-threaded build),
 folders shared by some versions (named for them: libs/cp311+cp312+cp313) and the libraries
 every version shares once (libs/common). This puts the folders for the running interpreter
 first on sys.path; nothing is installed and nothing is downloaded.
@@ -23,6 +24,7 @@ import os
 import platform
 import re
 import sys
+import sysconfig
 
 MIN = (3, 10)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,8 +47,8 @@ def _folders() -> list[str]:
 
 
 def _available() -> list[str]:
-    tags = [n for n in _folders() if re.fullmatch(r"cp3\d+", n)]
-    return [f"{t[2]}.{t[3:]}" for t in tags]
+    tags = [n for n in _folders() if re.fullmatch(r"cp3\d+t?", n)]
+    return sorted((f"{t[2]}.{t[3:]}" for t in tags), key=lambda v: (int(v[2:].rstrip("t")), v))
 
 
 def _lib_path(tag: str) -> list[str]:
@@ -62,12 +64,14 @@ def _problem(mode: str) -> str | None:
         return f"it is {platform.python_implementation()} {version}; the server needs CPython"
     if sys.version_info[:2] < MIN:
         return f"it is Python {version}; the server needs Python 3.10 or newer"
-    tag = "cp{}{}".format(*sys.version_info[:2])
+    threads = "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""
+    tag = "cp{}{}{}".format(*sys.version_info[:2], threads)
     if not os.path.isdir(os.path.join(LIBS, tag)):
         carried = ", ".join(_available()) or "none"
+        build = "the free-threaded build of " if threads else ""
         return (
-            f"it is Python {version}, and this package carries the server for Python {carried} "
-            f"only; pick one of those"
+            f"it is {build}Python {version}, and this package carries the server for Python "
+            f"{carried} only (a t is a free-threaded build); pick one of those"
         )
     sys.path[0:0] = _lib_path(tag)
     try:

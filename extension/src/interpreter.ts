@@ -127,7 +127,7 @@ export function startFailureMessage(interp: ResolvedInterpreter | undefined, wha
     return (
       'Metis Memory could not start its language server: no Python interpreter found ' +
       '(metis.interpreter is empty, the Python extension gave none, and neither python3 nor ' +
-      'python is on PATH). Pick a CPython 3.10–3.13 interpreter.'
+      'python is on PATH). Pick a CPython 3.10–3.15 interpreter.'
     );
   }
   return (

@@ -5,7 +5,17 @@ import * as vscode from 'vscode';
 import { findOnPath } from './interpreter';
 
 export async function selectInterpreter(): Promise<void> {
-  const names = ['python3.13', 'python3.12', 'python3.11', 'python3.10', 'python3', 'python'];
+  const names = [
+    'python3.15',
+    'python3.14',
+    'python3.14t',
+    'python3.13',
+    'python3.12',
+    'python3.11',
+    'python3.10',
+    'python3',
+    'python',
+  ];
   const paths = [...new Set(names.map((name) => findOnPath([name])).filter((p): p is string => p !== undefined))];
   // Offer only interpreters that run, with their version (pyenv shims, for one, may not).
   const checked = await Promise.all(paths.map(async (p) => ({ path: p, version: await pythonVersion(p) })));
@@ -21,7 +31,7 @@ export async function selectInterpreter(): Promise<void> {
     },
   ];
   const picked = await vscode.window.showQuickPick(items, {
-    placeHolder: 'Python (CPython 3.10–3.13) for the Metis Memory server',
+    placeHolder: 'Python (CPython 3.10–3.15) for the Metis Memory server',
   });
   if (!picked) return;
   let value = picked.value ?? '';

@@ -67,7 +67,7 @@ describe('the MCP server offered to VS Code', { timeout: 420_000 }, () => {
 
   before(async () => {
     const found = supportedInterpreters();
-    assert.ok(found.length >= 1, 'no CPython 3.10-3.13 found on this machine');
+    assert.ok(found.length >= 1, 'no CPython 3.10-3.15 found on this machine');
     root = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
     fs.cpSync(path.join(ROOT, 'examples', 'workspace'), folder('workspace'), { recursive: true });
     for (const name of ['second-project', 'third-project']) {
