@@ -25,6 +25,8 @@ venv: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server tests
 	$(VENV)/bin/ruff format --check server tests
+	@scripts/apt-install.sh shellcheck  # actionlint checks the workflows' shell steps with it
+	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

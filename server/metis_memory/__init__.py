@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .files import MemoryFile
     from .store import MemorySnapshot, MemoryStore, WriteResult
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 _HOMES = {
     "EmptyEntry": "errors",

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ._version import __version__
 from .errors import MemoryStoreError, fmt_bytes
 from .files import MemoryFile
 from .store import MemoryStore
@@ -23,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="metis-memory",
         description="Bounded workspace memory in .metis/MEMORY.md and .metis/USER.md.",
     )
+    parser.add_argument("--version", action="version", version=f"metis-memory {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = sub.add_parser(
