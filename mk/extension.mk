@@ -14,7 +14,7 @@ BUNDLE_TARGET := dist/.bundled-target
 EXT_SOURCES := $(wildcard extension/src/*.ts)
 PY_SOURCES := $(shell find server/metis_memory -type f -not -path '*/__pycache__/*' 2>/dev/null)
 NPM := npm --no-audit --no-fund --loglevel=error
-VSCE := node_modules/.bin/vsce package --no-dependencies --skip-license --allow-missing-repository
+VSCE := node_modules/.bin/vsce package --no-dependencies
 RUN_PORT ?= 8080
 # What `make test` adds (the Makefile reads this).
 EXTENSION_TEST_TARGETS := test-extension test-e2e
@@ -43,7 +43,7 @@ $(BUNDLE_STAMP): $(BUNDLE_TARGET) $(STAMP) pyproject.toml $(PY_SOURCES) extensio
 
 vsix: $(VSIX)
 
-$(VSIX): dist/extension.js $(BUNDLE_STAMP) package.json .vscodeignore extension/README.md
+$(VSIX): dist/extension.js $(BUNDLE_STAMP) package.json .vscodeignore extension/README.md LICENSE CHANGELOG.md extension/images/icon.png $(wildcard extension/walkthrough/*.md)
 	$(VSCE) --target $(VSCE_TARGET) --readme-path extension/README.md -o $@
 	@echo "built $@ ($$(du -h $@ | cut -f1)); install: code --install-extension $@"
 

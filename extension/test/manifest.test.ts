@@ -105,3 +105,79 @@ describe('package.json', () => {
     assert.ok(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations.includes('metis.interpreter'));
   });
 });
+
+interface Step {
+  id: string;
+  description: string;
+  media: { image?: string; markdown?: string };
+  completionEvents?: string[];
+}
+const listing = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  icon: string;
+  repository: { url: string };
+  license: string;
+  categories: string[];
+  keywords: string[];
+  galleryBanner: { color: string; theme: string };
+  contributes: { commands: { command: string }[]; walkthroughs: { id: string; steps: Step[] }[] };
+};
+
+/** Whether `file` is in the VSIX: .vscodeignore excludes everything, then re-includes. */
+function packaged(file: string): boolean {
+  const rules = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8').split('\n');
+  const globToRegex = (g: string): RegExp =>
+    new RegExp(
+      `^${g
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .split('**')
+        .map((part) => part.replace(/\*/g, '[^/]*'))
+        .join('.*')}$`,
+    );
+  let included = false;
+  for (const rule of rules.map((r) => r.trim()).filter((r) => r && !r.startsWith('#'))) {
+    if (rule.startsWith('!') && globToRegex(rule.slice(1)).test(file)) included = true;
+    else if (!rule.startsWith('!') && globToRegex(rule).test(file)) included = false;
+  }
+  return included;
+}
+
+describe('the Marketplace listing', () => {
+  it('has a 128x128 PNG icon, a repository, a licence, categories, keywords and a banner', () => {
+    const icon = fs.readFileSync(path.join(root, listing.icon));
+    assert.equal(icon.subarray(1, 4).toString(), 'PNG');
+    assert.deepEqual([icon.readUInt32BE(16), icon.readUInt32BE(20)], [128, 128]);
+    assert.ok(packaged(listing.icon), `${listing.icon} is not in the VSIX`);
+    assert.match(listing.repository.url, /^https:\/\/github\.com\/[\w-]+\/[\w-]+\.git$/);
+    assert.equal(listing.license, 'MIT');
+    assert.ok(fs.readFileSync(path.join(root, 'LICENSE'), 'utf8').startsWith('MIT License'));
+    assert.ok(fs.existsSync(path.join(root, 'CHANGELOG.md')));
+    assert.ok(listing.categories.includes('AI') && listing.categories.length <= 3);
+    assert.ok(
+      listing.keywords.length >= 5 && listing.keywords.length <= 30,
+      'the Marketplace takes at most 30 keywords',
+    );
+    assert.match(listing.galleryBanner.color, /^#[0-9A-Fa-f]{6}$/);
+  });
+
+  it('walks a new user through memory, caps, consolidation and agents, with working links', () => {
+    const commands = new Set(listing.contributes.commands.map((c) => c.command));
+    const [walkthrough] = listing.contributes.walkthroughs;
+    assert.ok(walkthrough, 'no walkthrough contributed');
+    assert.deepEqual(
+      walkthrough.steps.map((s) => s.id),
+      ['openMemory', 'seeCaps', 'consolidate', 'connectAgents'],
+    );
+    for (const step of walkthrough.steps) {
+      const linked = [...step.description.matchAll(/\(command:([\w.]+)\)/g)].map((m) => m[1] ?? '');
+      assert.equal(linked.length, 1, `${step.id}: one button`);
+      for (const event of step.completionEvents ?? []) {
+        const command = event.replace(/^onCommand:/, '');
+        assert.ok(commands.has(command), `${step.id}: ${command} is not a contributed command`);
+        assert.ok(linked.includes(command), `${step.id}: completes on ${command}, which its button does not run`);
+      }
+      const media = step.media.image ?? step.media.markdown ?? '';
+      assert.ok(fs.existsSync(path.join(root, media)), `${step.id}: ${media} is missing`);
+      assert.ok(packaged(media), `${step.id}: ${media} is not in the VSIX`);
+    }
+  });
+});

@@ -1,6 +1,7 @@
 /**
  * A folder with no memory yet: the commands activate the extension, "Open USER.md" opens an
- * unsaved editor, and `.metis/` appears only when the user saves.
+ * unsaved editor, `.metis/` appears only when the user saves, and the walkthrough's buttons
+ * run the extension's commands.
  */
 
 import assert from 'node:assert/strict';
@@ -48,5 +49,27 @@ describe('a folder with no memory yet', { timeout: 300_000 }, () => {
     await waitFor('.metis/USER.md to be written by the save', () => (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === typed) || undefined, 10_000);
     await waitForStatus(page, /USER 0\.1\/1\.5 KB/, 5_000, 'the status bar to count the saved USER.md');
     await screenshot(page, '08-fresh-folder-saved');
+  });
+
+  it('offers the walkthrough, whose first button opens MEMORY.md', async () => {
+    await runCommand(page, 'Welcome: Open Walkthrough...');
+    const pick = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: 'Get started with Metis Memory' });
+    await pick.first().waitFor({ state: 'visible', timeout: 20_000 });
+    await pick.first().click();
+    const walkthrough = page.locator('.gettingStartedContainer');
+    for (const title of ['Open your memory', 'See the caps', 'Consolidate', 'Connect your agents']) {
+      await walkthrough.getByText(title, { exact: true }).first().waitFor({ timeout: 20_000 });
+    }
+    await walkthrough.getByText('Open MEMORY.md', { exact: true }).click();
+    await activeTab(page).filter({ hasText: 'MEMORY.md' }).waitFor({ timeout: 30_000 });
+    // The step's completion event is the command its button ran.
+    await runCommand(page, 'Welcome: Open Walkthrough...');
+    await pick.first().click();
+    const step = walkthrough.locator('.getting-started-step').filter({ hasText: 'Open your memory' });
+    await step.locator('.codicon.complete').waitFor({ timeout: 10_000 });
+    const unchecked = walkthrough.locator('.getting-started-step').filter({ hasText: 'Connect your agents' });
+    assert.equal(await unchecked.locator('.codicon.complete').count(), 0, 'a step whose command never ran is complete');
+    await screenshot(page, '08-fresh-folder-walkthrough');
+    assert.equal(fs.existsSync(path.join(ws, '.metis', 'MEMORY.md')), false, 'opening must not create MEMORY.md');
   });
 });
