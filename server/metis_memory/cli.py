@@ -105,6 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
     init.add_argument(
+        "--no-merge-driver",
+        dest="merge_driver",
+        action="store_false",
+        help="do not set up the entry-by-entry git merge driver for the memory files "
+        "(.gitattributes and this repository's git config; set up by default in a repository)",
+    )
+    init.add_argument(
         "--command",
         dest="run_command",
         default="metis-memory",
@@ -113,6 +120,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sub.add_parser("lsp", help="run the language server on stdio (for editors)")
+    driver = sub.add_parser(
+        "merge-driver",
+        help="git's merge driver for the memory files (set up by init)",
+        description=(
+            "Merge a memory file entry by entry: git runs this with the ancestor, ours and "
+            "theirs (%%O %%A %%B) and takes the result from OURS. Exit 1 when both sides changed "
+            "the same entries differently (git's markers are then in OURS)."
+        ),
+    )
+    driver.add_argument("base", type=Path, metavar="BASE")
+    driver.add_argument("ours", type=Path, metavar="OURS")
+    driver.add_argument("theirs", type=Path, metavar="THEIRS")
+    driver.add_argument("--marker-size", type=int, default=7, metavar="N")
+    driver.add_argument("--path", metavar="PATH", help="the file's path in the repository")
     mcp = sub.add_parser("mcp", help="run the MCP server on stdio (for agent hosts)")
     mcp.add_argument(
         "workspace",
@@ -165,6 +186,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "mcp":
             return _mcp(args.workspace)
+        if args.command == "merge-driver":
+            from . import git_merge
+
+            marker = max(args.marker_size, 1)
+            return git_merge.run(args.base, args.ours, args.theirs, marker, args.path, sys.stderr)
         return _flushed(args.command, lambda: _tool(args))
     except UsageError as exc:
         print(f"metis-memory: {exc}", file=sys.stderr)
@@ -242,15 +268,18 @@ def _init(args: argparse.Namespace) -> int:
     folder = _workspace(args.workspace).workspace_path
     hosts = args.host or list(SETUPS)
     try:
-        plan = plan_init(Path(folder), hosts, args.run_command)
+        merge_driver = args.merge_driver and _in_repository(Path(folder))
+        plan = plan_init(Path(folder), hosts, args.run_command, merge_driver=merge_driver)
+        git_problem = None
         if args.dry_run:
             sys.stdout.write("".join(diffs(plan)))
         else:
-            apply_init(plan)
+            git_problem = apply_init(plan)
     except ConfigRefused as exc:
         print(f"metis-memory init: {exc}", file=sys.stderr)
         return EXIT_FAIL
-    print(plan.report(dry_run=args.dry_run), file=sys.stderr if args.dry_run else sys.stdout)
+    report = plan.report(dry_run=args.dry_run, git_problem=git_problem)
+    print(report, file=sys.stderr if args.dry_run else sys.stdout)
     program = (args.run_command.split() or [args.run_command])[0]
     if shutil.which(program) is None:
         print(
@@ -260,6 +289,11 @@ def _init(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_OK
+
+
+def _in_repository(folder: Path) -> bool:
+    """Whether `folder` is in a git work tree (a `.git` folder or file at or above it)."""
+    return any((d / ".git").exists() for d in (folder, *folder.parents))
 
 
 PROJECT_DIR_VARIABLES = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")

@@ -63,21 +63,38 @@ class InitPlan:
     workspace: Path
     hosts: tuple[str, ...]
     files: tuple[FileChange, ...]
+    git_config: tuple[tuple[str, str], ...] = ()
+    """The merge driver's settings for the repository's git config, when asked for."""
 
-    def report(self, *, dry_run: bool) -> str:
+    def report(self, *, dry_run: bool, git_problem: str | None = None) -> str:
         verb = {"created": "would create", "updated": "would update"} if dry_run else {}
         lines = []
         for f in self.files:
             shown = verb.get(f.verb, f.verb)
             lines.append(f"{f.path}: {shown} ({'; '.join(f.what)})")
+        for key, value in self.git_config:
+            done = "would set" if dry_run else "not set" if git_problem else "set"
+            lines.append(f"git config {key}: {done} ({value})")
+        if git_problem and not dry_run:
+            lines.append(f"  {git_problem}")
         todo = [f"- {SETUPS[h].title}: {SETUPS[h].still_to_do}" for h in self.hosts]
+        if self.git_config:
+            todo.append(
+                "- Git: commit .gitattributes; git config is not cloned, so each clone runs "
+                "`metis-memory init` once (or sets the two settings above by hand)."
+            )
         if todo and not dry_run:
             lines += ["", "What is left to do:", *todo]
         return "\n".join(lines)
 
 
 def plan_init(
-    workspace: Path, hosts: Sequence[str], command: str, *, skip: frozenset[str] = frozenset()
+    workspace: Path,
+    hosts: Sequence[str],
+    command: str,
+    *,
+    skip: frozenset[str] = frozenset(),
+    merge_driver: bool = False,
 ) -> InitPlan:
     """Read every file the chosen hosts need and compute its new content.
 
@@ -89,10 +106,13 @@ def plan_init(
         raise ConfigRefused(f"unknown host {unknown[0]!r}; known: {', '.join(SETUPS)}")
     chosen = tuple(dict.fromkeys(hosts))
     by_path: dict[str, list[Edit]] = {}
-    for host in chosen:
-        for edit in SETUPS[host].edits(command):
-            if edit.path in skip:
-                continue
+    wanted = [edit for host in chosen for edit in SETUPS[host].edits(command)]
+    if merge_driver:
+        from ..git_merge import attributes_edit
+
+        wanted.append(attributes_edit())
+    for edit in wanted:
+        if edit.path not in skip:
             by_path.setdefault(edit.path, []).append(edit)
     changes = []
     with Dir.open_root(workspace) as root:
@@ -112,11 +132,17 @@ def plan_init(
                     edits[0].mode,
                 )
             )
-    return InitPlan(workspace, chosen, tuple(changes))
+    git_config: tuple[tuple[str, str], ...] = ()
+    if merge_driver:
+        from ..git_merge import git_settings
+
+        git_config = git_settings(command)
+    return InitPlan(workspace, chosen, tuple(changes), git_config)
 
 
-def apply_init(plan: InitPlan) -> None:
-    """Write each changed file atomically; a file changed since it was planned is refused."""
+def apply_init(plan: InitPlan) -> str | None:
+    """Write each changed file atomically; a file changed since it was planned is refused.
+    Then set the plan's git config; returns why that could not be done, if it could not."""
     with Dir.open_root(plan.workspace) as root:
         for change in plan.files:
             if not change.changed:
@@ -136,6 +162,11 @@ def apply_init(plan: InitPlan) -> None:
                     found.st,
                     new_mode=change.mode,
                 )
+    if not plan.git_config:
+        return None
+    from ..git_merge import apply_git_settings
+
+    return apply_git_settings(plan.workspace, plan.git_config)
 
 
 def _read_config(root: Dir, workspace: Path, path: str) -> str | None:
@@ -217,7 +248,9 @@ def _read_located(found: Located, shown: Path) -> str | None:
 
 
 def diffs(plan: InitPlan) -> Iterable[str]:
-    return (f.diff() for f in plan.files if f.changed)
+    yield from (f.diff() for f in plan.files if f.changed)
+    for key, value in plan.git_config:
+        yield f"git config --local {key} '{value}'\n"
 
 
 __all__ = ["ConfigRefused", "InitPlan", "MemoryStoreError", "apply_init", "diffs", "plan_init"]
