@@ -158,7 +158,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       void vscode.window.showWarningMessage('Open a consolidation proposal first ("Metis: Consolidate MEMORY.md…").');
       return;
     }
-    await draftWithModel(uri, p.file, p.softCap);
+    await draftWithModel(this.server, uri, p.file);
   }
 
   /** For callers that only know a folder key (code actions pass the workspace URI string). */

@@ -1,48 +1,57 @@
-/** "Draft with Language Model": the active proposal rewritten by the editor's language model
- * to fit the soft cap. The prompt lives here, and only here. */
+/** "Draft with Language Model": the active proposal rewritten by the editor's language model.
+ * The instruction is the server's (`metis.consolidationPrompt`, the one place it lives), so
+ * every editor asks the same; this only sends it and puts the answer in the proposal, where
+ * the server's diagnostics judge it like any edit. Nothing is applied to the file here. */
 
 import * as vscode from 'vscode';
-import { stripFences, utf8Length } from './format';
-import type { MemoryFileName } from './protocol';
+import { stripFences } from './format';
+import { ServerCommand, type MemoryFileName } from './protocol';
+import type { MetisServer } from './server';
 
-export async function draftWithModel(uri: vscode.Uri, file: MemoryFileName, softCap: number): Promise<void> {
+export async function draftWithModel(server: MetisServer, uri: vscode.Uri, file: MemoryFileName): Promise<void> {
   const [model] = await vscode.lm.selectChatModels();
   if (!model) {
     void vscode.window.showInformationMessage(
-      'No language model is available in this editor; edit the proposal by hand.',
+      'No language model is available in this editor (install or sign in to one, e.g. GitHub Copilot); edit the proposal by hand.',
     );
     return;
   }
   const doc = await vscode.workspace.openTextDocument(uri);
-  const current = doc.getText();
-  const instructions = [
-    `You curate ${file}, a bounded memory file that goes into an AI agent's system prompt.`,
-    `Rewrite it to at most ${softCap} UTF-8 bytes (it is ${utf8Length(current)} now).`,
-    'Keep every distinct fact that still matters; merge duplicates and near-duplicates; shorten wording;',
-    'keep the markdown structure (headings, one "- " list item per fact). Never invent facts.',
-    'Reply with the new file content only: no preamble, no code fences.',
-    '',
-    current,
-  ].join('\n');
-  const draft = await vscode.window.withProgress(
-    {
-      location: vscode.ProgressLocation.Notification,
-      title: `Drafting ${file} with ${model.name}…`,
-      cancellable: true,
-    },
-    async (_progress, token) => {
-      const response = await model.sendRequest([vscode.LanguageModelChatMessage.User(instructions)], {}, token);
-      let text = '';
-      for await (const chunk of response.text) text += chunk;
-      return text;
-    },
-  );
+  const before = doc.getText();
+  const prompt = await server.command(ServerCommand.consolidationPrompt, { file, text: before });
+  let draft: string | undefined;
+  try {
+    draft = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Drafting ${file} with ${model.name}…`,
+        cancellable: true,
+      },
+      async (_progress, token) => {
+        const response = await model.sendRequest([vscode.LanguageModelChatMessage.User(prompt)], {}, token);
+        let text = '';
+        for await (const chunk of response.text) {
+          if (token.isCancellationRequested) return undefined;
+          text += chunk;
+        }
+        return token.isCancellationRequested ? undefined : text;
+      },
+    );
+  } catch (err) {
+    if (err instanceof vscode.CancellationError) return;
+    const reason = err instanceof Error ? err.message : String(err);
+    void vscode.window.showErrorMessage(`${model.name} could not draft ${file}: ${reason}. The proposal is unchanged.`);
+    return;
+  }
+  if (draft === undefined) return; // cancelled: the proposal stays as it was
+  if (doc.getText() !== before) {
+    void vscode.window.showWarningMessage(
+      `The proposal changed while ${model.name} drafted it; the draft was not put in.`,
+    );
+    return;
+  }
   const cleaned = stripFences(draft);
   const edit = new vscode.WorkspaceEdit();
-  edit.replace(uri, fullRange(doc), cleaned.endsWith('\n') ? cleaned : `${cleaned}\n`);
+  edit.replace(uri, new vscode.Range(0, 0, doc.lineCount, 0), cleaned.endsWith('\n') ? cleaned : `${cleaned}\n`);
   await vscode.workspace.applyEdit(edit);
-}
-
-function fullRange(doc: vscode.TextDocument): vscode.Range {
-  return new vscode.Range(0, 0, doc.lineCount, 0);
 }

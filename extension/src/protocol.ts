@@ -94,6 +94,7 @@ export const ServerCommand = {
   applyEdit: 'metis.applyEdit',
   showConsolidationProposal: 'metis.showConsolidationProposal',
   agentContext: 'metis.agentContext',
+  consolidationPrompt: 'metis.consolidationPrompt',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -121,6 +122,7 @@ export interface ServerCommandArgs {
   [ServerCommand.applyEdit]: { label: string; edit: Record<string, unknown> };
   [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; workspace?: string };
   [ServerCommand.agentContext]: { workspace?: string };
+  [ServerCommand.consolidationPrompt]: { file: MemoryFileName; text: string };
 }
 
 /** What each server command answers. */
@@ -137,6 +139,7 @@ export interface ServerCommandResults {
   [ServerCommand.applyEdit]: { applied: boolean; failureReason?: string | null };
   [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; uri: string; shown: boolean };
   [ServerCommand.agentContext]: AgentContext[];
+  [ServerCommand.consolidationPrompt]: string;
 }
 
 /** One agent's files in `metis.agentContext`, with the worst level among them. */

@@ -24,6 +24,7 @@ from .arguments import CommandError, parse
 from .context import ServerContext
 from .protocol import (
     ASSEMBLE_PROMPT,
+    CONSOLIDATION_PROMPT,
     MEMORY_ADD,
     MEMORY_CONSOLIDATE,
     MEMORY_EVICTION,
@@ -142,6 +143,17 @@ async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
         raise from_store_error(exc) from None
 
 
+def consolidation_prompt(args: tuple[Any, ...]) -> str:
+    """`metis.consolidationPrompt {file, text}`: what a language model is asked, so that every
+    editor drafts a consolidation with the same instruction."""
+    from ..consolidation_prompt import consolidation_prompt as prompt
+    from ..files import MemoryFile
+    from ..tools.command_inputs import ConsolidationPromptArgs
+
+    params = parse(CONSOLIDATION_PROMPT, args, ConsolidationPromptArgs)
+    return prompt(MemoryFile(params.file), params.text)
+
+
 async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
     from ..tools.command_inputs import WorkspaceArgs
 
@@ -226,6 +238,10 @@ def register(server: LanguageServer) -> None:
     @server.command(ASSEMBLE_PROMPT)
     async def assemble_prompt_command(ls: ServerContext, *args: Any) -> str:
         return await assemble_prompt(ls, args)
+
+    @server.command(CONSOLIDATION_PROMPT)
+    def consolidation_prompt_command(ls: ServerContext, *args: Any) -> str:
+        return consolidation_prompt(args)
 
     @server.command(USAGE)
     async def usage_command(ls: ServerContext, *args: Any) -> dict[str, dict[str, object]]:

@@ -26,6 +26,7 @@ SHOW_PROPOSAL = "metis.showConsolidationProposal"
 AGENT_HOSTS = "metis.agentHosts"
 CONNECT_AGENTS = "metis.connectAgents"
 AGENT_CONTEXT = "metis.agentContext"
+CONSOLIDATION_PROMPT = "metis.consolidationPrompt"
 
 SERVER_COMMANDS = frozenset(
     {
@@ -41,6 +42,7 @@ SERVER_COMMANDS = frozenset(
         AGENT_HOSTS,
         CONNECT_AGENTS,
         AGENT_CONTEXT,
+        CONSOLIDATION_PROMPT,
     }
 )
 
@@ -81,4 +83,5 @@ def argument_models() -> dict[str, type[BaseModel]]:
         AGENT_HOSTS: args.WorkspaceArgs,
         CONNECT_AGENTS: args.ConnectAgentsArgs,
         AGENT_CONTEXT: args.WorkspaceArgs,
+        CONSOLIDATION_PROMPT: args.ConsolidationPromptArgs,
     }

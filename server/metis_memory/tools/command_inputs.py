@@ -52,6 +52,14 @@ class FileArgs(_Workspace):
     file: FileName
 
 
+class ConsolidationPromptArgs(BaseModel):
+    """The language model's instruction for `text` as the next content of `file`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    file: FileName
+    text: str
+
+
 class ApplyEditArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
     label: str
