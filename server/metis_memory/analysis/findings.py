@@ -51,6 +51,7 @@ Code = Literal[
     "unindexed-note",
     "note-frontmatter",
     "summary-line",
+    "stale-reference",
 ]
 CODES: tuple[Code, ...] = (
     "over-soft-cap",
@@ -69,6 +70,7 @@ CODES: tuple[Code, ...] = (
     "unindexed-note",
     "note-frontmatter",
     "summary-line",
+    "stale-reference",
 )
 CAP_CODES: frozenset[str] = frozenset({"over-soft-cap", "over-hard-cap"})
 

@@ -1,0 +1,127 @@
+"""The references an entry makes to its workspace, found without guessing at prose.
+
+Memory is written once and read for months; the facts that go stale first are the ones
+naming the workspace: "rate limiting lives in `ratelimit/bucket.go`", "`make itest` needs
+a local Postgres". Only unambiguous references are taken:
+
+* a **path**: an inline code span holding one token with a `/` in it (`src/x.go`,
+  `db/migrations/`, `./run.sh`, `src\\x.go` with Windows separators), or a relative markdown
+  link target (`[notes](notes/a.md)`). URLs, globs, variables, home and absolute paths are
+  not paths of this workspace and are skipped; a trailing `:12` (a line) or `:12:3` is
+  dropped;
+* a **command** naming a target the workspace declares: an inline code span starting
+  `make NAME`, `npm run NAME`, `just NAME`, `task NAME` or `tox -e NAME`.
+
+Nothing inside fenced code blocks is taken (it is an example, not a claim). Pure: text in,
+references out; `workspace_refs` checks them against a workspace.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from .entries import Outline
+
+Tool = Literal["make", "npm", "just", "task", "tox"]
+Kind = Literal["path", "make", "npm", "just", "task", "tox"]
+
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(\s*<?([^()\s<>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_NAME = r"[A-Za-z0-9][A-Za-z0-9_.:/-]*"
+_COMMANDS: list[tuple[Tool, re.Pattern[str]]] = [
+    ("make", re.compile(rf"make\s+({_NAME})$")),
+    ("npm", re.compile(rf"npm\s+run(?:-script)?\s+({_NAME})$")),
+    ("just", re.compile(rf"just\s+({_NAME})$")),
+    ("task", re.compile(rf"task\s+({_NAME})$")),
+    ("tox", re.compile(rf"tox\s+-e\s*({_NAME})$")),
+]
+"""A code span that is exactly the command and one target: `make itest` is checked, `make
+-C sub itest` or `make itest && x` is not (prose around a command is never parsed)."""
+_NOT_A_PATH = re.compile(r"[\s*?\[\]{}$<>|\"'`]|://|^[~/]|^[A-Za-z]:[\\/]|^-")
+_LOCATION = re.compile(r"(?::\d+){1,2}$")
+_TRAILING = ".,;:!?)"
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    kind: Kind
+    target: str
+    """A path relative to the workspace (forward slashes, `./` dropped, a trailing `/` kept
+    for a folder), or a command's target name."""
+    start: int
+    end: int
+    """The reference in the text: the path or the target name itself."""
+    entry: int
+    """The index of the entry it is in."""
+    from_file: bool = False
+    """A markdown link: relative to the memory file's folder, not the workspace."""
+
+
+def find_references(outline: Outline) -> list[Reference]:
+    found: list[Reference] = []
+    for entry in outline.entries:
+        for line in range(entry.first_line, entry.last_line + 1):
+            if outline.fenced[line]:
+                continue
+            offset = outline.line_starts[line]
+            text = outline.line_text(line)
+            found += _in_line(text, offset, entry.index)
+    return found
+
+
+def _in_line(text: str, offset: int, entry: int) -> list[Reference]:
+    found: list[Reference] = []
+    spans = [(m.start(2), m.group(2)) for m in _CODE_SPAN.finditer(text)]
+    for start, content in spans:
+        stripped = content.strip()
+        start += content.index(stripped) if stripped else 0
+        command = _command(stripped, offset + start, entry)
+        if command is not None:
+            found.append(command)
+            continue
+        path = _path(stripped, offset + start, entry)
+        if path is not None:
+            found.append(path)
+    code = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text)]
+    for match in _LINK.finditer(text):
+        if any(a <= match.start() < b for a, b in code):
+            continue  # a link written inside a code span is text, not a link
+        target = match.group(1).split("#", 1)[0]
+        if not target or ":" in target.split("/", 1)[0]:
+            continue  # an anchor, a URL (https:, mailto:) or a scheme-like name
+        path = _path(target, offset + match.start(1), entry, link=True)
+        if path is not None:
+            found.append(path)
+    return found
+
+
+def _command(span: str, start: int, entry: int) -> Reference | None:
+    for tool, pattern in _COMMANDS:
+        match = pattern.match(span)
+        if match is not None:
+            return Reference(
+                tool, match.group(1), start + match.start(1), start + match.end(1), entry
+            )
+    return None
+
+
+def _path(token: str, start: int, entry: int, *, link: bool = False) -> Reference | None:
+    """`token` as a workspace path, if it is unambiguously one."""
+    raw = token
+    while raw and raw[-1] in _TRAILING and not raw.endswith("./"):
+        raw = raw[:-1]
+    raw = _LOCATION.sub("", raw)
+    if not raw or _NOT_A_PATH.search(raw):
+        return None
+    if "/" not in raw and "\\" not in raw and not link:
+        return None  # a bare name (`main.go`) could be anywhere: not a claim about a place
+    normal = raw.replace("\\", "/")
+    while normal.startswith("./"):
+        normal = normal[2:]
+    if not normal or normal in (".", "./") or "//" in normal:
+        return None
+    if not re.search(r"[A-Za-z0-9_]", normal):
+        return None
+    return Reference("path", normal, start, start + len(raw), entry, from_file=link)

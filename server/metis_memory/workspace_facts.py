@@ -1,0 +1,246 @@
+"""What the workspace bears out, for the stale-reference check (`analysis/stale.py`): whether
+a path exists, and which targets a Makefile, package.json, justfile, Taskfile or tox.ini
+declares.
+
+A cloned workspace is untrusted: a path is only `lstat`ed (never read, never walked), one
+outside the workspace is never asked about, and a declaring file is read bounded, once per
+change (its size and mtime), and only when it is a regular file inside the workspace. What
+cannot be told for certain (a Makefile target made of variables, an include that cannot be
+read, a justfile that imports another) declares nothing rather than guess.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import stat
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from .analysis.references import Tool
+from .analysis.stale import Targets
+from .budgets.reading import read_bounded
+
+MAX_DECLARING_BYTES = 1 * 2**20
+MAX_INCLUDES = 16
+
+DECLARING: dict[Tool, tuple[str, ...]] = {
+    # GNU make reads the first of these that exists.
+    "make": ("GNUmakefile", "makefile", "Makefile"),
+    "npm": ("package.json",),
+    "just": ("justfile", "Justfile", ".justfile", "JUSTFILE"),
+    "task": ("Taskfile.yml", "taskfile.yml", "Taskfile.yaml", "taskfile.yaml"),
+    "tox": ("tox.ini",),
+}
+
+
+class WorkspaceFacts:
+    """One workspace's answers; declared targets cached per declaring file's (mtime, size)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lock = threading.Lock()
+        self._declared: dict[Tool, tuple[object, Targets | None]] = {}
+
+    def exists(self, rel: str) -> bool:
+        """Whether `rel` (relative, normalised, a trailing `/` for a folder) names something.
+        True when it cannot be told (permission denied...): nothing is claimed then."""
+        folder = rel.endswith("/")
+        path = os.path.join(self.root, rel.rstrip("/"))
+        try:
+            st = os.lstat(path)
+            if folder and stat.S_ISLNK(st.st_mode):
+                st = os.stat(path)
+        except OSError as exc:
+            return exc.errno not in (errno.ENOENT, errno.ENOTDIR)
+        return stat.S_ISDIR(st.st_mode) or not folder
+
+    def declaring_files(self) -> list[str]:
+        """Every file name whose appearance or change can change `declared` (to watch)."""
+        return [name for names in DECLARING.values() for name in names]
+
+    def declared(self, tool: Tool) -> Targets | None:
+        found = self._declaring_file(tool)
+        if found is None:
+            return None
+        path, st = found
+        stamp = (path, st.st_mtime_ns, st.st_size, st.st_ino)
+        with self._lock:
+            cached = self._declared.get(tool)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+        targets = PARSERS[tool](self.root, path)
+        with self._lock:
+            self._declared[tool] = (stamp, targets)
+        return targets
+
+    def _declaring_file(self, tool: Tool) -> tuple[Path, os.stat_result] | None:
+        for name in DECLARING[tool]:
+            path = self.root / name
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            return (path, st) if stat.S_ISREG(st.st_mode) else None
+        return None
+
+
+def _text(path: Path) -> str | None:
+    read = read_bounded(path, MAX_DECLARING_BYTES)
+    return read.text if read.problem is None else None
+
+
+# ---- make ---------------------------------------------------------------------------------
+_RULE = re.compile(r"^([^\s:#=][^:#=]*?)\s*:(?!=)(?::(?!=))?")
+_ASSIGN = re.compile(r"^\s*[A-Za-z0-9_.-]+\s*(?:[:+?!]?=|::=|:::=)")
+_INCLUDE = re.compile(r"^\s*(-?include|sinclude)\s+(.+)$")
+
+
+def _make_targets(root: Path, path: Path) -> Targets | None:
+    names: set[str] = set()
+    patterns: list[tuple[str, str]] = []
+    queue, seen = [path], set[Path]()
+    while queue:
+        current = queue.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if len(seen) > MAX_INCLUDES:
+            return None
+        text = _text(current)
+        if text is None:
+            return None
+        in_define = False
+        for line in text.replace("\\\n", " ").splitlines():
+            if in_define:
+                in_define = not line.strip().startswith("endef")
+                continue
+            if line.startswith("\t") or not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if line.lstrip().startswith("define "):
+                in_define = True
+                continue
+            include = _INCLUDE.match(line)
+            if include is not None:
+                optional = include.group(1) != "include"
+                for name in include.group(2).split("#", 1)[0].split():
+                    if "$" in name or any(c in name for c in "*?["):
+                        return None  # made of variables or a glob: cannot tell what it adds
+                    target = (root / name).resolve()
+                    if not target.is_relative_to(root.resolve()):
+                        return None
+                    if target.is_file():
+                        queue.append(target)
+                    elif not optional:
+                        return None
+                continue
+            if _ASSIGN.match(line):
+                continue
+            rule = _RULE.match(line)
+            if rule is None:
+                continue
+            head = rule.group(1).strip()
+            words = head.split()
+            if head.startswith(".PHONY"):
+                names.update(line.split(":", 1)[1].split("#", 1)[0].split())
+                continue
+            for word in words:
+                if "$" in word:
+                    return None  # a target made of variables: could be any name
+                if "%" in word:
+                    prefix, _, suffix = word.partition("%")
+                    patterns.append((prefix, suffix))
+                else:
+                    names.add(word)
+    return Targets(frozenset(names), tuple(patterns))
+
+
+# ---- npm ----------------------------------------------------------------------------------
+def _npm_scripts(_root: Path, path: Path) -> Targets | None:
+    text = _text(path)
+    if text is None:
+        return None
+    try:
+        scripts = json.loads(text).get("scripts", {})
+    except (ValueError, AttributeError):
+        return None
+    return Targets(frozenset(scripts)) if isinstance(scripts, dict) else None
+
+
+# ---- just, task, tox ----------------------------------------------------------------------
+_RECIPE = re.compile(r"^@?([A-Za-z_][A-Za-z0-9_-]*)(?:\s[^:]*)?:(?!=)")
+_ALIAS = re.compile(r"^alias\s+([A-Za-z_][A-Za-z0-9_-]*)\s*:=")
+
+
+def _just_recipes(_root: Path, path: Path) -> Targets | None:
+    text = _text(path)
+    if text is None:
+        return None
+    names: set[str] = set()
+    for line in text.splitlines():
+        if re.match(r"^(import|mod)\b", line):
+            return None  # recipes from another file
+        match = _ALIAS.match(line) or _RECIPE.match(line)
+        if match is not None and not line.startswith((" ", "\t")):
+            names.add(match.group(1))
+    return Targets(frozenset(names))
+
+
+def _task_names(_root: Path, path: Path) -> Targets | None:
+    text = _text(path)
+    if text is None:
+        return None
+    if re.search(r"^includes\s*:", text, re.MULTILINE):
+        return None  # namespaced tasks from other files
+    names: set[str] = set()
+    in_tasks, indent = False, None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line.startswith((" ", "\t")):
+            in_tasks = line.split("#", 1)[0].strip() == "tasks:"
+            indent = None
+            continue
+        if not in_tasks:
+            continue
+        width = len(line) - len(line.lstrip(" "))
+        indent = width if indent is None else indent
+        match = re.match(r"^\s*['\"]?([A-Za-z0-9_:.-]+)['\"]?\s*:", line)
+        if width == indent and match is not None:
+            names.add(match.group(1))
+    return Targets(frozenset(names))
+
+
+def _tox_envs(_root: Path, path: Path) -> Targets | None:
+    text = _text(path)
+    if text is None:
+        return None
+    names = set(re.findall(r"^\[testenv:([^\]]+)\]", text, re.MULTILINE))
+    listed = re.search(
+        r"^(?:env_list|envlist)\s*=\s*((?:.*\n?)(?:[ \t]+.*\n?)*)", text, re.MULTILINE
+    )
+    if listed is not None:
+        for item in re.split(r"[,\s]+", listed.group(1)):
+            names.update(_expand_braces(item.strip()))
+    # tox runs `pyXY` environments without any declaration.
+    return Targets(frozenset(n for n in names if n), patterns=(("py", ""),))
+
+
+def _expand_braces(item: str) -> list[str]:
+    match = re.search(r"\{([^{}]*)\}", item)
+    if match is None:
+        return [item]
+    head, tail = item[: match.start()], item[match.end() :]
+    return [x for option in match.group(1).split(",") for x in _expand_braces(head + option + tail)]
+
+
+PARSERS: dict[Tool, Callable[[Path, Path], Targets | None]] = {
+    "make": _make_targets,
+    "npm": _npm_scripts,
+    "just": _just_recipes,
+    "task": _task_names,
+    "tox": _tox_envs,
+}

@@ -1,0 +1,154 @@
+"""Finding an entry's references to its workspace (analysis/references.py) and checking them
+(analysis/stale.py, workspace_facts.py) on real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metis_memory.analysis.entries import parse
+from metis_memory.analysis.references import find_references
+from metis_memory.analysis.stale import stale_findings
+from metis_memory.workspace_facts import WorkspaceFacts
+
+
+def refs(text: str) -> list[tuple[str, str, str]]:
+    """(kind, target, the text it spans) of each reference."""
+    return [(r.kind, r.target, text[r.start : r.end]) for r in find_references(parse(text))]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("- Rate limiting lives in `ratelimit/bucket.go`.", [("path", "ratelimit/bucket.go")]),
+        ("- Migrations live in `db/migrations/`.", [("path", "db/migrations/")]),
+        ("- See `./scripts/run.sh` first", [("path", "scripts/run.sh")]),
+        ("- Up one: `../shared/notes.md`", [("path", "../shared/notes.md")]),
+        ("- Windows: `src\\app\\main.go`", [("path", "src/app/main.go")]),
+        ("- The bug is at `api/server.go:120`.", [("path", "api/server.go")]),
+        ("- Ends a sentence `docs/setup.md`.", [("path", "docs/setup.md")]),
+        ("- Trailing punctuation inside: `docs/setup.md,`", [("path", "docs/setup.md")]),
+        ("- Notes: [decisions](notes/decisions.md#why).", [("path", "notes/decisions.md")]),
+        ("- `make itest` needs a local Postgres", [("make", "itest")]),
+        ("- Run `npm run lint:fix` before pushing", [("npm", "lint:fix")]),
+        (
+            "- `just deploy`, `task build`, `tox -e py311-lint`",
+            [("just", "deploy"), ("task", "build"), ("tox", "py311-lint")],
+        ),
+    ],
+)
+def test_each_syntax_is_found(line: str, expected: list[tuple[str, str]]) -> None:
+    assert [(k, t) for k, t, _ in refs(line + "\n")] == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- Prose mentions src/x.go without code spans",  # prose is never guessed at
+        "- A bare name `main.go` could be anywhere",
+        "- A URL `https://example.com/a/b` and [a link](https://example.com/x)",
+        "- Absolute `/etc/hosts`, home `~/.config/x`, drive `C:\\tmp\\x`",
+        "- A glob `src/**/*.go`, a variable `$HOME/bin`, an option `--out/dir`",
+        "- A sentence in code `see the src/ folder`",
+        "- `make -C sub itest` and `make itest && make lint` are not one target",
+        "- An anchor [top](#top) and an image ![x](img/x.png)",
+        "- Mail [me](mailto:a@b.c)",
+    ],
+)
+def test_what_is_not_a_reference(line: str) -> None:
+    assert refs(line + "\n") == []
+
+
+def test_fenced_code_is_an_example_not_a_claim() -> None:
+    text = "- Layout:\n\n  ```\n  `gone/file.go`\n  ```\n- Real: `here/file.go`\n"
+    assert [t for _, t, _ in refs(text)] == ["here/file.go"]
+
+
+def test_the_range_is_the_reference_itself() -> None:
+    text = "- Entry point `cmd/tallyd/main.go`, see `make run`.\n"
+    assert [span for _, _, span in refs(text)] == ["cmd/tallyd/main.go", "run"]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.go").write_text("package main\n")
+    (tmp_path / ".metis").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / ".metis" / "local.md").write_text("x\n")
+    return tmp_path
+
+
+def stale(workspace: Path, text: str) -> list[str]:
+    facts = WorkspaceFacts(workspace)
+    outline = parse(text)
+    return [text[f.start : f.end] for f in stale_findings(outline, facts.exists, facts.declared)]
+
+
+def test_missing_paths_are_stale_and_existing_ones_are_not(workspace: Path) -> None:
+    text = (
+        "- `src/app.go` exists; `src/gone.go` does not.\n"
+        "- `src/` is a folder; `src/app.go/` is not one.\n"
+        "- [local](local.md) is beside MEMORY.md; [gone](gone.md) is not.\n"
+        "- `../outside/x.md` leaves the workspace: not checked.\n"
+    )
+    assert stale(workspace, text) == ["src/gone.go", "src/app.go/", "gone.md"]
+
+
+def test_a_symlink_leaving_the_workspace_is_not_followed_for_a_read(
+    workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    (workspace / "linked").symlink_to(outside)
+    (workspace / "dangling").symlink_to(outside / "nothing")
+    assert stale(workspace, "- `linked/x.go` and `dangling` and `dangling/`\n") == [
+        "linked/x.go",
+        "dangling/",
+    ]
+
+
+MAKEFILE = """\
+include mk/extra.mk
+-include mk/optional.mk
+.PHONY: test lint
+VAR := value
+build: deps
+\t$(CC) -o app
+%.o: %.c
+\tcc -c $<
+define RECIPE
+fake: target
+endef
+"""
+
+
+def test_make_targets_with_pattern_rules_and_includes(workspace: Path) -> None:
+    (workspace / "Makefile").write_text(MAKEFILE)
+    (workspace / "mk").mkdir()
+    (workspace / "mk" / "extra.mk").write_text("release:\n\techo\n")
+    text = "- `make build` `make test` `make release` `make main.o` `make itest` `make fake`\n"
+    assert stale(workspace, text) == ["itest", "fake"]
+
+
+def test_a_makefile_that_cannot_be_read_to_the_end_claims_nothing(workspace: Path) -> None:
+    (workspace / "Makefile").write_text("include $(ROOT)/rules.mk\nbuild:\n")
+    assert stale(workspace, "- `make itest`\n") == []
+    (workspace / "Makefile").write_text("include missing.mk\nbuild:\n")
+    assert stale(workspace, "- `make itest`\n") == []
+    (workspace / "Makefile").unlink()
+    assert stale(workspace, "- `make itest`\n") == []  # no Makefile: nothing to check against
+
+
+def test_npm_just_task_and_tox_targets(workspace: Path) -> None:
+    (workspace / "package.json").write_text('{"scripts": {"lint": "eslint .", "test": "x"}}')
+    (workspace / "justfile").write_text("alias d := deploy\ndeploy target='prod':\n  echo\n")
+    (workspace / "Taskfile.yml").write_text(
+        "version: '3'\ntasks:\n  build:\n    cmds: [go build]\n"
+    )
+    (workspace / "tox.ini").write_text("[tox]\nenvlist = py{311,312}, lint\n[testenv:docs]\n")
+    text = (
+        "- `npm run lint` `npm run gone` `just deploy` `just d` `just gone` `task build` "
+        "`task gone` `tox -e lint` `tox -e docs` `tox -e py313` `tox -e gone`\n"
+    )
+    assert stale(workspace, text) == ["gone", "gone", "gone", "gone"]
