@@ -12,20 +12,25 @@ read, a justfile that imports another) declares nothing rather than guess.
 from __future__ import annotations
 
 import errno
+import fnmatch
 import json
 import os
+import posixpath
 import re
 import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from .analysis.findings import Severity
 from .analysis.references import Tool
-from .analysis.stale import Targets
+from .analysis.stale import StaleCheck, Targets
 from .budgets.reading import read_bounded
 
 MAX_DECLARING_BYTES = 1 * 2**20
 MAX_INCLUDES = 16
+MAX_MOVED_SCAN_DIRS = 5_000
+"""The moved-file fix looks this far, and offers nothing when the tree is larger."""
 
 DECLARING: dict[Tool, tuple[str, ...]] = {
     # GNU make reads the first of these that exists.
@@ -44,6 +49,7 @@ class WorkspaceFacts:
         self.root = root
         self._lock = threading.Lock()
         self._declared: dict[Tool, tuple[object, Targets | None]] = {}
+        self._gitignore: tuple[tuple[int, int], tuple[str, ...]] | None = None
 
     def exists(self, rel: str) -> bool:
         """Whether `rel` (relative, normalised, a trailing `/` for a folder) names something.
@@ -55,8 +61,61 @@ class WorkspaceFacts:
             if folder and stat.S_ISLNK(st.st_mode):
                 st = os.stat(path)
         except OSError as exc:
-            return exc.errno not in (errno.ENOENT, errno.ENOTDIR)
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                return True
+            return self._ignored(rel)  # a build output (`out/`) exists only after a build
         return stat.S_ISDIR(st.st_mode) or not folder
+
+    def _ignored(self, rel: str) -> bool:
+        """Whether the root `.gitignore` ignores `rel` (plain patterns, no negations)."""
+        path = self.root / ".gitignore"
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        stamp = (st.st_mtime_ns, st.st_size)
+        with self._lock:
+            cached = self._gitignore
+        if cached is None or cached[0] != stamp:
+            text = _text(path) if stat.S_ISREG(st.st_mode) else None
+            lines = (text or "").splitlines()
+            patterns = tuple(p.strip() for p in lines if p.strip() and not p.startswith(("#", "!")))
+            cached = (stamp, patterns)
+            with self._lock:
+                self._gitignore = cached
+        parts = rel.rstrip("/").split("/")
+        for pattern in cached[1]:
+            anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
+            bare = pattern.strip("/")
+            if anchored:
+                if any(
+                    fnmatch.fnmatchcase("/".join(parts[:i]), bare) for i in range(1, len(parts) + 1)
+                ):
+                    return True
+            elif any(fnmatch.fnmatchcase(part, bare) for part in parts):
+                return True
+        return False
+
+    def moved_to(self, rel: str) -> str | None:
+        """Where a missing path went, when the workspace holds exactly one file (or folder,
+        for `dir/`) of its name: found by a bounded scan, on request only (a quick fix)."""
+        from .budgets.discover import scan
+
+        folder = rel.endswith("/")
+        name = posixpath.basename(rel.rstrip("/"))
+        files, complete = scan(self.root, MAX_MOVED_SCAN_DIRS)
+        if not complete:
+            return None
+        if folder:
+            found = {
+                posixpath.dirname(f)
+                for f in files
+                if posixpath.basename(posixpath.dirname(f)) == name
+            }
+            found = {f + "/" for f in found}
+        else:
+            found = {f for f in files if posixpath.basename(f) == name}
+        return found.pop() if len(found) == 1 else None
 
     def declaring_files(self) -> list[str]:
         """Every file name whose appearance or change can change `declared` (to watch)."""
@@ -244,3 +303,20 @@ PARSERS: dict[Tool, Callable[[Path, Path], Targets | None]] = {
     "task": _task_names,
     "tox": _tox_envs,
 }
+
+
+SEVERITIES = {
+    "error": Severity.ERROR,
+    "warning": Severity.WARNING,
+    "information": Severity.INFORMATION,
+    "hint": Severity.HINT,
+}
+
+
+def stale_check(facts: WorkspaceFacts, memory_dir: Path, severity: str) -> StaleCheck | None:
+    """The check for memory files in `memory_dir`; None when `[stale] severity = "off"`."""
+    level = SEVERITIES.get(severity)
+    if level is None:
+        return None
+    file_dir = os.path.relpath(memory_dir, facts.root).replace(os.sep, "/")
+    return StaleCheck(facts.exists, facts.declared, file_dir, level)

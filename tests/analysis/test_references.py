@@ -46,6 +46,8 @@ def test_each_syntax_is_found(line: str, expected: list[tuple[str, str]]) -> Non
     "line",
     [
         "- Prose mentions src/x.go without code spans",  # prose is never guessed at
+        "- Go's `log/slog`, a MIME type `application/json`, a binary `out/tallyd`",
+        "- A port and path `:9090/metrics`, a URL path `/v2/`",
         "- A bare name `main.go` could be anywhere",
         "- A URL `https://example.com/a/b` and [a link](https://example.com/x)",
         "- Absolute `/etc/hosts`, home `~/.config/x`, drive `C:\\tmp\\x`",
@@ -84,6 +86,12 @@ def stale(workspace: Path, text: str) -> list[str]:
     facts = WorkspaceFacts(workspace)
     outline = parse(text)
     return [text[f.start : f.end] for f in stale_findings(outline, facts.exists, facts.declared)]
+
+
+def test_paths_the_root_gitignore_ignores_are_build_outputs_not_stale(workspace: Path) -> None:
+    (workspace / ".gitignore").write_text("# outputs\n/out/\n*.log\nnode_modules\n!keep.log\n")
+    text = "- `out/` `out/bin/app.exe` `logs/run.log` `web/node_modules/` `dist/app.js`\n"
+    assert stale(workspace, text) == ["dist/app.js"]
 
 
 def test_missing_paths_are_stale_and_existing_ones_are_not(workspace: Path) -> None:

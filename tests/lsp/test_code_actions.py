@@ -222,6 +222,7 @@ async def test_client_side_commands_are_not_advertised(
         "metis.applyEdit",
         "metis.assemblePrompt",
         "metis.connectAgents",
+        "metis.consolidationPrompt",
         "metis.memoryAdd",
         "metis.memoryConsolidate",
         "metis.memoryReplace",

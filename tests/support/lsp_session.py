@@ -60,6 +60,8 @@ class MetisClient(LanguageClient):
         self.notes: dict[str, list[Any]] = {m: [] for m in METIS_NOTIFICATIONS}
         self.publish_count: dict[str, int] = {}
         self.registrations: list[types.Registration] = []
+        self.live_registrations: dict[str, types.Registration] = {}
+        """By id: registered and not unregistered since."""
         """What the server registered dynamically (`client/registerCapability`)."""
         self.published_versions: dict[str, int | None] = {}
         self._pulse: asyncio.Event | None = None
@@ -384,9 +386,17 @@ def make_client() -> MetisClient:
 
     def register_capability(ls: MetisClient, params: types.RegistrationParams) -> None:
         ls.registrations.extend(params.registrations)
+        ls.live_registrations.update((r.id, r) for r in params.registrations)
         ls.pulse()
 
     features[types.CLIENT_REGISTER_CAPABILITY] = register_capability
+
+    def unregister_capability(ls: MetisClient, params: types.UnregistrationParams) -> None:
+        for gone in params.unregisterations:
+            ls.live_registrations.pop(gone.id, None)
+        ls.pulse()
+
+    features[types.CLIENT_UNREGISTER_CAPABILITY] = unregister_capability
 
     def show_document(
         ls: MetisClient, params: types.ShowDocumentParams

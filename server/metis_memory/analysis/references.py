@@ -4,16 +4,17 @@ Memory is written once and read for months; the facts that go stale first are th
 naming the workspace: "rate limiting lives in `ratelimit/bucket.go`", "`make itest` needs
 a local Postgres". Only unambiguous references are taken:
 
-* a **path**: an inline code span holding one token with a `/` in it (`src/x.go`,
-  `db/migrations/`, `./run.sh`, `src\\x.go` with Windows separators), or a relative markdown
-  link target (`[notes](notes/a.md)`). URLs, globs, variables, home and absolute paths are
-  not paths of this workspace and are skipped; a trailing `:12` (a line) or `:12:3` is
-  dropped;
+* a **path**: an inline code span holding one token with a `/` in it that is certainly a
+  path: a file with an extension (`src/x.go`, `src\\x.go` with Windows separators), a folder
+  (`db/migrations/`), or relative (`./run`, `../x`); or a relative markdown link target
+  (`[notes](notes/a.md)`). `log/slog` or `application/json` could be anything: skipped.
+  URLs, globs, variables, home and absolute paths are not paths of this workspace and are
+  skipped; a trailing `:12` (a line) or `:12:3` is dropped;
 * a **command** naming a target the workspace declares: an inline code span starting
   `make NAME`, `npm run NAME`, `just NAME`, `task NAME` or `tox -e NAME`.
 
 Nothing inside fenced code blocks is taken (it is an example, not a claim). Pure: text in,
-references out; `workspace_refs` checks them against a workspace.
+references out; `stale.py` checks them against a workspace.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ _COMMANDS: list[tuple[Tool, re.Pattern[str]]] = [
 _NOT_A_PATH = re.compile(r"[\s*?\[\]{}$<>|\"'`]|://|^[~/]|^[A-Za-z]:[\\/]|^-")
 _LOCATION = re.compile(r"(?::\d+){1,2}$")
 _TRAILING = ".,;:!?)"
+_EXTENSION = re.compile(r"[^/\\.]\.[A-Za-z0-9]{1,10}$")
+"""A last segment with an extension (`main.go`, `openapi.yaml`) makes a token a file path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +116,13 @@ def _path(token: str, start: int, entry: int, *, link: bool = False) -> Referenc
     while raw and raw[-1] in _TRAILING and not raw.endswith("./"):
         raw = raw[:-1]
     raw = _LOCATION.sub("", raw)
-    if not raw or _NOT_A_PATH.search(raw):
+    if not raw or _NOT_A_PATH.search(raw) or ":" in raw:
         return None
     if "/" not in raw and "\\" not in raw and not link:
         return None  # a bare name (`main.go`) could be anywhere: not a claim about a place
+    explicit = raw.startswith(("./", "../", ".\\", "..\\")) or raw.endswith(("/", "\\"))
+    if not (link or explicit or _EXTENSION.search(raw)):
+        return None  # `log/slog`, `application/json`, `out/tallyd`: not certainly a path
     normal = raw.replace("\\", "/")
     while normal.startswith("./"):
         normal = normal[2:]

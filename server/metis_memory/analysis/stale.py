@@ -42,6 +42,19 @@ class Targets:
         )
 
 
+@dataclass(frozen=True)
+class StaleCheck:
+    """How one workspace answers (see the module doc), and how findings are shown."""
+
+    exists: Callable[[str], bool]
+    declared: Callable[[Tool], Targets | None]
+    file_dir: str = ".metis"
+    severity: Severity = Severity.INFORMATION
+
+    def findings(self, outline: Outline) -> list[Finding]:
+        return stale_findings(outline, self.exists, self.declared, self.file_dir, self.severity)
+
+
 def workspace_path(ref: Reference, file_dir: str) -> str | None:
     """`ref`'s path relative to the workspace, normalised; None when it leaves it.
     `file_dir` is the memory file's folder relative to the workspace (links start there)."""
@@ -66,8 +79,11 @@ def stale_findings(
         message = _stale(ref, exists, declared, file_dir)
         if message is not None:
             entry = outline.entries[ref.entry]
+            data = {"reference": ref.kind, "target": ref.target, "fromFile": ref.from_file}
             findings.append(
-                Finding("stale-reference", severity, ref.start, ref.end, message, entry=entry)
+                Finding(
+                    "stale-reference", severity, ref.start, ref.end, message, entry=entry, data=data
+                )
             )
     return findings
 

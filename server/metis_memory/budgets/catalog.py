@@ -26,6 +26,7 @@ class Catalog:
     budgets: tuple[Budget, ...]
     problems: tuple[ConfigProblem, ...] = field(default=())
     """What is wrong with `.metis/budgets.toml` (the built-in budgets apply regardless)."""
+    stale_severity: str = "information"
 
 
 def catalog(config: UserConfig | None = None) -> Catalog:
@@ -34,7 +35,7 @@ def catalog(config: UserConfig | None = None) -> Catalog:
         return Catalog(builtin)
     own = {b.id: b for b in config.budgets}
     kept = [own.pop(b.id, b) for b in builtin if b.id not in config.disabled]
-    return Catalog((*kept, *own.values()), config.problems)
+    return Catalog((*kept, *own.values()), config.problems, config.stale_severity)
 
 
 def workspace_catalog(workspace: Path) -> Catalog:

@@ -47,6 +47,8 @@ class UserConfig:
     budgets: tuple[Budget, ...] = ()
     disabled: frozenset[str] = frozenset()
     problems: tuple[ConfigProblem, ...] = field(default=())
+    stale_severity: str = "information"
+    """`[stale] severity`: of the stale-reference diagnostics (`off` switches them off)."""
 
 
 def parse_config(text: str, known_ids: frozenset[str] = frozenset()) -> UserConfig:
@@ -58,11 +60,12 @@ def parse_config(text: str, known_ids: frozenset[str] = frozenset()) -> UserConf
         line = int(found.group(1)) if found else 1
         return UserConfig(problems=(ConfigProblem(line, f"not valid TOML: {exc}"),))
     problems: list[ConfigProblem] = []
-    for key in sorted(set(data) - {"budget", "disable"}):
+    for key in sorted(set(data) - {"budget", "disable", "stale"}):
         problems.append(
             ConfigProblem(
                 _line_of(text, key),
-                f"unknown table or key '{key}'; expected [[budget]] tables and a [disable] table",
+                f"unknown table or key '{key}'; expected [[budget]] tables, a [disable] and a "
+                "[stale] table",
             )
         )
     budgets: list[Budget] = []
@@ -113,7 +116,32 @@ def parse_config(text: str, known_ids: frozenset[str] = frozenset()) -> UserConf
                     )
                 )
             disabled.add(budget_id)
-    return UserConfig(tuple(budgets), frozenset(disabled), tuple(problems))
+    severity = _stale_severity(text, data.get("stale", {}), problems)
+    return UserConfig(tuple(budgets), frozenset(disabled), tuple(problems), severity)
+
+
+STALE_SEVERITIES = ("error", "warning", "information", "hint", "off")
+
+
+def _stale_severity(text: str, stale: object, problems: list[ConfigProblem]) -> str:
+    """`[stale] severity = "warning"`: how stale references are shown (default information)."""
+    if not isinstance(stale, dict):
+        problems.append(ConfigProblem(_line_of(text, "stale"), "[stale] must be a table"))
+        return "information"
+    for key in sorted(set(stale) - {"severity"}):
+        problems.append(
+            ConfigProblem(_line_of(text, key), f"[stale] has no '{key}'; it takes severity")
+        )
+    value = stale.get("severity", "information")
+    if value not in STALE_SEVERITIES:
+        problems.append(
+            ConfigProblem(
+                _line_of(text, "severity"),
+                f"[stale] severity must be one of {', '.join(STALE_SEVERITIES)}, not {value!r}",
+            )
+        )
+        return "information"
+    return str(value)
 
 
 def _user_budget(entry: dict[str, Any]) -> Budget:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -17,8 +18,11 @@ from pygls.uris import from_fs_path, to_fs_path
 from ..budgets.evaluate import budget_uses
 from ..budgets.paths import claude_project
 from ..budgets.reading import read_bounded
-from . import budget_docs
+from . import budget_docs, stale_refs
 from .context import ServerContext
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +110,11 @@ async def watch(ls: ServerContext) -> None:
 
 def register(server: LanguageServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def watched_files_changed(ls: ServerContext, params: types.DidChangeWatchedFilesParams) -> None:
+    def watched_files_changed(
+        ls: MetisLanguageServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        """The one handler for every watcher the server registered (pygls takes one)."""
+        stale_refs.files_changed(ls, list(params.changes))
         folders = tracked(ls)
         for change in params.changes:
             folder = folders.get(change.uri)

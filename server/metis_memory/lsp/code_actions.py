@@ -7,6 +7,7 @@ can show documents gets "Show consolidation proposal" instead of the first."""
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from lsprotocol import types
@@ -17,6 +18,8 @@ from ..analysis import fixes
 from ..analysis.entries import Entry
 from ..analysis.findings import CAP_CODES, Finding
 from ..analysis.positions import LineIndex
+from ..analysis.references import Reference
+from ..analysis.stale import workspace_path
 from ..errors import short_repr
 from ..files import MemoryFile
 from . import budget_actions
@@ -95,6 +98,8 @@ class _Builder(EditShapes):
             return [
                 self.fix("Redact secret", fixes.redact(finding.secret), diagnostic, preferred=True)
             ]
+        if finding.code == "stale-reference" and finding.entry is not None:
+            return self.stale(finding, diagnostic)
         if finding.code in CAP_CODES:
             argument: dict[str, object] = {"file": name, "workspace": self.folder.uri}
             actions = []
@@ -116,6 +121,34 @@ class _Builder(EditShapes):
                 actions.append(tidy)
             return actions
         return []
+
+    def stale(self, finding: Finding, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+        """Point the entry at where the file went (when exactly one of its name exists), or
+        remove the entry."""
+        assert finding.entry is not None
+        actions = []
+        data = finding.data or {}
+        check = self.ls.stale_check(self.folder)
+        facts = self.ls.workspace_facts.get(self.folder.key)
+        if data.get("reference") == "path" and check is not None and facts is not None:
+            target = str(data.get("target", ""))
+            missing = workspace_path(
+                Reference("path", target, 0, 0, 0, bool(data.get("fromFile"))), check.file_dir
+            )
+            moved = facts.moved_to(missing) if missing is not None else None
+            if moved is not None:
+                new = (
+                    posixpath.relpath(moved, check.file_dir) + ("/" if moved.endswith("/") else "")
+                    if data.get("fromFile")
+                    else moved
+                )
+                change = fixes.TextChange(finding.start, finding.end, new)
+                actions.append(
+                    self.fix(f"Replace with `{new}`", change, diagnostic, preferred=True)
+                )
+        change = fixes.remove_entry(self.analysis.outline, finding.entry)
+        actions.append(self.fix("Remove stale entry", change, diagnostic))
+        return actions
 
     def tidy(self, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
         change = fixes.minimal_change(self.view.text, self.analysis.tidied())

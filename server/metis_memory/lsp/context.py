@@ -9,7 +9,9 @@ if TYPE_CHECKING:
     from lsprotocol import types
     from pygls.workspace import TextDocument
 
+    from ..analysis.stale import StaleCheck
     from ..files import MemoryFile
+    from ..workspace_facts import WorkspaceFacts
     from .budget_docs import BudgetDocuments
     from .client_options import ClientOptions
     from .diagnostics import FileAnalysis
@@ -25,6 +27,7 @@ class ServerContext(Protocol):
     refresher: Refresher
     budget_docs: BudgetDocuments
     client_options: ClientOptions
+    workspace_facts: dict[str, WorkspaceFacts]
 
     @property
     def encoding(self) -> str: ...
@@ -40,6 +43,8 @@ class ServerContext(Protocol):
     def open_documents(self, key: FileKey) -> list[TextDocument]: ...
 
     def analysis_of_open(self, uri: str) -> FileAnalysis | None: ...
+
+    def stale_check(self, folder: Folder) -> StaleCheck | None: ...
 
     async def analysis_for(
         self, folder: Folder, file: MemoryFile, uri: str

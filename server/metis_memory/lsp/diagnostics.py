@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from ..analysis.checks import check
+from ..analysis.checks import ENTRY_CHECKS_LIMIT, check
 from ..analysis.entries import Outline, parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
+from ..analysis.stale import StaleCheck
 from ..analysis.usage import Usage
 from .views import FileView
 
@@ -47,7 +48,8 @@ class FileAnalysis:
         return to_range(self.lines, start, end, self.encoding)
 
 
-def analyse(view: FileView, encoding: str) -> FileAnalysis:
+def analyse(view: FileView, encoding: str, stale: StaleCheck | None = None) -> FileAnalysis:
+    """`stale`: the workspace's answers for the stale-reference check (None: not checked)."""
     outline = parse(view.text)
     findings = check(
         view.file,
@@ -57,6 +59,9 @@ def analyse(view: FileView, encoding: str) -> FileAnalysis:
         outline=outline,
         hidden_prefix_bytes=view.hidden_prefix_bytes,
     )
+    if stale is not None and view.size_bytes <= ENTRY_CHECKS_LIMIT:
+        findings += stale.findings(outline)
+        findings.sort(key=lambda f: (f.start, f.end))
     lines = LineIndex(view.text, outline.line_starts, outline.line_ends)
     diagnostics = [to_diagnostic(f, lines, view.uri, encoding) for f in findings]
     return FileAnalysis(view, outline, lines, findings, diagnostics, encoding)

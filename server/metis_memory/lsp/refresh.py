@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from lsprotocol import types
 
+from ..analysis.stale import StaleCheck
 from ..analysis.usage import Usage, usage_json
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
@@ -50,6 +51,12 @@ class RefreshHost(Protocol):
 
     def log_to_client(self, message: str) -> None: ...
 
+    def stale_check(self, folder: Folder) -> StaleCheck | None:
+        """The folder's stale-reference check (None when switched off)."""
+
+    def references_analysed(self, folder: Folder) -> None:
+        """A file of `folder` was analysed: its referenced paths may need watching."""
+
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +64,10 @@ INLINE_CHARS = 64 * 1024
 """Buffers up to this size are analysed on the event loop; larger ones in a thread."""
 
 
-def _analyse_disk(folder: Folder, file: MemoryFile, encoding: str) -> FileAnalysis:
-    return analyse(disk_view(folder, file), encoding)
+def _analyse_disk(
+    folder: Folder, file: MemoryFile, encoding: str, stale: StaleCheck | None
+) -> FileAnalysis:
+    return analyse(disk_view(folder, file), encoding, stale)
 
 
 class Refresher:
@@ -132,6 +141,7 @@ class Refresher:
         self._running.add(key)
         file = key[1]
         encoding = self._ls.encoding
+        stale = self._ls.stale_check(folder)
         doc = self._ls.open_document(key)
         if doc is not None:
             text = doc.source
@@ -141,14 +151,14 @@ class Refresher:
                 # hop would cost more than the work.
                 analysis: FileAnalysis | None = None
                 try:
-                    analysis = analyse(view, encoding)
+                    analysis = analyse(view, encoding, stale)
                 except Exception:  # pragma: no cover - a bug; keep the file refreshable
                     log.exception("analysis of %s failed", key)
                 self._complete(key, folder, analysis)
                 return
-            job = partial(analyse, view, encoding)
+            job = partial(analyse, view, encoding, stale)
         else:
-            job = partial(_analyse_disk, folder, file, encoding)
+            job = partial(_analyse_disk, folder, file, encoding, stale)
         future = asyncio.get_running_loop().run_in_executor(None, job)
         future.add_done_callback(partial(self._finished, key, folder))
 
@@ -184,6 +194,7 @@ class Refresher:
             self.analyses[key] = analysis
             self._publish_analysis(key, analysis)
             self._update_usage(folder, analysis.usage)
+            self._ls.references_analysed(folder)
         else:
             # Unreadable (`.metis` became a file, permissions...): nothing stale may stand
             # in for it, neither published diagnostics nor a cached view.

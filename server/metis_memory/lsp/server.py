@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -23,9 +24,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from .. import __version__
+from ..analysis.stale import StaleCheck
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
+from ..workspace_facts import WorkspaceFacts
 from . import (
     agent_context,
     agent_memory,
@@ -36,6 +39,7 @@ from . import (
     hover_lens,
     lifecycle,
     proposal,
+    stale_refs,
     sync,
 )
 from .budget_docs import BudgetDocuments
@@ -60,6 +64,10 @@ class MetisLanguageServer(LanguageServer):
             protocol_cls=MetisProtocol,
         )
         self.folders = Workspaces(on_event=self._on_store_event)
+        self.workspace_facts: dict[str, WorkspaceFacts] = {}
+        self.stale_watched: dict[str, set[Path]] = {}
+        """Folder key -> the paths its entries name (and its declaring files), watched."""
+        self.stale_registered = False
         self.refresher = Refresher(self)
         self.watcher: MemoryWatcher | None = None
         self.stopping = False
@@ -109,7 +117,7 @@ class MetisLanguageServer(LanguageServer):
         if proposal is not None:
             document = self.workspace.get_text_document(uri)
             view = buffer_view(proposal[1], uri, document.source, document.version)
-            return analyse(view, self.encoding)
+            return analyse(view, self.encoding, self.stale_check(proposal[0]))
         located = self.folders.locate(uri)
         if located is None:
             return None
@@ -127,7 +135,8 @@ class MetisLanguageServer(LanguageServer):
             and cached.view.text == doc.source
         ):
             return cached
-        return analyse(buffer_view(file, doc.uri, doc.source, doc.version), self.encoding)
+        view = buffer_view(file, doc.uri, doc.source, doc.version)
+        return analyse(view, self.encoding, self.stale_check(folder))
 
     async def analysis_for(self, folder: Folder, file: MemoryFile, uri: str) -> FileAnalysis | None:
         """The current analysis of a memory file: its buffer if open, else its disk."""
@@ -135,7 +144,13 @@ class MetisLanguageServer(LanguageServer):
         if analysis is not None:
             return analysis
         view = await self.view_of(folder, file)
-        return analyse(view, self.encoding) if view is not None else None
+        return analyse(view, self.encoding, self.stale_check(folder)) if view is not None else None
+
+    def stale_check(self, folder: Folder) -> StaleCheck | None:
+        return stale_refs.check_for(self, folder)
+
+    def references_analysed(self, folder: Folder) -> None:
+        stale_refs.analysed(self, folder)
 
     async def view_of(self, folder: Folder, file: MemoryFile) -> FileView | None:
         """A memory file as the server sees it: buffer when open, else disk (the

@@ -1,0 +1,2 @@
+// Package ratelimit is a per-tenant token bucket (moved here from ratelimit/).
+package ratelimit

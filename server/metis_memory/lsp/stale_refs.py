@@ -1,0 +1,131 @@
+"""Stale references in the memory files: each folder's check (its `[stale]` severity from
+`.metis/budgets.toml`), and keeping it fresh without a keystroke. The client is asked to
+watch exactly the paths the entries name and the files declaring make/npm/just/task/tox
+targets (`workspace/didChangeWatchedFiles`); a change there re-analyses that folder's two
+files. The server never walks the tree for this."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from ..analysis.references import find_references
+from ..analysis.stale import StaleCheck, workspace_path
+from ..files import MemoryFile
+from ..workspace_facts import DECLARING, WorkspaceFacts, stale_check
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+    from .workspaces import Folder
+
+log = logging.getLogger(__name__)
+REGISTRATION_ID = "metis-stale-references"
+MAX_WATCHED = 1_000
+"""Paths watched across all folders: a memory file under its hard cap names far fewer."""
+
+
+def check_for(ls: MetisLanguageServer, folder: Folder) -> StaleCheck | None:
+    facts = ls.workspace_facts.get(folder.key)
+    if facts is None or facts.root != folder.path:
+        facts = ls.workspace_facts[folder.key] = WorkspaceFacts(folder.path)
+    severity = ls.budget_docs.catalog(folder.path).stale_severity
+    memory_dir = folder.store.path(MemoryFile.MEMORY).parent
+    return stale_check(facts, memory_dir, severity)
+
+
+def watched_paths(ls: MetisLanguageServer, folder: Folder) -> set[Path]:
+    """The paths the folder's analysed files name, and the files declaring the targets
+    their commands name."""
+    check = ls.stale_check(folder)
+    if check is None:
+        return set()
+    paths: set[Path] = set()
+    for file in MemoryFile:
+        analysis = ls.refresher.analyses.get(folder.file_key(file))
+        if analysis is None:
+            continue
+        for ref in find_references(analysis.outline):
+            if ref.kind == "path":
+                rel = workspace_path(ref, check.file_dir)
+                if rel is not None and rel != ".":
+                    paths.add(folder.path / rel.rstrip("/"))
+            else:  # `make x`: the files that could declare x
+                paths.update(folder.path / name for name in DECLARING[ref.kind])
+    return paths
+
+
+def analysed(ls: MetisLanguageServer, folder: Folder) -> None:
+    """Re-register the watchers when the set of watched paths changed."""
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if watched is None or not watched.dynamic_registration or ls.loop is None:
+        return
+    paths = watched_paths(ls, folder)
+    if ls.stale_watched.get(folder.key) == paths:
+        return
+    ls.stale_watched[folder.key] = paths
+    ls.loop.create_task(_register(ls))
+
+
+async def _register(ls: MetisLanguageServer) -> None:
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    relative = bool(watched and watched.relative_pattern_support)
+    everything = sorted({(key, p) for key, paths in ls.stale_watched.items() for p in paths})[
+        :MAX_WATCHED
+    ]
+    try:
+        if ls.stale_registered:
+            unregistration = types.Unregistration(
+                REGISTRATION_ID, types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+            )
+            await ls.client_unregister_capability_async(
+                types.UnregistrationParams([unregistration])
+            )
+            ls.stale_registered = False
+        if not everything:
+            return
+        watchers = [
+            types.FileSystemWatcher(glob_pattern=_pattern(ls, key, p, relative))
+            for key, p in everything
+        ]
+        options = types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
+        registration = types.Registration(
+            REGISTRATION_ID, types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+        )
+        await ls.client_register_capability_async(types.RegistrationParams([registration]))
+        ls.stale_registered = True
+    except Exception as exc:  # a client may refuse: the references are re-checked on edits
+        log.info("the client did not register the stale-reference watchers: %s", exc)
+
+
+def _pattern(ls: MetisLanguageServer, key: str, path: Path, relative: bool) -> types.GlobPattern:
+    """`path` relative to its folder (VS Code watches those through its folder watcher), or
+    absolute for a client without relative patterns."""
+    folder = ls.folders.get(key)
+    if relative and folder is not None and path.is_relative_to(folder.path):
+        rel = path.relative_to(folder.path).as_posix()
+        return types.RelativePattern(base_uri=folder.uri, pattern=rel)
+    return str(path)
+
+
+def files_changed(ls: MetisLanguageServer, changes: list[types.FileEvent]) -> None:
+    """A watched path appeared, changed or went: re-analyse the folders naming it."""
+    changed = set()
+    for change in changes:
+        fs_path = to_fs_path(change.uri)
+        if fs_path is not None:
+            changed.add(Path(os.path.normpath(fs_path)))
+    if not changed:
+        return
+    for key, paths in list(ls.stale_watched.items()):
+        if paths & changed:
+            folder = ls.folders.get(key)
+            if folder is not None:
+                for file in MemoryFile:
+                    ls.refresher.request(folder.file_key(file))
