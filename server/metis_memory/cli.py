@@ -38,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     check.add_argument("workspace", nargs="?", default=".", help="workspace folder (default: .)")
+    check.add_argument(
+        "--stale",
+        action="store_true",
+        help="also list the memory's references the workspace no longer bears out (paths, "
+        "make/npm/just/task/tox targets), and exit 1 when there are any",
+    )
     output = check.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print a JSON object instead")
     output.add_argument(
@@ -174,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "check":
             fmt = "json" if args.json else args.format
-            return _flushed(args.command, lambda: _check(args.workspace, fmt))
+            return _flushed(args.command, lambda: _check(args.workspace, fmt, args.stale))
         if args.command == "prompt":
             return _flushed(args.command, lambda: _prompt(args))
         if args.command == "init":
@@ -317,7 +323,7 @@ def _mcp(workspace: str | None) -> int:
     return EXIT_OK
 
 
-def _check(workspace: str, fmt: str) -> int:
+def _check(workspace: str, fmt: str, stale: bool = False) -> int:
     from . import __version__
     from .budgets.catalog import workspace_catalog
     from .budgets.report import sarif, workspace_budgets, workspace_rule_problems
@@ -326,9 +332,11 @@ def _check(workspace: str, fmt: str) -> int:
     store = _workspace(workspace)
     report: dict[str, dict[str, object]] = {}
     lines: list[str] = []
+    texts: dict[MemoryFile, str] = {}
     for f in MemoryFile:
         state = read_disk(store, f)
         usage, snap = state.usage, state.snapshot
+        texts[f] = snap.text if snap is not None else ""
         utf8_valid = snap.utf8_valid if snap is not None else None
         exists = snap.exists if snap is not None else True
         status = "ok" if usage.status == "within caps" else usage.status
@@ -358,6 +366,12 @@ def _check(workspace: str, fmt: str) -> int:
     budget_lines = workspace_budgets(root, budgets)
     problems = [f".metis/budgets.toml:{p.line}: {p.message}" for p in budgets.problems]
     rule_problems = workspace_rule_problems(root)
+    stale_refs = []
+    if stale:
+        from .staleness import stale_references
+
+        stale_refs = stale_references(store, texts)
+    stale_lines = [f".metis/{s.file.value}:{s.line}:{s.column}: {s.message}" for s in stale_refs]
     if fmt == "sarif":
         config = [(p.line, p.message) for p in budgets.problems]
         print(json.dumps(sarif(budget_lines, __version__, rule_problems, config), indent=2))
@@ -366,12 +380,15 @@ def _check(workspace: str, fmt: str) -> int:
         out["budgets"] = [line.to_json() for line in budget_lines]
         out["config_problems"] = problems
         out["rule_problems"] = [p.to_json() for p in rule_problems]
+        if stale:
+            out["stale_references"] = [{"file": s.file.value, **s.to_json()} for s in stale_refs]
         print(json.dumps(out, indent=2))
     else:
         lines += [line.text_line() for line in budget_lines]
         lines += [p.text_line() for p in rule_problems]
-        print("\n".join(lines + problems))
+        print("\n".join(lines + problems + stale_lines))
     failed = failed or bool(problems) or any(line.loses_text for line in budget_lines)
+    failed = failed or bool(stale_refs)
     return EXIT_FAIL if failed else EXIT_OK
 
 

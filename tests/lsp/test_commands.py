@@ -220,6 +220,7 @@ async def test_read_returns_what_mcp_memory_read_returns(
         "source": "disk",
         "utf8_valid": True,
         "content": "- uses make\n",
+        "stale_references": [],
     }
     assert read["USER.md"]["content"] == "" and read["USER.md"]["size_bytes"] == 0
     error = await client.command_error("metis.read", {"extra": 1})

@@ -41,6 +41,8 @@ class MemoryContext:
     user: str
     memory: str
     digest: str
+    stale: str | None = None
+    """One line naming the entries that may be stale (`staleness.stale_note`), if any."""
 
     @property
     def empty(self) -> bool:
@@ -50,7 +52,8 @@ class MemoryContext:
         """The injection: the tag-wrapped header and sections (never over MAX_CONTEXT_CHARS)."""
         header = CHANGED_HEADER if changed else HEADER
         body = compose_prompt("", self.user, self.memory)
-        text = f"{OPEN_TAG}\n{header}\n\n{body}\n{CLOSE_TAG}"
+        note = f"\n\n{self.stale}" if self.stale else ""
+        text = f"{OPEN_TAG}\n{header}\n\n{body}{note}\n{CLOSE_TAG}"
         if len(text) > MAX_CONTEXT_CHARS:  # only reachable through multi-line cut notes
             text = text[: MAX_CONTEXT_CHARS - len(CLOSE_TAG) - 2] + "…\n" + CLOSE_TAG
         return text
@@ -59,7 +62,10 @@ class MemoryContext:
 def read_context(store: MemoryStore) -> MemoryContext:
     """Both files, each cut at its hard cap; raises MemoryStoreError when one cannot be read
     (a symlink out of the workspace, a permission problem)."""
+    from ..staleness import stale_note, stale_references
+
     texts: dict[MemoryFile, str] = {}
+    on_disk: dict[MemoryFile, str] = {}
     digest = hashlib.sha256()
     for f in (MemoryFile.USER, MemoryFile.MEMORY):
         try:
@@ -69,8 +75,12 @@ def read_context(store: MemoryStore) -> MemoryContext:
             digest.update(f"{f.value}:too-large:{exc.size}\0".encode())
             continue
         texts[f] = _within_hard_cap(f, snap.text)
+        on_disk[f] = snap.text
         digest.update(f"{f.value}:{snap.sha256}\0".encode())
-    return MemoryContext(texts[MemoryFile.USER], texts[MemoryFile.MEMORY], digest.hexdigest())
+    stale = stale_note(stale_references(store, on_disk))
+    return MemoryContext(
+        texts[MemoryFile.USER], texts[MemoryFile.MEMORY], digest.hexdigest(), stale
+    )
 
 
 def _within_hard_cap(f: MemoryFile, text: str) -> str:
