@@ -28,6 +28,86 @@ interface McpDefinitionsView {
   }[];
 }
 
+/**
+ * The Language Model Chat Provider API (VS Code 1.104+; the engine types here are older):
+ * https://code.visualstudio.com/api/extension-guides/ai/language-model-chat-provider
+ */
+interface ChatProviderApi {
+  registerLanguageModelChatProvider(
+    vendor: string,
+    provider: {
+      provideLanguageModelChatInformation(options: { silent: boolean }, token: vscode.CancellationToken): unknown[];
+      provideLanguageModelChatResponse(
+        model: unknown,
+        messages: readonly { role: number; content: readonly unknown[] }[],
+        options: unknown,
+        progress: vscode.Progress<vscode.LanguageModelTextPart>,
+        token: vscode.CancellationToken,
+      ): Thenable<void>;
+      provideTokenCount(model: unknown, text: unknown, token: vscode.CancellationToken): Thenable<number>;
+      onDidChangeLanguageModelChatInformation?: vscode.Event<void>;
+    },
+  ): vscode.Disposable;
+}
+
+/** One scripted answer: its text in chunks, or `hang` until the request is cancelled. */
+interface Answer {
+  chunks?: string[];
+  hang?: boolean;
+}
+
+/**
+ * A test-only language model answering from a script the test sets (`/lm`), recording every
+ * request's text (`/lm/requests`). Offered only while a script is set, so the other tests see
+ * an editor with no model, as code-server is.
+ */
+function scriptedModel(context: vscode.ExtensionContext): Record<string, Handler> {
+  let answers: Answer[] | undefined;
+  const requests: { text: string; cancelled: boolean }[] = [];
+  const changed = new vscode.EventEmitter<void>();
+  const info = {
+    id: 'metis-scripted',
+    name: 'Metis Scripted Model',
+    family: 'metis-test',
+    version: '1',
+    maxInputTokens: 100_000,
+    maxOutputTokens: 100_000,
+    capabilities: {},
+  };
+  const api = vscode.lm as unknown as ChatProviderApi;
+  context.subscriptions.push(
+    api.registerLanguageModelChatProvider('metis-test', {
+      onDidChangeLanguageModelChatInformation: changed.event,
+      provideLanguageModelChatInformation: () => (answers ? [info] : []),
+      async provideLanguageModelChatResponse(_model, messages, _options, progress, token) {
+        const text = messages
+          .flatMap((m) => m.content)
+          .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : ''))
+          .join('');
+        const request = { text, cancelled: false };
+        requests.push(request);
+        const answer = answers?.shift() ?? { chunks: [] };
+        if (answer.hang) {
+          await new Promise<void>((resolve) => token.onCancellationRequested(() => resolve()));
+          request.cancelled = true;
+          return;
+        }
+        for (const chunk of answer.chunks ?? []) progress.report(new vscode.LanguageModelTextPart(chunk));
+      },
+      provideTokenCount: async (_model, text) => Math.ceil(String(text).length / 4),
+    }),
+  );
+  return {
+    '/lm': async (b) => {
+      answers = b.answers === null ? undefined : ((b.answers as Answer[] | undefined) ?? []);
+      requests.length = 0;
+      changed.fire();
+      return true;
+    },
+    '/lm/requests': async () => requests,
+  };
+}
+
 export function activate(context: vscode.ExtensionContext): void {
   const bridgeFile = process.env.METIS_E2E_BRIDGE;
   if (!bridgeFile) return;
@@ -131,6 +211,8 @@ export function activate(context: vscode.ExtensionContext): void {
     '/workspaceFolderUris': async () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString()),
     '/command': async (b) =>
       vscode.commands.executeCommand(String(b.command), ...(((b.args as unknown[]) ?? []) as unknown[])),
+    '/models': async () => (await vscode.lm.selectChatModels()).map((m) => m.name),
+    ...scriptedModel(context),
   };
 
   const server = http.createServer((req, res) => {

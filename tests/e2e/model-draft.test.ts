@@ -1,0 +1,149 @@
+/**
+ * "Draft with Language Model" in a real VS Code (code-server), against a language model the
+ * e2e helper extension registers (`vscode.lm.registerLanguageModelChatProvider`) and answers
+ * from a script each test sets: what the request carries, the draft in the editable proposal
+ * with the server's diagnostics on it, an over-cap draft never applied, cancelling, and no
+ * model at all.
+ */
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
+import { launchBrowser, notification, openWorkbench, runCommand, screenshot } from './lib/ui';
+
+const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
+const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
+const MODEL = 'Metis Scripted Model';
+
+interface DocInfo {
+  uri: string;
+  text: string;
+}
+interface FileDiagnostics {
+  uri: string;
+  diagnostics: { code: string; source: string }[];
+}
+
+describe('Draft with Language Model, against a scripted model', { timeout: 600_000 }, () => {
+  let cs: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let bridge: Bridge;
+  let fixture: { path: string; remove(): void };
+  const memoryPath = () => path.join(fixture.path, '.metis', 'MEMORY.md');
+  const step = (name: string, fn: () => Promise<void>) =>
+    it(name, async () => {
+      try {
+        await fn();
+      } catch (err) {
+        if (page) await screenshot(page, `fail-model-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => undefined);
+        throw err;
+      }
+    });
+
+  const proposal = () =>
+    waitFor('the proposal document', async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' }))[0], 10_000);
+  const proposalCodes = async () =>
+    (await bridge.call<FileDiagnostics[]>('/diagnostics')).find((d) => d.uri.startsWith('metis-proposal:'))?.diagnostics.map((d) => d.code) ?? [];
+  /** Script the model's next answers; it is offered to the editor from then on. */
+  const script = async (answers: unknown[]) => {
+    await bridge.call('/lm', { answers });
+    await waitFor(`${MODEL} among the editor's models`, async () => (await bridge.call<string[]>('/models')).includes(MODEL) || undefined, 20_000);
+  };
+  /** A fresh proposal (the tidy result, just over the soft cap): the server's diagnostics
+   * on it say when it replaced whatever the previous step left in it. */
+  const openProposal = async () => {
+    await runCommand(page, 'Metis: Consolidate MEMORY.md…');
+    await page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first().waitFor({ timeout: 15_000 });
+    await waitFor(
+      'the fresh proposal, over the soft cap only',
+      async () => {
+        const codes = await proposalCodes();
+        return (codes.includes('over-soft-cap') && !codes.includes('over-hard-cap')) || undefined;
+      },
+      15_000,
+    );
+    return proposal();
+  };
+  /** Run the draft; VS Code asks once whether Metis Memory may use another extension's model. */
+  const draft = async (how: 'palette' | 'command' = 'command') => {
+    if (how === 'palette') await runCommand(page, 'Metis: Draft with Language Model');
+    else void bridge.call('/command', { command: 'metis.draftWithModel' }).catch(() => undefined);
+    const allow = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Allow$/ });
+    await allow.click({ timeout: 3_000 }).catch(() => undefined);
+  };
+
+  before(async () => {
+    assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
+    fixture = copyFixture();
+    cs = await startCodeServer({ workspace: fixture.path, vsixes: [VSIX, HELPER_VSIX], label: 'model' });
+    bridge = new Bridge(cs.bridgeFile);
+    browser = await launchBrowser();
+    page = await openWorkbench(browser, cs.url, fixture.path);
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    await cs?.stop();
+    fixture?.remove();
+  });
+
+  step('with no model at all, says so and leaves the proposal alone', async () => {
+    assert.deepEqual(await bridge.call<string[]>('/models'), [], 'code-server has no model of its own');
+    const before = await openProposal();
+    await bridge.call('/command', { command: 'metis.draftWithModel' });
+    await notification(page, /No language model is available in this editor/).waitFor({ timeout: 10_000 });
+    assert.equal((await proposal()).text, before.text);
+    await page.keyboard.press('Escape');
+  });
+
+  step("sends the file's text, its caps and the instruction, and fills the proposal with the answer", async () => {
+    await script([{ chunks: ['```markdown\n# Memory\n\n', '- Builds with `make build`.\n', '- Drafted by the model.\n```\n'] }]);
+    const before = await openProposal();
+    await draft('palette');
+    const drafted = await waitFor(
+      'the drafted proposal',
+      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) => d.text !== before.text),
+      20_000,
+    );
+    assert.equal(drafted.text, '# Memory\n\n- Builds with `make build`.\n- Drafted by the model.\n', 'fences stripped');
+    const [request] = await bridge.call<{ text: string }[]>('/lm/requests');
+    assert.ok(request, 'the model got no request');
+    assert.ok(request.text.includes(`<MEMORY.md>\n${before.text}\n</MEMORY.md>`), 'the request carries the proposal text');
+    assert.match(request.text, /at most 2,048 B of UTF-8 \(its soft cap; it is [\d,]+ B now\)\. Never exceed 4,096 B, its hard cap/);
+    assert.match(request.text, /Reply with the new file content only: no preamble, no code fences\./);
+    // The server judges the draft like any edit: under the soft cap, its warning is gone.
+    await waitFor('the soft-cap warning to leave the drafted proposal', async () => !(await proposalCodes()).includes('over-soft-cap') || undefined, 15_000);
+    await page.locator('.statusbar-item', { hasText: /Proposal 0(\.\d)?\/2 KB/ }).first().waitFor({ timeout: 10_000 });
+    await screenshot(page, '09-model-draft');
+  });
+
+  step('shows an answer over the hard cap as such, and never applies it', async () => {
+    const huge = `# Memory\n\n${Array.from({ length: 90 }, (_, i) => `- A long drafted fact number ${i} that the model should never have written.`).join('\n')}\n`;
+    assert.ok(Buffer.byteLength(huge) > 4096);
+    await script([{ chunks: [huge] }]);
+    await openProposal();
+    await draft();
+    await waitFor('the over-hard-cap error on the drafted proposal', async () => (await proposalCodes()).includes('over-hard-cap') || undefined, 20_000);
+    assert.equal((await proposal()).text, huge);
+    const onDisk = fs.readFileSync(memoryPath(), 'utf8');
+    await page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first().click();
+    await notification(page, /hard cap/).waitFor({ timeout: 10_000 });
+    assert.equal(fs.readFileSync(memoryPath(), 'utf8'), onDisk, 'an over-cap draft is never written');
+    await page.keyboard.press('Escape');
+  });
+
+  step('cancelling leaves the proposal as it was', async () => {
+    await script([{ hang: true }]);
+    const before = await openProposal();
+    await draft();
+    const progress = notification(page, new RegExp(`Drafting MEMORY\\.md with ${MODEL}`));
+    await progress.waitFor({ timeout: 15_000 });
+    await progress.locator('.monaco-button', { hasText: 'Cancel' }).click();
+    await waitFor('the model to see the cancellation', async () => (await bridge.call<{ cancelled: boolean }[]>('/lm/requests'))[0]?.cancelled || undefined, 10_000);
+    assert.equal((await proposal()).text, before.text);
+  });
+});
