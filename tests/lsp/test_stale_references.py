@@ -112,3 +112,23 @@ async def test_the_severity_is_set_in_budgets_toml_and_off_switches_it_off(
     config.write_text('[stale]\nseverity = "off"\n')
     client.replace_all(memory, MEMORY + "- one more\n")
     await client.wait_for_codes(memory, [])
+
+
+async def test_other_agents_files_get_the_check_too(client: MetisClient, workspace: Path) -> None:
+    """A CLAUDE.md naming a file that went: squiggled, and removable, like a memory entry."""
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("print()\n")
+    claude = workspace / "CLAUDE.md"
+    text = "# Rules\n\n- The app starts in `src/app.py`.\n- Settings live in `src/settings.py`.\n"
+    claude.write_text(text)
+    await client.start_session([workspace])
+    uri = client.open(claude)
+    await client.wait_for_codes(claude, ["stale-reference"])
+    stale = client.diagnostic(claude, "stale-reference")
+    assert stale.message.startswith("`src/settings.py` does not exist in this workspace")
+    (remove,) = [
+        a for a in await client.actions(claude, (3, 25)) if a.title == "Remove stale entry"
+    ]
+    assert remove.edit is not None
+    fixed = apply_workspace_edit(remove.edit, lambda _u: text, client.encoding)[uri]
+    assert fixed == "# Rules\n\n- The app starts in `src/app.py`.\n"

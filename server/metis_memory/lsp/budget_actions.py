@@ -1,6 +1,7 @@
 """Quick fixes on other agents' files (CLAUDE.md, AGENTS.md, rules, their memory): the
 memory files' own fixes where they make sense there. Remove a repeated or empty list
-item, redact a suspected secret, and tidy a file some agent stops reading. They are
+item or one whose reference went stale, redact a suspected secret, and tidy a file some
+agent stops reading. They are
 edits for the editor to apply, to the buffer version they were computed for; nothing
 here writes a file."""
 
@@ -41,6 +42,9 @@ def code_actions(
     end = lines.index(params.range.end.line, params.range.end.character, encoding)
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += entry_checks(path, text, uses, outline)
+    stale = ls.budget_docs.stale_check(workspace, path)
+    if stale is not None and uses:
+        findings += stale.findings(outline)
     shapes = EditShapes(ls)
     actions: dict[str, types.CodeAction] = {}
     for finding in findings:
@@ -68,6 +72,8 @@ def _fix(
     if finding.code in ("duplicate-entry", "empty-entry") and finding.entry is not None:
         kind = "duplicate" if finding.code == "duplicate-entry" else "empty"
         return f"Remove {kind} entry", fixes.remove_entry(outline, finding.entry), True
+    if finding.code == "stale-reference" and finding.entry is not None:
+        return "Remove stale entry", fixes.remove_entry(outline, finding.entry), False
     if finding.code == "secret" and finding.secret is not None:
         return "Redact secret", fixes.redact(finding.secret), True
     if finding.code == "over-budget":

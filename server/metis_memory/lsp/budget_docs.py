@@ -15,15 +15,17 @@ from pygls.uris import to_fs_path
 from ..analysis.entries import parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
+from ..analysis.stale import StaleCheck
 from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
 from ..budgets.config import CONFIG_NAME, parse_config
 from ..budgets.evaluate import BudgetUse, budget_uses, entry_checks, use_finding
 from ..budgets.paths import repository_root
 from ..budgets.structure import covered, structure_findings
+from ..workspace_facts import WorkspaceFacts, stale_check
 from .diagnostics import SOURCE, to_range
 
 CONFIG_CODE = "budgets-config"
-ENTRY_CODES = frozenset({"duplicate-entry", "empty-entry", "secret"})
+ENTRY_CODES = frozenset({"duplicate-entry", "empty-entry", "secret", "stale-reference"})
 
 
 @dataclass
@@ -38,6 +40,17 @@ class BudgetDocuments:
     """URI -> the duplicate and secret diagnostics of its last full analysis (kept in the
     quick publishes of a large file while its owner types)."""
     _catalogs: dict[Path, tuple[int | None, Catalog]] = field(default_factory=dict)
+    _facts: dict[Path, WorkspaceFacts] = field(default_factory=dict)
+
+    def stale_check(self, workspace: Path, path: Path) -> StaleCheck | None:
+        """The stale-reference check for an agent's file inside `workspace` (its links are
+        relative to its own folder); None outside it or when switched off."""
+        if not path.is_relative_to(workspace):
+            return None
+        facts = self._facts.get(workspace)
+        if facts is None:
+            facts = self._facts[workspace] = WorkspaceFacts(workspace)
+        return stale_check(facts, path.parent, self.catalog(workspace).stale_severity)
 
     def catalog(self, workspace: Path) -> Catalog:
         """The workspace's budgets, read again when its budgets.toml changed on disk."""
@@ -89,7 +102,8 @@ def analyse(
         return [] if was_ours else None  # a budget no longer covers it: withdraw
     docs.open[uri] = workspace
     docs.uses[uri] = uses
-    diagnostics = diagnostics_for(path, text, workspace, uses, encoding, home, entries)
+    stale = docs.stale_check(workspace, path) if entries else None
+    diagnostics = diagnostics_for(path, text, workspace, uses, encoding, home, entries, stale)
     if entries:
         docs.entry_diagnostics[uri] = [d for d in diagnostics if d.code in ENTRY_CODES]
         return diagnostics
@@ -104,8 +118,10 @@ def diagnostics_for(
     encoding: str,
     home: Path | None = None,
     entries: bool = True,
+    stale: StaleCheck | None = None,
 ) -> list[types.Diagnostic]:
-    """Budget, structure and (with `entries`) entry findings of one text, as diagnostics."""
+    """Budget, structure and (with `entries`) entry findings of one text, as diagnostics;
+    with `stale`, its references the workspace no longer bears out too."""
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += structure_findings(path, text, workspace, home)
     if not entries:
@@ -113,6 +129,8 @@ def diagnostics_for(
         return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
     outline = parse(text)
     findings += entry_checks(path, text, uses, outline)
+    if stale is not None and uses:
+        findings += stale.findings(outline)
     lines = LineIndex(text, outline.line_starts, outline.line_ends)
     return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
 
