@@ -24,6 +24,8 @@ class LspProcess:
         self.spawned_at = 0.0
         self._next_id = 0
         self.notifications: list[Json] = []
+        self.requests: list[Json] = []
+        """Requests the server sent (all answered with a null result)."""
         """Every notification the server sent, in order."""
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._waiters: list[tuple[Callable[[Json], bool], asyncio.Future[tuple[float, Json]]]] = []
@@ -69,6 +71,7 @@ class LspProcess:
     def _dispatch(self, msg: Json, now: float) -> None:
         if "id" in msg and "method" in msg:  # a request from the server: accept it
             self._send({"jsonrpc": "2.0", "id": msg["id"], "result": None})
+            self.requests.append(msg)
             return
         if "id" in msg:
             fut = self._pending.pop(msg["id"], None)
@@ -107,15 +110,20 @@ class LspProcess:
     def notify(self, method: str, params: Any) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def initialize(self, folders: list[Path]) -> float:
-        """initialize + initialized; returns the time the initialize result arrived."""
+    async def initialize(self, folders: list[Path], *, watches_files: bool = False) -> float:
+        """initialize + initialized; returns the time the initialize result arrived. With
+        `watches_files`, the client offers `workspace/didChangeWatchedFiles` registration
+        (and must then send the file events itself, as an editor's watcher does)."""
+        workspace: dict[str, Any] = {"workspaceFolders": True, "configuration": True}
+        if watches_files:
+            workspace["didChangeWatchedFiles"] = {"dynamicRegistration": True}
         params = {
             "processId": os.getpid(),
             "rootUri": folders[0].as_uri() if folders else None,
             "capabilities": {
                 "general": {"positionEncodings": ["utf-16"]},
                 "textDocument": {"publishDiagnostics": {"versionSupport": True}},
-                "workspace": {"workspaceFolders": True, "configuration": True},
+                "workspace": workspace,
             },
             "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders],
         }

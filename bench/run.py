@@ -332,6 +332,68 @@ def budgeted_workspace(root: Path, count: int) -> Path:
     return root
 
 
+REFERENCES = 100
+
+
+def referenced_workspace(root: Path) -> Path:
+    """A MEMORY.md of REFERENCES entries, each naming a file of the workspace (all exist)."""
+    memory = "".join(f"- `src/p{i:03d}/main.go` holds part {i}\n" for i in range(REFERENCES))
+    workspace(root, memory)
+    for i in range(REFERENCES):
+        (root / "src" / f"p{i:03d}").mkdir(parents=True, exist_ok=True)
+        (root / "src" / f"p{i:03d}" / "main.go").write_text("package main\n")
+    return root
+
+
+async def stale_follows(ws: Path, n: int) -> tuple[list[float], int]:
+    """Latency of a watched file event (a referenced file deleted, then created again) ->
+    MEMORY.md's diagnostics showing it, as an editor's file watcher reports it."""
+    lsp = LspProcess(OURS)
+    await lsp.spawn()
+    await lsp.initialize([ws], watches_files=True)
+    memory = ws / ".metis" / "MEMORY.md"
+    first = lsp.wait_for(diagnostics_for(memory.as_uri(), 1))
+    uri = open_doc(lsp, memory)
+    await asyncio.wait_for(first, 30)
+    registered = lambda: any(  # noqa: E731
+        r.get("method") == "client/registerCapability"
+        and any(g["id"] == "metis-stale-references" for g in r["params"]["registrations"])
+        for r in lsp.requests
+    )
+    deadline = now() + 10
+    while not registered() and now() < deadline:
+        await asyncio.sleep(0.01)
+    latencies, missed = [], 0
+    target = ws / "src" / "p042" / "main.go"
+    for i in range(n):
+        gone = i % 2 == 0
+
+        def shows(m: dict[str, Any], gone: bool = gone) -> bool:
+            if not diagnostics_for(uri)(m):
+                return False
+            stale = [d for d in m["params"]["diagnostics"] if d.get("code") == "stale-reference"]
+            return bool(stale) == gone
+
+        fut = lsp.wait_for(shows)
+        if gone:
+            target.unlink()
+        else:
+            target.write_text("package main\n")
+        t0 = now()
+        kind = 3 if gone else 1  # Deleted, Created
+        lsp.notify(
+            "workspace/didChangeWatchedFiles",
+            {"changes": [{"uri": target.as_uri(), "type": kind}]},
+        )
+        try:
+            at, _ = await asyncio.wait_for(fut, 5)
+            latencies.append((at - t0) * 1e3)
+        except asyncio.TimeoutError:
+            missed += 1
+    await lsp.shutdown()
+    return latencies, missed
+
+
 def big_claude_md(root: Path) -> Path:
     """A workspace whose CLAUDE.md is 40,000 characters (Claude Code's warning threshold)."""
     workspace(root)
@@ -482,6 +544,31 @@ async def run(quick: bool) -> dict[str, Any]:
         (f_init, _), (o_init, _) = await start_medians([FLOOR, OURS], [many], starts)
         r = Row("200 budgeted files: spawn -> initialize", "ms", o_init, f_init, "<= 1.3x")
         r.ok = r.ratio is not None and r.ratio <= 1.3
+        report.add(r)
+
+        # Stale references: a MEMORY.md naming 100 files of its workspace.
+        refs = referenced_workspace(tmp / "ws-refs")
+        f_keys, _ = await keystrokes(FLOOR, refs, keys)
+        o_keys, _ = await keystrokes(OURS, refs, keys)
+        r = Row(
+            f"{REFERENCES} path references: keystroke p99 ({keys})",
+            "ms",
+            pct(o_keys, 99),
+            pct(f_keys, 99),
+            "<= 1.5x",
+        )
+        r.ok = r.ratio is not None and r.ratio <= 1.5
+        report.add(r)
+        lat, missed = await stale_follows(refs, writes)
+        r = Row(
+            f"referenced file deleted/created -> diagnostics p95 ({writes})",
+            "ms",
+            pct(lat, 95) if lat else float("nan"),
+            None,
+            "<= 60 ms",
+        )
+        r.ok = bool(lat) and pct(lat, 95) <= 60 and missed == 0
+        r.note = f"from the editor's watcher event; missed {missed}"
         report.add(r)
 
         lat, missed = await outside_writes(workspace(tmp / "ws-writes"), writes)

@@ -6,12 +6,12 @@ prints them and fails, for CI. The rules are `analysis/stale.py`; the workspace'
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .analysis.entries import parse
-from .analysis.positions import LineIndex
 from .files import MemoryFile
 from .store import MemoryStore
 
@@ -19,8 +19,7 @@ MAX_NAMED = 5
 """References named in the one-line note; the rest are counted."""
 
 
-@dataclass(frozen=True)
-class StaleReference:
+class StaleReference(NamedTuple):
     file: MemoryFile
     line: int
     """1-based, as editors and compilers print them."""
@@ -40,31 +39,36 @@ class StaleReference:
 
 
 def stale_references(store: MemoryStore, texts: Mapping[MemoryFile, str]) -> list[StaleReference]:
-    """Each file's stale references, for the texts given (as on disk)."""
-    from .budgets.catalog import workspace_catalog
+    """Each file's stale references, for the texts given (as on disk). Runs in every hook
+    call, before every prompt: nothing is imported or read that the texts do not call for."""
+    if not any("`" in text or "](" in text for text in texts.values()):
+        return []  # no code span and no link: no reference
     from .workspace_facts import WorkspaceFacts, stale_check
 
     root = Path(store.workspace_path)
-    check = stale_check(
-        WorkspaceFacts(root),
-        store.path(MemoryFile.MEMORY).parent,
-        workspace_catalog(root).stale_severity,
-    )
+    memory_dir = store.path(MemoryFile.MEMORY).parent
+    check = stale_check(WorkspaceFacts(root), memory_dir, _severity(root, memory_dir))
     if check is None:
         return []
     found: list[StaleReference] = []
     for file in MemoryFile:
         text = texts.get(file, "")
-        outline = parse(text)
-        lines = LineIndex(text, outline.line_starts, outline.line_ends)
-        for finding in check.findings(outline):
-            line, column = lines.position(finding.start, "utf-32")
+        for ref, message in check.messages(parse(text)):
+            line = text.count("\n", 0, ref.start)
+            column = ref.start - (text.rfind("\n", 0, ref.start) + 1)
             found.append(
-                StaleReference(
-                    file, line + 1, column + 1, text[finding.start : finding.end], finding.message
-                )
+                StaleReference(file, line + 1, column + 1, text[ref.start : ref.end], message)
             )
     return found
+
+
+def _severity(root: Path, memory_dir: Path) -> str:
+    """`[stale] severity` of `.metis/budgets.toml`; the TOML parser only when there is one."""
+    if not os.path.lexists(memory_dir / "budgets.toml"):
+        return "information"
+    from .budgets.catalog import workspace_catalog
+
+    return workspace_catalog(root).stale_severity
 
 
 def stale_note(found: list[StaleReference]) -> str | None:

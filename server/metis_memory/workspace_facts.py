@@ -12,17 +12,13 @@ read, a justfile that imports another) declares nothing rather than guess.
 from __future__ import annotations
 
 import errno
-import fnmatch
-import json
 import os
 import posixpath
 import re
 import stat
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .analysis.findings import Severity
 from .analysis.references import Tool
 from .analysis.stale import StaleCheck, Targets
 from .budgets.reading import read_bounded
@@ -47,13 +43,34 @@ class WorkspaceFacts:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._lock = threading.Lock()
         self._declared: dict[Tool, tuple[object, Targets | None]] = {}
         self._gitignore: tuple[tuple[int, int], tuple[str, ...]] | None = None
+        self._known: dict[str, bool] | None = None
+        """Remembered `exists` answers, while the editor watches those paths."""
+
+    def remember(self) -> None:
+        """Keep `exists` answers until `forget`: only once the editor watches every path asked
+        about and each of their folders (`lsp/stale_refs.py`), so that no change goes unseen."""
+        if self._known is None:
+            self._known = {}
+
+    def forget(self) -> None:
+        """A watched path changed: ask the disk again."""
+        if self._known is not None:
+            self._known = {}
 
     def exists(self, rel: str) -> bool:
         """Whether `rel` (relative, normalised, a trailing `/` for a folder) names something.
         True when it cannot be told (permission denied...): nothing is claimed then."""
+        known = self._known
+        if known is not None:
+            answer = known.get(rel)
+            if answer is None:
+                answer = known[rel] = self._exists(rel)
+            return answer
+        return self._exists(rel)
+
+    def _exists(self, rel: str) -> bool:
         folder = rel.endswith("/")
         path = os.path.join(self.root, rel.rstrip("/"))
         try:
@@ -74,15 +91,15 @@ class WorkspaceFacts:
         except OSError:
             return False
         stamp = (st.st_mtime_ns, st.st_size)
-        with self._lock:
-            cached = self._gitignore
+        cached = self._gitignore
         if cached is None or cached[0] != stamp:
             text = _text(path) if stat.S_ISREG(st.st_mode) else None
             lines = (text or "").splitlines()
             patterns = tuple(p.strip() for p in lines if p.strip() and not p.startswith(("#", "!")))
             cached = (stamp, patterns)
-            with self._lock:
-                self._gitignore = cached
+            self._gitignore = cached
+        import fnmatch
+
         parts = rel.rstrip("/").split("/")
         for pattern in cached[1]:
             anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
@@ -127,13 +144,11 @@ class WorkspaceFacts:
             return None
         path, st = found
         stamp = (path, st.st_mtime_ns, st.st_size, st.st_ino)
-        with self._lock:
-            cached = self._declared.get(tool)
-            if cached is not None and cached[0] == stamp:
-                return cached[1]
+        cached = self._declared.get(tool)  # (dict operations are atomic: no lock needed)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
         targets = PARSERS[tool](self.root, path)
-        with self._lock:
-            self._declared[tool] = (stamp, targets)
+        self._declared[tool] = (stamp, targets)
         return targets
 
     def _declaring_file(self, tool: Tool) -> tuple[Path, os.stat_result] | None:
@@ -153,9 +168,11 @@ def _text(path: Path) -> str | None:
 
 
 # ---- make ---------------------------------------------------------------------------------
-_RULE = re.compile(r"^([^\s:#=][^:#=]*?)\s*:(?!=)(?::(?!=))?")
-_ASSIGN = re.compile(r"^\s*[A-Za-z0-9_.-]+\s*(?:[:+?!]?=|::=|:::=)")
-_INCLUDE = re.compile(r"^\s*(-?include|sinclude)\s+(.+)$")
+_RULE = r"^([^\s:#=][^:#=]*?)\s*:(?!=)(?::(?!=))?"
+_ASSIGN = r"^\s*[A-Za-z0-9_.-]+\s*(?:[:+?!]?=|::=|:::=)"
+_INCLUDE = r"^\s*(-?include|sinclude)\s+(.+)$"
+# Patterns as strings: `re` compiles each on first use, so a hook whose memory names no
+# make target never pays for them.
 
 
 def _make_targets(root: Path, path: Path) -> Targets | None:
@@ -182,7 +199,7 @@ def _make_targets(root: Path, path: Path) -> Targets | None:
             if line.lstrip().startswith("define "):
                 in_define = True
                 continue
-            include = _INCLUDE.match(line)
+            include = re.match(_INCLUDE, line)
             if include is not None:
                 optional = include.group(1) != "include"
                 for name in include.group(2).split("#", 1)[0].split():
@@ -196,9 +213,9 @@ def _make_targets(root: Path, path: Path) -> Targets | None:
                     elif not optional:
                         return None
                 continue
-            if _ASSIGN.match(line):
+            if re.match(_ASSIGN, line):
                 continue
-            rule = _RULE.match(line)
+            rule = re.match(_RULE, line)
             if rule is None:
                 continue
             head = rule.group(1).strip()
@@ -219,6 +236,8 @@ def _make_targets(root: Path, path: Path) -> Targets | None:
 
 # ---- npm ----------------------------------------------------------------------------------
 def _npm_scripts(_root: Path, path: Path) -> Targets | None:
+    import json
+
     text = _text(path)
     if text is None:
         return None
@@ -230,8 +249,8 @@ def _npm_scripts(_root: Path, path: Path) -> Targets | None:
 
 
 # ---- just, task, tox ----------------------------------------------------------------------
-_RECIPE = re.compile(r"^@?([A-Za-z_][A-Za-z0-9_-]*)(?:\s[^:]*)?:(?!=)")
-_ALIAS = re.compile(r"^alias\s+([A-Za-z_][A-Za-z0-9_-]*)\s*:=")
+_RECIPE = r"^@?([A-Za-z_][A-Za-z0-9_-]*)(?:\s[^:]*)?:(?!=)"
+_ALIAS = r"^alias\s+([A-Za-z_][A-Za-z0-9_-]*)\s*:="
 
 
 def _just_recipes(_root: Path, path: Path) -> Targets | None:
@@ -242,7 +261,7 @@ def _just_recipes(_root: Path, path: Path) -> Targets | None:
     for line in text.splitlines():
         if re.match(r"^(import|mod)\b", line):
             return None  # recipes from another file
-        match = _ALIAS.match(line) or _RECIPE.match(line)
+        match = re.match(_ALIAS, line) or re.match(_RECIPE, line)
         if match is not None and not line.startswith((" ", "\t")):
             names.add(match.group(1))
     return Targets(frozenset(names))
@@ -305,18 +324,14 @@ PARSERS: dict[Tool, Callable[[Path, Path], Targets | None]] = {
 }
 
 
-SEVERITIES = {
-    "error": Severity.ERROR,
-    "warning": Severity.WARNING,
-    "information": Severity.INFORMATION,
-    "hint": Severity.HINT,
-}
+SEVERITIES = ("error", "warning", "information", "hint")
 
 
 def stale_check(facts: WorkspaceFacts, memory_dir: Path, severity: str) -> StaleCheck | None:
     """The check for memory files in `memory_dir`; None when `[stale] severity = "off"`."""
-    level = SEVERITIES.get(severity)
-    if level is None:
+    if severity not in SEVERITIES:
         return None
+    from .analysis.findings import Severity
+
     file_dir = os.path.relpath(memory_dir, facts.root).replace(os.sep, "/")
-    return StaleCheck(facts.exists, facts.declared, file_dir, level)
+    return StaleCheck(facts.exists, facts.declared, file_dir, Severity[severity.upper()])

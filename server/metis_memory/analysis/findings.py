@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .entries import Entry
-from .secrets import SecretMatch
+if TYPE_CHECKING:  # the secret rules compile on import: a hook never needs them
+    from .entries import Entry
+    from .secrets import SecretMatch
 
 Code = Literal[
     "over-soft-cap",

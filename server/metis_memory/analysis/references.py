@@ -19,9 +19,9 @@ references out; `stale.py` checks them against a workspace.
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .entries import Outline
 
@@ -47,8 +47,7 @@ _EXTENSION = re.compile(r"[^/\\.]\.[A-Za-z0-9]{1,10}$")
 """A last segment with an extension (`main.go`, `openapi.yaml`) makes a token a file path."""
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(NamedTuple):
     kind: Kind
     target: str
     """A path relative to the workspace (forward slashes, `./` dropped, a trailing `/` kept
@@ -75,6 +74,22 @@ def find_references(outline: Outline) -> list[Reference]:
 
 
 def _in_line(text: str, offset: int, entry: int) -> list[Reference]:
+    if "`" not in text and "](" not in text:
+        return []
+    return [
+        Reference(kind, target, offset + start, offset + end, entry, from_file)
+        for kind, target, start, end, from_file in _line_references(text)
+    ]
+
+
+@functools.lru_cache(maxsize=8192)
+def _line_references(text: str) -> tuple[tuple[Kind, str, int, int, bool], ...]:
+    """One line's references, offsets within the line: cached, since a keystroke changes
+    one line and the other few hundred are asked about again."""
+    return tuple((r.kind, r.target, r.start, r.end, r.from_file) for r in _scan_line(text, 0, 0))
+
+
+def _scan_line(text: str, offset: int, entry: int) -> list[Reference]:
     found: list[Reference] = []
     spans = [(m.start(2), m.group(2)) for m in _CODE_SPAN.finditer(text)]
     for start, content in spans:

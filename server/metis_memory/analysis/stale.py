@@ -9,12 +9,14 @@ to the end, so nothing is claimed). `workspace_facts.py` answers them from the d
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from .entries import Outline
-from .findings import Finding, Severity
 from .references import Reference, Tool, find_references
+
+if TYPE_CHECKING:
+    from .entries import Outline
+    from .findings import Finding, Severity
 
 DECLARED_IN: dict[Tool, str] = {
     "make": "the Makefile",
@@ -25,13 +27,15 @@ DECLARED_IN: dict[Tool, str] = {
 }
 
 
-@dataclass(frozen=True)
 class Targets:
     """What one file declares: names, and patterns (a Makefile's `%` rules)."""
 
-    names: frozenset[str]
-    patterns: tuple[tuple[str, str], ...] = ()
-    """(prefix, suffix) of each `prefix%suffix` pattern rule."""
+    __slots__ = ("names", "patterns")
+
+    def __init__(self, names: frozenset[str], patterns: tuple[tuple[str, str], ...] = ()) -> None:
+        self.names = names
+        self.patterns = patterns
+        """(prefix, suffix) of each `prefix%suffix` pattern rule."""
 
     def declares(self, name: str) -> bool:
         if name in self.names:
@@ -42,14 +46,27 @@ class Targets:
         )
 
 
-@dataclass(frozen=True)
 class StaleCheck:
-    """How one workspace answers (see the module doc), and how findings are shown."""
+    """How one workspace answers (see the module doc), and how findings are shown. (Plain
+    classes here: the hooks import this before every prompt, and a dataclass costs ~1 ms.)"""
 
-    exists: Callable[[str], bool]
-    declared: Callable[[Tool], Targets | None]
-    file_dir: str = ".metis"
-    severity: Severity = Severity.INFORMATION
+    __slots__ = ("declared", "exists", "file_dir", "severity")
+
+    def __init__(
+        self,
+        exists: Callable[[str], bool],
+        declared: Callable[[Tool], Targets | None],
+        file_dir: str = ".metis",
+        severity: Severity | None = None,
+    ) -> None:
+        self.exists = exists
+        self.declared = declared
+        self.file_dir = file_dir
+        self.severity = severity
+
+    def messages(self, outline: Outline) -> list[tuple[Reference, str]]:
+        """Each stale reference and what to say of it."""
+        return stale_messages(outline, self.exists, self.declared, self.file_dir)
 
     def findings(self, outline: Outline) -> list[Finding]:
         return stale_findings(outline, self.exists, self.declared, self.file_dir, self.severity)
@@ -66,25 +83,37 @@ def workspace_path(ref: Reference, file_dir: str) -> str | None:
     return normal + "/" if folder and normal != "." else normal
 
 
+def stale_messages(
+    outline: Outline,
+    exists: Callable[[str], bool],
+    declared: Callable[[Tool], Targets | None],
+    file_dir: str = ".metis",
+) -> list[tuple[Reference, str]]:
+    found = []
+    for ref in find_references(outline):
+        message = _stale(ref, exists, declared, file_dir)
+        if message is not None:
+            found.append((ref, message))
+    return found
+
+
 def stale_findings(
     outline: Outline,
     exists: Callable[[str], bool],
     declared: Callable[[Tool], Targets | None],
     file_dir: str = ".metis",
-    severity: Severity = Severity.INFORMATION,
-    refs: Collection[Reference] | None = None,
+    severity: Severity | None = None,
 ) -> list[Finding]:
+    from .findings import Finding, Severity
+
+    level = Severity.INFORMATION if severity is None else severity
     findings: list[Finding] = []
-    for ref in find_references(outline) if refs is None else refs:
-        message = _stale(ref, exists, declared, file_dir)
-        if message is not None:
-            entry = outline.entries[ref.entry]
-            data = {"reference": ref.kind, "target": ref.target, "fromFile": ref.from_file}
-            findings.append(
-                Finding(
-                    "stale-reference", severity, ref.start, ref.end, message, entry=entry, data=data
-                )
-            )
+    for ref, message in stale_messages(outline, exists, declared, file_dir):
+        data = {"reference": ref.kind, "target": ref.target, "fromFile": ref.from_file}
+        entry = outline.entries[ref.entry]
+        findings.append(
+            Finding("stale-reference", level, ref.start, ref.end, message, entry=entry, data=data)
+        )
     return findings
 
 

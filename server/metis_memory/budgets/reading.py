@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import fmt_bytes
 
 MAX_READ_BYTES = 4 * 2**20
 
 
-@dataclass(frozen=True)
-class Read:
+class Read(NamedTuple):
     text: str | None
     """None when the file was not read (then `problem` says why)."""
     size: int

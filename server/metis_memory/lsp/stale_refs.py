@@ -53,7 +53,13 @@ def watched_paths(ls: MetisLanguageServer, folder: Folder) -> set[Path]:
             if ref.kind == "path":
                 rel = workspace_path(ref, check.file_dir)
                 if rel is not None and rel != ".":
-                    paths.add(folder.path / rel.rstrip("/"))
+                    path = folder.path / rel.rstrip("/")
+                    # and its folders: deleting `src/` reports `src`, not each file in it
+                    paths.update(
+                        p
+                        for p in (path, *path.parents)
+                        if p.is_relative_to(folder.path) and p != folder.path
+                    )
             else:  # `make x`: the files that could declare x
                 paths.update(folder.path / name for name in DECLARING[ref.kind])
     return paths
@@ -100,6 +106,11 @@ async def _register(ls: MetisLanguageServer) -> None:
         )
         await ls.client_register_capability_async(types.RegistrationParams([registration]))
         ls.stale_registered = True
+        if len(everything) < MAX_WATCHED:  # every path asked about is watched: remember
+            for key in ls.stale_watched:
+                facts = ls.workspace_facts.get(key)
+                if facts is not None:
+                    facts.remember()
     except Exception as exc:  # a client may refuse: the references are re-checked on edits
         log.info("the client did not register the stale-reference watchers: %s", exc)
 
@@ -125,6 +136,9 @@ def files_changed(ls: MetisLanguageServer, changes: list[types.FileEvent]) -> No
         return
     for key, paths in list(ls.stale_watched.items()):
         if paths & changed:
+            facts = ls.workspace_facts.get(key)
+            if facts is not None:
+                facts.forget()
             folder = ls.folders.get(key)
             if folder is not None:
                 for file in MemoryFile:
