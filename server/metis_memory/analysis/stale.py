@@ -8,6 +8,7 @@ to the end, so nothing is claimed). `workspace_facts.py` answers them from the d
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -64,18 +65,40 @@ class StaleCheck:
         self.file_dir = file_dir
         self.severity = severity
 
-    def messages(self, outline: Outline) -> list[tuple[Reference, str]]:
-        """Each stale reference and what to say of it."""
-        return stale_messages(outline, self.exists, self.declared, self.file_dir)
+    def messages(
+        self, outline: Outline, refs: list[Reference] | None = None
+    ) -> list[tuple[Reference, str]]:
+        """Each stale reference and what to say of it (`refs`: found already)."""
+        return stale_messages(outline, self.exists, self.declared, self.file_dir, refs)
 
-    def findings(self, outline: Outline) -> list[Finding]:
-        return stale_findings(outline, self.exists, self.declared, self.file_dir, self.severity)
+    def findings(self, outline: Outline, refs: list[Reference] | None = None) -> list[Finding]:
+        return stale_findings(
+            outline, self.exists, self.declared, self.file_dir, self.severity, refs
+        )
+
+    def keys(self, refs: list[Reference]) -> frozenset[tuple[str, str]]:
+        """(kind, workspace path or target) of each reference: what to watch for them."""
+        out: set[tuple[str, str]] = set()
+        for ref in refs:
+            if ref.kind != "path":
+                out.add((ref.kind, ref.target))
+                continue
+            rel = workspace_path(ref, self.file_dir)
+            if rel is not None and rel != ".":
+                out.add(("path", rel.rstrip("/")))
+        return frozenset(out)
 
 
 def workspace_path(ref: Reference, file_dir: str) -> str | None:
     """`ref`'s path relative to the workspace, normalised; None when it leaves it.
     `file_dir` is the memory file's folder relative to the workspace (links start there)."""
-    joined = posixpath.join(file_dir, ref.target) if ref.from_file else ref.target
+    return _workspace_path(ref.target, ref.from_file, file_dir)
+
+
+@functools.lru_cache(maxsize=8192)
+def _workspace_path(target: str, from_file: bool, file_dir: str) -> str | None:
+    """(Cached: a keystroke asks again about every reference of the file.)"""
+    joined = posixpath.join(file_dir, target) if from_file else target
     folder = joined.endswith("/")
     normal = posixpath.normpath(joined)
     if normal == ".." or normal.startswith("../") or posixpath.isabs(normal):
@@ -88,9 +111,10 @@ def stale_messages(
     exists: Callable[[str], bool],
     declared: Callable[[Tool], Targets | None],
     file_dir: str = ".metis",
+    refs: list[Reference] | None = None,
 ) -> list[tuple[Reference, str]]:
     found = []
-    for ref in find_references(outline):
+    for ref in find_references(outline) if refs is None else refs:
         message = _stale(ref, exists, declared, file_dir)
         if message is not None:
             found.append((ref, message))
@@ -103,12 +127,13 @@ def stale_findings(
     declared: Callable[[Tool], Targets | None],
     file_dir: str = ".metis",
     severity: Severity | None = None,
+    refs: list[Reference] | None = None,
 ) -> list[Finding]:
     from .findings import Finding, Severity
 
     level = Severity.INFORMATION if severity is None else severity
     findings: list[Finding] = []
-    for ref, message in stale_messages(outline, exists, declared, file_dir):
+    for ref, message in stale_messages(outline, exists, declared, file_dir, refs):
         data = {"reference": ref.kind, "target": ref.target, "fromFile": ref.from_file}
         entry = outline.entries[ref.entry]
         findings.append(

@@ -12,6 +12,7 @@ from ..analysis.checks import ENTRY_CHECKS_LIMIT, check
 from ..analysis.entries import Outline, parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
+from ..analysis.references import find_references
 from ..analysis.stale import StaleCheck
 from ..analysis.usage import Usage
 from .views import FileView
@@ -30,6 +31,8 @@ class FileAnalysis:
     findings: list[Finding]
     diagnostics: list[types.Diagnostic]
     encoding: str
+    references: frozenset[tuple[str, str]] = frozenset()
+    """(kind, path or target) of the workspace references its entries make (to watch)."""
     _tidied: list[str] = field(default_factory=list, repr=False, compare=False)
 
     @property
@@ -59,12 +62,15 @@ def analyse(view: FileView, encoding: str, stale: StaleCheck | None = None) -> F
         outline=outline,
         hidden_prefix_bytes=view.hidden_prefix_bytes,
     )
+    references: frozenset[tuple[str, str]] = frozenset()
     if stale is not None and view.size_bytes <= ENTRY_CHECKS_LIMIT:
-        findings += stale.findings(outline)
+        refs = find_references(outline)
+        references = stale.keys(refs)
+        findings += stale.findings(outline, refs)
         findings.sort(key=lambda f: (f.start, f.end))
     lines = LineIndex(view.text, outline.line_starts, outline.line_ends)
     diagnostics = [to_diagnostic(f, lines, view.uri, encoding) for f in findings]
-    return FileAnalysis(view, outline, lines, findings, diagnostics, encoding)
+    return FileAnalysis(view, outline, lines, findings, diagnostics, encoding, references)
 
 
 def to_range(lines: LineIndex, start: int, end: int, encoding: str) -> types.Range:

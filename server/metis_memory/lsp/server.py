@@ -68,6 +68,9 @@ class MetisLanguageServer(LanguageServer):
         self.stale_watched: dict[str, set[Path]] = {}
         """Folder key -> the paths its entries name (and its declaring files), watched."""
         self.stale_registered = False
+        self.stale_refs: dict[str, frozenset[tuple[str, str]]] = {}
+        self.stale_checks: dict[str, tuple[str, StaleCheck | None]] = {}
+        """Folder key -> the references its files make, as last registered for."""
         self.refresher = Refresher(self)
         self.watcher: MemoryWatcher | None = None
         self.stopping = False

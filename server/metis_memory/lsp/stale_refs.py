@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..analysis.references import find_references
-from ..analysis.stale import StaleCheck, workspace_path
+from ..analysis.stale import StaleCheck
 from ..files import MemoryFile
 from ..workspace_facts import DECLARING, WorkspaceFacts, stale_check
 
@@ -30,48 +29,53 @@ MAX_WATCHED = 1_000
 
 
 def check_for(ls: MetisLanguageServer, folder: Folder) -> StaleCheck | None:
+    """The folder's check, made again only when its `[stale] severity` changes."""
     facts = ls.workspace_facts.get(folder.key)
     if facts is None or facts.root != folder.path:
         facts = ls.workspace_facts[folder.key] = WorkspaceFacts(folder.path)
+        ls.stale_checks.pop(folder.key, None)
     severity = ls.budget_docs.catalog(folder.path).stale_severity
-    memory_dir = folder.store.path(MemoryFile.MEMORY).parent
-    return stale_check(facts, memory_dir, severity)
+    cached = ls.stale_checks.get(folder.key)
+    if cached is None or cached[0] != severity:
+        memory_dir = folder.store.path(MemoryFile.MEMORY).parent
+        cached = ls.stale_checks[folder.key] = (severity, stale_check(facts, memory_dir, severity))
+    return cached[1]
 
 
-def watched_paths(ls: MetisLanguageServer, folder: Folder) -> set[Path]:
-    """The paths the folder's analysed files name, and the files declaring the targets
-    their commands name."""
-    check = ls.stale_check(folder)
-    if check is None:
-        return set()
-    paths: set[Path] = set()
+def referenced(ls: MetisLanguageServer, folder: Folder) -> frozenset[tuple[str, str]]:
+    """(kind, path or target) of every reference the folder's analysed files make."""
+    found: frozenset[tuple[str, str]] = frozenset()
     for file in MemoryFile:
         analysis = ls.refresher.analyses.get(folder.file_key(file))
-        if analysis is None:
+        if analysis is not None:
+            found |= analysis.references
+    return found
+
+
+def watched_paths(folder: Folder, refs: frozenset[tuple[str, str]]) -> set[Path]:
+    """The paths to watch for `refs`: each named path and its folders (deleting `src/`
+    reports `src`, not each file in it), and the files that could declare a named target."""
+    paths: set[Path] = set()
+    for kind, target in refs:
+        if kind != "path":
+            paths.update(folder.path / name for name in DECLARING[kind])  # type: ignore[index]
             continue
-        for ref in find_references(analysis.outline):
-            if ref.kind == "path":
-                rel = workspace_path(ref, check.file_dir)
-                if rel is not None and rel != ".":
-                    path = folder.path / rel.rstrip("/")
-                    # and its folders: deleting `src/` reports `src`, not each file in it
-                    paths.update(
-                        p
-                        for p in (path, *path.parents)
-                        if p.is_relative_to(folder.path) and p != folder.path
-                    )
-            else:  # `make x`: the files that could declare x
-                paths.update(folder.path / name for name in DECLARING[ref.kind])
+        parts = target.split("/")
+        paths.update(folder.path.joinpath(*parts[:i]) for i in range(1, len(parts) + 1))
     return paths
 
 
 def analysed(ls: MetisLanguageServer, folder: Folder) -> None:
-    """Re-register the watchers when the set of watched paths changed."""
+    """Re-register the watchers when the references changed (a keystroke seldom does)."""
     caps = ls.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
     if watched is None or not watched.dynamic_registration or ls.loop is None:
         return
-    paths = watched_paths(ls, folder)
+    refs = referenced(ls, folder)
+    if ls.stale_refs.get(folder.key) == refs:
+        return
+    ls.stale_refs[folder.key] = refs
+    paths = watched_paths(folder, refs)
     if ls.stale_watched.get(folder.key) == paths:
         return
     ls.stale_watched[folder.key] = paths
