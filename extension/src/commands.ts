@@ -49,7 +49,7 @@ export function registerCommands(
   });
   register(ClientCommand.openConsolidation, async (args?: OpenConsolidationArgs) => {
     const file = isMemoryFileName(args?.file) ? args.file : await pickFile('Consolidate which file?');
-    if (file) await consolidation.openFor(args?.workspace, file, chooseFolder);
+    if (file) await consolidation.openFor(args?.workspace, file, chooseFolder, args?.select);
   });
   register('metis.applyConsolidation', (uri?: vscode.Uri) => consolidation.apply(uri));
   register('metis.draftWithModel', () => consolidation.draftWithModel());

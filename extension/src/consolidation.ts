@@ -60,7 +60,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   }
 
   /** Open the diff of the current file against a fresh proposal (the server's tidy result). */
-  async open(folder: vscode.WorkspaceFolder, file: MemoryFileName): Promise<void> {
+  async open(folder: vscode.WorkspaceFolder, file: MemoryFileName, select?: string): Promise<void> {
     const fileUri = memoryUri(folder, file);
     const baseline = (await readDisk(fileUri)) ?? '';
     if (baseline.trim() === '') {
@@ -84,6 +84,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     const title = `${file} ↔ Proposal (${folder.name})`;
     await vscode.commands.executeCommand('vscode.diff', fileUri, uri, title, { preview: false });
     const doc = await vscode.workspace.openTextDocument(uri);
+    if (select) selectIn(doc, select);
     this.feedback(doc);
     this.updateContext();
   }
@@ -166,14 +167,25 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     workspace: string | undefined,
     file: MemoryFileName,
     fallback: () => Promise<vscode.WorkspaceFolder | undefined>,
+    select?: string,
   ): Promise<void> {
     const folder = folderFromKey(workspace) ?? (await fallback());
-    if (folder) await this.open(folder, file);
+    if (folder) await this.open(folder, file, select);
   }
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** Select `text` (an entry) in the proposal's editor and scroll to it, when it is there. */
+function selectIn(doc: vscode.TextDocument, text: string): void {
+  const at = doc.getText().indexOf(text);
+  const editor = vscode.window.visibleTextEditors.find((e) => e.document === doc);
+  if (at < 0 || !editor) return;
+  const range = new vscode.Range(doc.positionAt(at), doc.positionAt(at + text.length));
+  editor.selection = new vscode.Selection(range.start, range.end);
+  editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
 }
 
 function fullRange(doc: vscode.TextDocument): vscode.Range {

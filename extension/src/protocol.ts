@@ -211,6 +211,8 @@ export const ServerNotification = {
 export interface OpenConsolidationArgs {
   file: MemoryFileName;
   workspace?: string;
+  /** An entry's text, selected in the proposal (the entry a diagnostic is about). */
+  select?: string;
 }
 
 export interface ReplaceEntryPromptArgs {

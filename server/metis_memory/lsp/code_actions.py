@@ -148,6 +148,15 @@ class _Builder(EditShapes):
                 )
         change = fixes.remove_entry(self.analysis.outline, finding.entry)
         actions.append(self.fix("Remove stale entry", change, diagnostic))
+        if OPEN_CONSOLIDATION in self.client_commands:
+            name = self.view.file.value
+            argument: dict[str, object] = {
+                "file": name,
+                "workspace": self.folder.uri,
+                "select": finding.entry.text,
+            }
+            title = f"Consolidate {name} with this entry selected…"
+            actions.append(self.command(title, OPEN_CONSOLIDATION, argument, diagnostic))
         return actions
 
     def tidy(self, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:

@@ -212,6 +212,10 @@ export function activate(context: vscode.ExtensionContext): void {
     '/command': async (b) =>
       vscode.commands.executeCommand(String(b.command), ...(((b.args as unknown[]) ?? []) as unknown[])),
     '/models': async () => (await vscode.lm.selectChatModels()).map((m) => m.name),
+    '/selection': async () => {
+      const editor = vscode.window.activeTextEditor;
+      return editor && { uri: editor.document.uri.toString(), text: editor.document.getText(editor.selection) };
+    },
     ...scriptedModel(context),
   };
 
