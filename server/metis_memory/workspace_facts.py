@@ -25,6 +25,7 @@ from .budgets.reading import read_bounded
 
 MAX_DECLARING_BYTES = 1 * 2**20
 MAX_INCLUDES = 16
+MAX_MAKE_LINE = 4_000
 MAX_MOVED_SCAN_DIRS = 5_000
 """The moved-file fix looks this far, and offers nothing when the tree is larger."""
 
@@ -43,9 +44,11 @@ class WorkspaceFacts:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._declared: dict[Tool, tuple[object, Targets | None]] = {}
+        self._declared: dict[Tool, tuple[object, Targets | None, tuple[Path, ...]]] = {}
+        """Per tool: the stamps of every file read (a Makefile and its includes), the answer."""
         self._gitignore: tuple[tuple[int, int], tuple[str, ...]] | None = None
         self._known: dict[str, bool] | None = None
+        self._scan: tuple[list[str], bool] | None = None
         """Remembered `exists` answers, while the editor watches those paths."""
 
     def remember(self) -> None:
@@ -56,8 +59,13 @@ class WorkspaceFacts:
 
     def forget(self) -> None:
         """A watched path changed: ask the disk again."""
+        self._scan = None
         if self._known is not None:
             self._known = {}
+
+    def stop_remembering(self) -> None:
+        """The watchers are being replaced: answers from the disk until they are back."""
+        self._known = None
 
     def exists(self, rel: str) -> bool:
         """Whether `rel` (relative, normalised, a trailing `/` for a folder) names something.
@@ -76,12 +84,23 @@ class WorkspaceFacts:
         try:
             st = os.lstat(path)
             if folder and stat.S_ISLNK(st.st_mode):
+                if not self._inside(path):
+                    return True  # a folder link out of the workspace: not asked about
                 st = os.stat(path)
-        except OSError as exc:
-            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+        except (OSError, ValueError) as exc:
+            if isinstance(exc, ValueError) or exc.errno not in (errno.ENOENT, errno.ENOTDIR):
                 return True
+            if not self._inside(os.path.dirname(path)):
+                return True  # through a symlink out of the workspace: claim nothing
             return self._ignored(rel)  # a build output (`out/`) exists only after a build
         return stat.S_ISDIR(st.st_mode) or not folder
+
+    def _inside(self, path: str) -> bool:
+        """Whether `path`, symlinks resolved, is in the workspace (asked only on the rare
+        answers that would say something about a place outside it)."""
+        real = os.path.realpath(path)
+        root = os.path.realpath(self.root)
+        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
     def _ignored(self, rel: str) -> bool:
         """Whether the root `.gitignore` ignores `rel` (plain patterns, no negations)."""
@@ -120,7 +139,9 @@ class WorkspaceFacts:
 
         folder = rel.endswith("/")
         name = posixpath.basename(rel.rstrip("/"))
-        files, complete = scan(self.root, MAX_MOVED_SCAN_DIRS)
+        if self._scan is None:  # kept until `forget`: code actions are asked on cursor moves
+            self._scan = scan(self.root, MAX_MOVED_SCAN_DIRS)
+        files, complete = self._scan
         if not complete:
             return None
         if folder:
@@ -142,13 +163,16 @@ class WorkspaceFacts:
         found = self._declaring_file(tool)
         if found is None:
             return None
-        path, st = found
-        stamp = (path, st.st_mtime_ns, st.st_size, st.st_ino)
+        path = found[0]
         cached = self._declared.get(tool)  # (dict operations are atomic: no lock needed)
-        if cached is not None and cached[0] == stamp:
+        if cached is not None and cached[2][0] == path and cached[0] == _stamps(cached[2]):
             return cached[1]
-        targets = PARSERS[tool](self.root, path)
-        self._declared[tool] = (stamp, targets)
+        read: list[Path] = [path]
+        try:
+            targets = PARSERS[tool](self.root, path, read)
+        except (ValueError, RecursionError, OSError):
+            targets = None  # a file we cannot make sense of declares nothing
+        self._declared[tool] = (_stamps(read), targets, tuple(read))
         return targets
 
     def _declaring_file(self, tool: Tool) -> tuple[Path, os.stat_result] | None:
@@ -160,6 +184,17 @@ class WorkspaceFacts:
                 continue
             return (path, st) if stat.S_ISREG(st.st_mode) else None
         return None
+
+
+def _stamps(paths: tuple[Path, ...] | list[Path]) -> tuple[object, ...]:
+    out: list[object] = []
+    for path in paths:
+        try:
+            st = os.lstat(path)
+            out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            out.append(None)
+    return tuple(out)
 
 
 def _text(path: Path) -> str | None:
@@ -175,7 +210,7 @@ _INCLUDE = r"^\s*(-?include|sinclude)\s+(.+)$"
 # make target never pays for them.
 
 
-def _make_targets(root: Path, path: Path) -> Targets | None:
+def _make_targets(root: Path, path: Path, read: list[Path]) -> Targets | None:
     names: set[str] = set()
     patterns: list[tuple[str, str]] = []
     queue, seen = [path], set[Path]()
@@ -184,6 +219,8 @@ def _make_targets(root: Path, path: Path) -> Targets | None:
         if current in seen:
             continue
         seen.add(current)
+        if current not in read:
+            read.append(current)
         if len(seen) > MAX_INCLUDES:
             return None
         text = _text(current)
@@ -196,6 +233,8 @@ def _make_targets(root: Path, path: Path) -> Targets | None:
                 continue
             if line.startswith("\t") or not line.strip() or line.lstrip().startswith("#"):
                 continue
+            if len(line) > MAX_MAKE_LINE or "$(eval" in line or "${eval" in line:
+                return None  # targets made at run time, or a line not worth the patterns' time
             if line.lstrip().startswith("define "):
                 in_define = True
                 continue
@@ -235,7 +274,7 @@ def _make_targets(root: Path, path: Path) -> Targets | None:
 
 
 # ---- npm ----------------------------------------------------------------------------------
-def _npm_scripts(_root: Path, path: Path) -> Targets | None:
+def _npm_scripts(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
     import json
 
     text = _text(path)
@@ -253,7 +292,7 @@ _RECIPE = r"^@?([A-Za-z_][A-Za-z0-9_-]*)(?:\s[^:]*)?:(?!=)"
 _ALIAS = r"^alias\s+([A-Za-z_][A-Za-z0-9_-]*)\s*:="
 
 
-def _just_recipes(_root: Path, path: Path) -> Targets | None:
+def _just_recipes(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
     text = _text(path)
     if text is None:
         return None
@@ -267,7 +306,7 @@ def _just_recipes(_root: Path, path: Path) -> Targets | None:
     return Targets(frozenset(names))
 
 
-def _task_names(_root: Path, path: Path) -> Targets | None:
+def _task_names(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
     text = _text(path)
     if text is None:
         return None
@@ -292,30 +331,58 @@ def _task_names(_root: Path, path: Path) -> Targets | None:
     return Targets(frozenset(names))
 
 
-def _tox_envs(_root: Path, path: Path) -> Targets | None:
+def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
     text = _text(path)
     if text is None:
         return None
-    names = set(re.findall(r"^\[testenv:([^\]]+)\]", text, re.MULTILINE))
+    names: set[str] = set()
+    for section in re.findall(r"^\[testenv:([^\]]+)\]", text, re.MULTILINE):
+        names.update(_expand_braces(section.strip()))
     listed = re.search(
         r"^(?:env_list|envlist)\s*=\s*((?:.*\n?)(?:[ \t]+.*\n?)*)", text, re.MULTILINE
     )
     if listed is not None:
-        for item in re.split(r"[,\s]+", listed.group(1)):
-            names.update(_expand_braces(item.strip()))
+        for item in _split_outside_braces(listed.group(1)):
+            names.update(_expand_braces(item))
     # tox runs `pyXY` environments without any declaration.
     return Targets(frozenset(n for n in names if n), patterns=(("py", ""),))
 
 
+def _split_outside_braces(text: str) -> list[str]:
+    """`py{311,312}, lint` -> `py{311,312}`, `lint` (commas and whitespace separate)."""
+    items, depth, current = [], 0, ""
+    for char in text:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth == 0 and (char == "," or char.isspace()):
+            if current:
+                items.append(current)
+            current = ""
+        else:
+            current += char
+    return [*items, current] if current else items
+
+
+MAX_TOX_NAMES = 1_000
+
+
 def _expand_braces(item: str) -> list[str]:
-    match = re.search(r"\{([^{}]*)\}", item)
-    if match is None:
-        return [item]
-    head, tail = item[: match.start()], item[match.end() :]
-    return [x for option in match.group(1).split(",") for x in _expand_braces(head + option + tail)]
+    """`py{311,312}-lint` -> `py311-lint`, `py312-lint`; ValueError past MAX_TOX_NAMES."""
+    done: list[str] = []
+    pending = [item]
+    while pending and len(done) + len(pending) <= MAX_TOX_NAMES:
+        current = pending.pop()
+        match = re.search(r"\{([^{}]*)\}", current)
+        if match is None:
+            done.append(current)
+            continue
+        head, tail = current[: match.start()], current[match.end() :]
+        pending += [head + option.strip() + tail for option in match.group(1).split(",")]
+    if pending:
+        raise ValueError("too many tox environments to tell")  # declares nothing, then
+    return done
 
 
-PARSERS: dict[Tool, Callable[[Path, Path], Targets | None]] = {
+PARSERS: dict[Tool, Callable[[Path, Path, list[Path]], Targets | None]] = {
     "make": _make_targets,
     "npm": _npm_scripts,
     "just": _just_recipes,

@@ -72,3 +72,9 @@ def test_a_side_that_changed_nothing_yields_the_other(base: list[str], data: st.
     other = "".join(f"{e}\n" for e in changed)
     assert merge(base_text, other, base_text).text == other
     assert merge(base_text, base_text, other).text == other
+
+
+def test_a_heading_theirs_added_with_their_entries_is_kept() -> None:
+    ours = BASE + "- ours\n"
+    theirs = BASE + "\n## Decisions\n\n- theirs\n"
+    assert merge(BASE, ours, theirs).text == BASE + "- ours\n\n## Decisions\n\n- theirs\n"

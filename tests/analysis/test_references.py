@@ -110,10 +110,8 @@ def test_a_symlink_leaving_the_workspace_is_not_followed_for_a_read(
     outside = tmp_path_factory.mktemp("outside")
     (workspace / "linked").symlink_to(outside)
     (workspace / "dangling").symlink_to(outside / "nothing")
-    assert stale(workspace, "- `linked/x.go` and `dangling` and `dangling/`\n") == [
-        "linked/x.go",
-        "dangling/",
-    ]
+    # Through a link out of the workspace nothing is claimed, either way.
+    assert stale(workspace, "- `linked/x.go` and `dangling` and `dangling/`\n") == []
 
 
 MAKEFILE = """\
@@ -160,3 +158,60 @@ def test_npm_just_task_and_tox_targets(workspace: Path) -> None:
         "`task gone` `tox -e lint` `tox -e docs` `tox -e py313` `tox -e gone`\n"
     )
     assert stale(workspace, text) == ["gone", "gone", "gone", "gone"]
+
+
+def test_hostile_content_neither_hangs_nor_crashes(workspace: Path) -> None:
+    """A cloned repository controls these files: bounded time, and an unreadable declaration
+    declares nothing (never a traceback in memory_read or the hook)."""
+    import time
+
+    long_link = "- ](x) " + "[" * 20_000 + "\n"
+    started = time.perf_counter()
+    assert refs(long_link) == []
+    (workspace / "Makefile").write_text("a" + " " * 20_000 + "b\nbuild:\n")
+    (workspace / "package.json").write_text("[" * 1_001)
+    (workspace / "tox.ini").write_text("[tox]\nenvlist = " + "{}" * 1_200 + "\n")
+    text = "- `make build` `npm run x` `tox -e y` and a NUL `src/a\x00b.go`\n"
+    # The Makefile and package.json cannot be read to the end: they claim nothing. The tox.ini
+    # expands (in a loop, not by recursion) to no environment at all, so `y` is not declared.
+    assert stale(workspace, text) == ["y"]
+    assert time.perf_counter() - started < 2
+
+
+def test_make_targets_made_at_run_time_claim_nothing(workspace: Path) -> None:
+    (workspace / "Makefile").write_text("T := a b\n$(foreach t,$(T),$(eval $(call tpl,$t)))\n")
+    assert stale(workspace, "- `make a`\n") == []
+
+
+def test_an_included_makefile_that_changes_is_read_again(workspace: Path) -> None:
+    (workspace / "Makefile").write_text("include mk/build.mk\n")
+    (workspace / "mk").mkdir()
+    (workspace / "mk" / "build.mk").write_text("build:\n")
+    facts = WorkspaceFacts(workspace)
+    outline = parse("- `make release`\n")
+    assert len(stale_findings(outline, facts.exists, facts.declared)) == 1
+    (workspace / "mk" / "build.mk").write_text("build:\nrelease:\n")
+    assert stale_findings(outline, facts.exists, facts.declared) == []
+
+
+def test_tox_brace_lists_and_sections(workspace: Path) -> None:
+    (workspace / "tox.ini").write_text("[tox]\nenvlist = {lint,type}\n[testenv:{docs,spell}]\n")
+    text = "- `tox -e lint` `tox -e type` `tox -e docs` `tox -e spell` `tox -e gone`\n"
+    assert stale(workspace, text) == ["gone"]
+
+
+def test_a_symlink_out_of_the_workspace_is_not_probed(
+    workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("etc")
+    (outside / "passwd").write_text("x\n")
+    (workspace / "link").symlink_to(outside)
+    # Neither answer says anything about the place outside.
+    assert stale(workspace, "- `link/passwd` and `link/nope.conf` and `link/sub/`\n") == []
+
+
+def test_percent_encoded_link_targets_are_decoded(workspace: Path) -> None:
+    (workspace / ".metis" / "Design Notes.md").write_text("x\n")
+    assert stale(workspace, "- [design](Design%20Notes.md), [gone](Gone%20Notes.md)\n") == [
+        "Gone%20Notes.md"
+    ]

@@ -121,7 +121,11 @@ def merge(base: str, ours: str, theirs: str, marker_size: int = 7) -> MergeResul
         elif start == end:  # both inserted here: keep both, ours first
             have = {u.key for u in versions[0] if u.key is not None}
             extra = [u for u in versions[1] if u.key is None or u.key not in have]
-            out += versions[0] + (extra if any(u.key for u in extra) else [])
+            # Theirs' headings stay (unless ours added the same); blank lines alone do not.
+            ours_structure = {u.text for u in versions[0] if u.key is None}
+            if not any(u.key or (u.text.strip() and u.text not in ours_structure) for u in extra):
+                extra = []
+            out += versions[0] + extra
         else:
             out.append((versions[0], versions[1]))
             conflicts += 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from typing import Literal, NamedTuple
+from urllib.parse import unquote
 
 from .entries import Outline
 
@@ -40,7 +41,9 @@ _COMMANDS: list[tuple[Tool, re.Pattern[str]]] = [
 ]
 """A code span that is exactly the command and one target: `make itest` is checked, `make
 -C sub itest` or `make itest && x` is not (prose around a command is never parsed)."""
-_NOT_A_PATH = re.compile(r"[\s*?\[\]{}$<>|\"'`]|://|^[~/]|^[A-Za-z]:[\\/]|^-")
+_NOT_A_PATH = re.compile(r"[\s\x00-\x1f\x7f*?\[\]{}$<>|\"'`]|://|^[~/]|^[A-Za-z]:[\\/]|^-")
+_NOT_A_LINK = re.compile(r"[\x00-\x1f\x7f*?\[\]{}$<>|\"'`]|://|^[~/]|^[A-Za-z]:[\\/]|^-")
+"""A link target is decoded (`Design%20Notes.md`): spaces are part of the name there."""
 _LOCATION = re.compile(r"(?::\d+){1,2}$")
 _TRAILING = ".,;:!?)"
 _EXTENSION = re.compile(r"[^/\\.]\.[A-Za-z0-9]{1,10}$")
@@ -73,8 +76,13 @@ def find_references(outline: Outline) -> list[Reference]:
     return found
 
 
+MAX_LINE_CHARS = 2_000
+"""Longer lines are not scanned: no memory entry is one, and the patterns' cost grows with the
+square of a hostile line's length."""
+
+
 def _in_line(text: str, offset: int, entry: int) -> list[Reference]:
-    if "`" not in text and "](" not in text:
+    if len(text) > MAX_LINE_CHARS or ("`" not in text and "](" not in text):
         return []
     return [
         Reference(kind, target, offset + start, offset + end, entry, from_file)
@@ -110,8 +118,8 @@ def _scan_line(text: str, offset: int, entry: int) -> list[Reference]:
         if not target or ":" in target.split("/", 1)[0]:
             continue  # an anchor, a URL (https:, mailto:) or a scheme-like name
         path = _path(target, offset + match.start(1), entry, link=True)
-        if path is not None:
-            found.append(path)
+        if path is not None:  # the span as written, the name decoded (`Design%20Notes.md`)
+            found.append(path._replace(target=unquote(path.target)))
     return found
 
 
@@ -131,7 +139,7 @@ def _path(token: str, start: int, entry: int, *, link: bool = False) -> Referenc
     while raw and raw[-1] in _TRAILING and not raw.endswith("./"):
         raw = raw[:-1]
     raw = _LOCATION.sub("", raw)
-    if not raw or _NOT_A_PATH.search(raw) or ":" in raw:
+    if not raw or ":" in raw or (_NOT_A_LINK if link else _NOT_A_PATH).search(raw):
         return None
     if "/" not in raw and "\\" not in raw and not link:
         return None  # a bare name (`main.go`) could be anywhere: not a claim about a place

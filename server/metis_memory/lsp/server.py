@@ -70,6 +70,8 @@ class MetisLanguageServer(LanguageServer):
         self.stale_registered = False
         self.stale_refs: dict[str, frozenset[tuple[str, str]]] = {}
         self.stale_checks: dict[str, tuple[str, StaleCheck | None]] = {}
+        self.stale_lock: asyncio.Lock | None = None
+        """Serialises the stale-reference watchers' re-registrations."""
         """Folder key -> the references its files make, as last registered for."""
         self.refresher = Refresher(self)
         self.watcher: MemoryWatcher | None = None

@@ -6,6 +6,7 @@ files. The server never walks the tree for this."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -79,10 +80,21 @@ def analysed(ls: MetisLanguageServer, folder: Folder) -> None:
     if ls.stale_watched.get(folder.key) == paths:
         return
     ls.stale_watched[folder.key] = paths
+    facts = ls.workspace_facts.get(folder.key)
+    if facts is not None:
+        facts.stop_remembering()  # new paths are not watched yet: ask the disk meanwhile
     ls.loop.create_task(_register(ls))
 
 
 async def _register(ls: MetisLanguageServer) -> None:
+    """One registration at a time, of the watch set as it is when its turn comes."""
+    if ls.stale_lock is None:
+        ls.stale_lock = asyncio.Lock()
+    async with ls.stale_lock:
+        await _replace_registration(ls)
+
+
+async def _replace_registration(ls: MetisLanguageServer) -> None:
     caps = ls.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
     relative = bool(watched and watched.relative_pattern_support)
@@ -115,6 +127,7 @@ async def _register(ls: MetisLanguageServer) -> None:
                 facts = ls.workspace_facts.get(key)
                 if facts is not None:
                     facts.remember()
+                    facts.forget()
     except Exception as exc:  # a client may refuse: the references are re-checked on edits
         log.info("the client did not register the stale-reference watchers: %s", exc)
 
