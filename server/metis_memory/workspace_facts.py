@@ -48,7 +48,6 @@ class WorkspaceFacts:
         """Per tool: the stamps of every file read (a Makefile and its includes), the answer."""
         self._gitignore: tuple[tuple[int, int], tuple[str, ...]] | None = None
         self._known: dict[str, bool] | None = None
-        self._scan: tuple[list[str], bool] | None = None
         """Remembered `exists` answers, while the editor watches those paths."""
 
     def remember(self) -> None:
@@ -59,7 +58,6 @@ class WorkspaceFacts:
 
     def forget(self) -> None:
         """A watched path changed: ask the disk again."""
-        self._scan = None
         if self._known is not None:
             self._known = {}
 
@@ -139,9 +137,9 @@ class WorkspaceFacts:
 
         folder = rel.endswith("/")
         name = posixpath.basename(rel.rstrip("/"))
-        if self._scan is None:  # kept until `forget`: code actions are asked on cursor moves
-            self._scan = scan(self.root, MAX_MOVED_SCAN_DIRS)
-        files, complete = self._scan
+        # Scanned on every request (only a cursor on a stale path asks): a cached scan would
+        # miss a second file of that name created since, and offer a wrong unique answer.
+        files, complete = scan(self.root, MAX_MOVED_SCAN_DIRS)
         if not complete:
             return None
         if folder:

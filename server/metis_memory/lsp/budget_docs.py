@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -15,14 +16,16 @@ from pygls.uris import to_fs_path
 from ..analysis.entries import parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
-from ..analysis.stale import StaleCheck
 from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
 from ..budgets.config import CONFIG_NAME, parse_config
 from ..budgets.evaluate import BudgetUse, budget_uses, entry_checks, use_finding
 from ..budgets.paths import repository_root
 from ..budgets.structure import covered, structure_findings
-from ..workspace_facts import WorkspaceFacts, stale_check
 from .diagnostics import SOURCE, to_range
+
+if TYPE_CHECKING:
+    from ..analysis.stale import StaleCheck
+    from ..workspace_facts import WorkspaceFacts
 
 CONFIG_CODE = "budgets-config"
 ENTRY_CODES = frozenset({"duplicate-entry", "empty-entry", "secret", "stale-reference"})
@@ -47,6 +50,8 @@ class BudgetDocuments:
         relative to its own folder); None outside it or when switched off."""
         if not path.is_relative_to(workspace):
             return None
+        from ..workspace_facts import WorkspaceFacts, stale_check
+
         facts = self._facts.get(workspace)
         if facts is None:
             facts = self._facts[workspace] = WorkspaceFacts(workspace)

@@ -18,8 +18,6 @@ from ..analysis import fixes
 from ..analysis.entries import Entry
 from ..analysis.findings import CAP_CODES, Finding
 from ..analysis.positions import LineIndex
-from ..analysis.references import Reference
-from ..analysis.stale import workspace_path
 from ..errors import short_repr
 from ..files import MemoryFile
 from . import budget_actions
@@ -125,6 +123,9 @@ class _Builder(EditShapes):
     def stale(self, finding: Finding, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
         """Point the entry at where the file went (when exactly one of its name exists), or
         remove the entry."""
+        from ..analysis.references import Reference
+        from ..analysis.stale import workspace_path
+
         assert finding.entry is not None
         actions = []
         data = finding.data or {}

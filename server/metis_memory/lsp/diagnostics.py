@@ -5,6 +5,7 @@ the event loop."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -12,10 +13,11 @@ from ..analysis.checks import ENTRY_CHECKS_LIMIT, check
 from ..analysis.entries import Outline, parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
-from ..analysis.references import find_references
-from ..analysis.stale import StaleCheck
 from ..analysis.usage import Usage
 from .views import FileView
+
+if TYPE_CHECKING:
+    from ..analysis.stale import StaleCheck
 
 SOURCE = "metis"
 _UNNECESSARY = frozenset({"duplicate-entry", "empty-entry"})
@@ -64,6 +66,8 @@ def analyse(view: FileView, encoding: str, stale: StaleCheck | None = None) -> F
     )
     references: frozenset[tuple[str, str]] = frozenset()
     if stale is not None and view.size_bytes <= ENTRY_CHECKS_LIMIT:
+        from ..analysis.references import find_references
+
         refs = find_references(outline)
         references = stale.keys(refs)
         findings += stale.findings(outline, refs)

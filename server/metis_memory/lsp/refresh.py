@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from lsprotocol import types
 
-from ..analysis.stale import StaleCheck
 from ..analysis.usage import Usage, usage_json
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
@@ -31,6 +30,7 @@ from .workspaces import FileKey, Folder
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
+    from ..analysis.stale import StaleCheck
     from .workspaces import Workspaces
 
 

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -24,11 +24,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from .. import __version__
-from ..analysis.stale import StaleCheck
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
-from ..workspace_facts import WorkspaceFacts
 from . import (
     agent_context,
     agent_memory,
@@ -49,6 +47,10 @@ from .refresh import Refresher
 from .views import FileView, buffer_view, disk_view
 from .wire import MetisProtocol, serve_stdio
 from .workspaces import FileKey, Folder, Workspaces
+
+if TYPE_CHECKING:
+    from ..analysis.stale import StaleCheck
+    from ..workspace_facts import WorkspaceFacts
 
 log = logging.getLogger(__name__)
 

@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..analysis.stale import StaleCheck
 from ..files import MemoryFile
-from ..workspace_facts import DECLARING, WorkspaceFacts, stale_check
 
 if TYPE_CHECKING:
+    from ..analysis.stale import StaleCheck
     from .server import MetisLanguageServer
     from .workspaces import Folder
 
@@ -31,6 +30,8 @@ MAX_WATCHED = 1_000
 
 def check_for(ls: MetisLanguageServer, folder: Folder) -> StaleCheck | None:
     """The folder's check, made again only when its `[stale] severity` changes."""
+    from ..workspace_facts import WorkspaceFacts, stale_check
+
     facts = ls.workspace_facts.get(folder.key)
     if facts is None or facts.root != folder.path:
         facts = ls.workspace_facts[folder.key] = WorkspaceFacts(folder.path)
@@ -56,6 +57,8 @@ def referenced(ls: MetisLanguageServer, folder: Folder) -> frozenset[tuple[str, 
 def watched_paths(folder: Folder, refs: frozenset[tuple[str, str]]) -> set[Path]:
     """The paths to watch for `refs`: each named path and its folders (deleting `src/`
     reports `src`, not each file in it), and the files that could declare a named target."""
+    from ..workspace_facts import DECLARING
+
     paths: set[Path] = set()
     for kind, target in refs:
         if kind != "path":
