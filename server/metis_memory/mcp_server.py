@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import MCPServer
 from mcp_types import (
     CallToolResult,
     EmptyResult,
+    InputRequiredResult,
     SubscribeRequestParams,
     TextContent,
     ToolAnnotations,
@@ -122,6 +124,37 @@ class MemoryMCPServer(MCPServer):
 
             raise ResourceError(str(exc)) from exc
 
+    async def read_resource(
+        self, uri: Any, context: Any = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        """A memory file as on disk, then, when entries in it may be stale, a second
+        (text/plain) part naming them: an agent that reads the resource learns which facts
+        to check, and a client that keeps the file's text keeps it byte for byte."""
+        contents = await super().read_resource(uri, context)
+        file = _memory_file_of(str(uri))
+        if file is None or isinstance(contents, InputRequiredResult):
+            return contents
+        parts = list(contents)
+        if not parts or not isinstance(parts[0].content, str):
+            return parts
+        stale = await anyio.to_thread.run_sync(self._stale_in, file, parts[0].content)
+        if stale is not None:
+            parts.append(stale)
+        return parts
+
+    def _stale_in(self, file: MemoryFile, text: str) -> ReadResourceContents | None:
+        from .staleness import stale_note, stale_references
+
+        found = stale_references(self.store, {file: text})
+        note = stale_note(found)
+        if note is None:
+            return None
+        return ReadResourceContents(
+            content=note,
+            mime_type="text/plain",
+            meta={STALE_META_KEY: [s.to_json() for s in found]},
+        )
+
     async def memory_prompt(self) -> str:
         """The memory as the hooks send it."""
         from .hosts.context import read_context
@@ -206,12 +239,22 @@ class MemoryMCPServer(MCPServer):
             raise _tool_error(exc) from exc
 
 
+_STALE_PART = (
+    " When entries name workspace paths or make/npm/just/task/tox targets that no longer "
+    "exist, a second, text/plain part names them."
+)
 RESOURCE_DESCRIPTIONS = {
     MemoryFile.MEMORY: "Workspace facts: .metis/MEMORY.md as it is on disk. Read-only here; "
-    "change it with memory_add, memory_replace or memory_consolidate.",
+    "change it with memory_add, memory_replace or memory_consolidate." + _STALE_PART,
     MemoryFile.USER: "Facts about the user: .metis/USER.md as it is on disk. Read-only here; "
-    "change it with memory_add, memory_replace or memory_consolidate.",
+    "change it with memory_add, memory_replace or memory_consolidate." + _STALE_PART,
 }
+STALE_META_KEY = "metis-memory/staleReferences"
+"""The stale part's `_meta`: each reference's line, column, text and message, for clients."""
+
+
+def _memory_file_of(uri: str) -> MemoryFile | None:
+    return next((f for f in MemoryFile if resource_uri(f) == uri), None)
 
 
 @contextlib.asynccontextmanager

@@ -145,3 +145,36 @@ async def test_without_a_folder_the_hosts_project_dir_is_the_workspace(tmp_path:
     async with mcp.Client(params) as client:
         read = await client.read_resource(MEMORY_URI)
         assert text(read.contents[0]) == "- the project's memory\n"
+
+
+async def test_a_file_with_stale_entries_gets_a_second_part_naming_them(tmp_path: Path) -> None:
+    """The file's own part stays byte for byte; the note follows it as text/plain, with the
+    references' positions in `_meta`; once the file exists again, the note is gone."""
+    memory = "- Entry point `cmd/app/main.go`.\n- Rate limits in `ratelimit/bucket.go`.\n"
+    MemoryStore(tmp_path).add_entry("MEMORY.md", memory.rstrip("\n"))
+    (tmp_path / "cmd" / "app").mkdir(parents=True)
+    (tmp_path / "cmd" / "app" / "main.go").write_text("package main\n")
+    async with mcp.Client(_stdio(tmp_path)) as client:
+        listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+        assert "second, text/plain part" in (listed[MEMORY_URI].description or "")
+        read = await client.read_resource(MEMORY_URI)
+        assert len(read.contents) == 2
+        file, note = read.contents
+        assert text(file) == memory and file.mime_type == "text/markdown"
+        assert note.mime_type == "text/plain"
+        assert text(note).startswith(
+            "1 reference in memory may be stale: `ratelimit/bucket.go` (MEMORY.md)"
+        )
+        meta = note.meta or {}
+        (ref,) = meta["metis-memory/staleReferences"]
+        assert (ref["line"], ref["column"], ref["reference"]) == (
+            2,
+            memory.splitlines()[1].index("ratelimit/") + 1,
+            "ratelimit/bucket.go",
+        )
+        # USER.md names nothing stale: one part.
+        assert len((await client.read_resource(USER_URI)).contents) == 1
+        (tmp_path / "ratelimit").mkdir()
+        (tmp_path / "ratelimit" / "bucket.go").write_text("package ratelimit\n")
+        read = await client.read_resource(MEMORY_URI)
+        assert [text(c) for c in read.contents] == [memory]
