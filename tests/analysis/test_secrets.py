@@ -7,8 +7,16 @@ import time
 from importlib import resources
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from metis_memory.analysis.secrets import RULES_FILE, find_secrets, redaction, rules
+from metis_memory.analysis.secrets import (
+    RULES_FILE,
+    SecretMatch,
+    find_secrets,
+    redaction,
+    rules,
+)
 
 KEY_BLOCK = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
@@ -213,3 +221,34 @@ def test_hostile_runs_of_every_rules_keywords_are_scanned_in_bounded_time() -> N
             f"{elapsed:.1f} s after the {run!r} run ({took:.1f} s): a rule is super-linear"
         )
     print(f"\nslowest hostile 4 MiB input: {slowest[0]!r} in {slowest[1]:.2f} s")
+
+
+PIECES = (
+    [r.example for r in rules()]
+    + [r.near_miss for r in rules()]
+    + [
+        "\n",
+        "\r\n",
+        " ",
+        "- note: ",
+        "token = ",
+        "Authorization: Bearer ",
+        KEY_BLOCK,
+        "x" * 2_100,  # a line too long to keep: scanned in windows
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=12))
+def test_a_line_at_a_time_finds_what_a_scan_of_the_whole_text_finds(pieces: list[str]) -> None:
+    """No rule matches across a line break: the kept per-line scans add up to the whole."""
+    from metis_memory.analysis.secrets import _private_keys, _scan
+
+    text = "".join(pieces)
+    whole = sorted(_scan(text, 0) + _private_keys(text), key=lambda m: (m.start, m.start - m.end))
+    merged: list[SecretMatch] = []
+    for match in whole:
+        if not merged or match.start >= merged[-1].end:
+            merged.append(match)
+    assert find_secrets(text) == merged

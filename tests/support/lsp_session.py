@@ -58,12 +58,13 @@ class MetisClient(LanguageClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.notes: dict[str, list[Any]] = {m: [] for m in METIS_NOTIFICATIONS}
-        self.publish_count: dict[str, int] = {}
         self.registrations: list[types.Registration] = []
         self.live_registrations: dict[str, types.Registration] = {}
         """By id: registered and not unregistered since."""
         """What the server registered dynamically (`client/registerCapability`)."""
         self.published_versions: dict[str, int | None] = {}
+        self.versions_published: dict[str, list[int]] = {}
+        """Every buffer version each URI's diagnostics were published for, in order."""
         self._pulse: asyncio.Event | None = None
         self.encoding = "utf-16"
         self.initialize_result: types.InitializeResult | None = None
@@ -369,8 +370,9 @@ def make_client() -> MetisClient:
 
     def publish(ls: MetisClient, params: types.PublishDiagnosticsParams) -> None:
         ls.diagnostics[params.uri] = params.diagnostics
-        ls.publish_count[params.uri] = ls.publish_count.get(params.uri, 0) + 1
         ls.published_versions[params.uri] = params.version
+        if params.version is not None:
+            ls.versions_published.setdefault(params.uri, []).append(params.version)
         ls.pulse()
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish

@@ -24,10 +24,12 @@ entry**. Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``, as in LSP.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from enum import Enum
 from itertools import accumulate
-from typing import Literal
+from operator import add
+from typing import Literal, NamedTuple
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _HEADING = re.compile(r"[ ]{0,3}#{1,6}(?:[ \t]|$)")
@@ -47,13 +49,11 @@ class LineKind(Enum):
 EntryKind = Literal["item", "paragraph"]
 
 
-@dataclass(slots=True)
-class Entry:
-    """One entry; offsets are string indices into the parsed text. Treat as read-only
-    (not frozen only because frozen dataclasses are slow to build, and a megabyte of
-    memory has tens of thousands of entries)."""
+class Entry(NamedTuple):
+    """One entry; offsets are string indices into the parsed text. (A tuple: a megabyte of
+    memory has tens of thousands of entries, and a keystroke moves every one after it.)"""
 
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index, which nothing calls)
     kind: EntryKind
     first_line: int
     last_line: int
@@ -122,10 +122,10 @@ def split_lines(text: str) -> tuple[list[int], list[int]]:
 
 def lines_of(text: str) -> tuple[list[str], list[int], list[int]]:
     """Every line's text, start and content-end index."""
-    if "\r" not in text:  # the common case, done with C-speed splitting
+    if "\r" not in text:  # the common case, done with C-speed splitting and iterators
         lines = text.split("\n")
-        starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-        return lines, starts, [start + len(line) for start, line in zip(starts, lines, strict=True)]
+        starts = list(accumulate(map((1).__add__, map(len, lines[:-1])), initial=0))
+        return lines, starts, list(map(add, starts, map(len, lines)))
     starts = [0]
     ends: list[int] = []
     for match in LINE_BREAK.finditer(text):
@@ -163,14 +163,29 @@ class _Builder:
         """A paragraph-level entry that is a fenced code block: it ends with its fence."""
 
 
-def parse(text: str) -> Outline:
-    """Classify every line of `text` and collect its entries, in one pass."""
+def parse(text: str, previous: Outline | None = None) -> Outline:
+    """Classify every line of `text` and collect its entries, in one pass.
+
+    With `previous` (the outline of the text before an edit), only the lines around the
+    edit are parsed again: a keystroke in a file of a hundred entries re-reads two of
+    them. The result is exactly what a full parse gives (`Splice` says why that holds)."""
     lines, starts, ends = lines_of(text)
     count = len(starts)
-    kinds = [LineKind.BLANK] * count
-    line_entry = [-1] * count
-    fenced = [False] * count
-    entries: list[Entry] = []
+    splice = Splice.of(previous, text, starts) if previous is not None else None
+    if splice is None:
+        first_line = 0
+        kinds = [LineKind.BLANK] * count
+        line_entry = [-1] * count
+        fenced = [False] * count
+        entries: list[Entry] = []
+    else:
+        old = splice.old
+        first_line = splice.restart_line
+        tail = count - first_line
+        kinds = old.kinds[:first_line] + [LineKind.BLANK] * tail
+        line_entry = old.line_entry[:first_line] + [-1] * tail
+        fenced = old.fenced[:first_line] + [False] * tail
+        entries = old.entries[: splice.restart_entry]
     cur: _Builder | None = None
     pending_blank = False
     fence: tuple[str, int] | None = None
@@ -189,7 +204,8 @@ def parse(text: str) -> Outline:
             line_entry[i] = index
         entries.append(Entry(index, b.kind, b.first, b.last, start, end, raw, normalise(body)))
 
-    for i, line in enumerate(lines):
+    for i in range(first_line, count):
+        line = lines[i]
         if fence is not None:
             # Inside a fence: the line belongs to the current entry, whatever it holds.
             assert cur is not None
@@ -249,6 +265,12 @@ def parse(text: str) -> Outline:
             else:
                 cur.last = i
         if cur is None:
+            if splice is not None and starts[i] > splice.suffix_from:
+                old_line = i - splice.line_shift
+                if splice.starts_entry(old_line):
+                    # From here on the text is the old text's, and so is the parse.
+                    splice.take_rest(old_line, i, kinds, line_entry, fenced, entries)
+                    return Outline(text, starts, ends, kinds, line_entry, fenced, entries)
             if item is not None:
                 spaces = item.group(3) or ""
                 gap = len(spaces.expandtabs(4)) if spaces else 1
@@ -268,6 +290,127 @@ def parse(text: str) -> Outline:
             cur.lazy = False
     close()
     return Outline(text, starts, ends, kinds, line_entry, fenced, entries)
+
+
+class Splice:
+    """How an outline of the text before an edit is reused for the text after it.
+
+    The parser is a left-to-right state machine, and a line that starts an entry leaves it
+    in a state that depends on that line alone (a new entry, no open fence, no pending
+    blank line). So the old outline holds for every line before the last entry that
+    starts ahead of the first changed line (nothing after can reach back past that entry's
+    start: a setext underline turns only the open paragraph into a heading); parsing
+    resumes there. And once the parse, past the changed text, starts an entry on a line
+    that also started one in the old text, everything after is the old parse, moved by
+    the lines, characters and entries the edit added or removed."""
+
+    __slots__ = (
+        "char_shift",
+        "line_shift",
+        "old",
+        "restart_entry",
+        "restart_line",
+        "suffix_from",
+    )
+
+    def __init__(
+        self,
+        old: Outline,
+        restart_line: int,
+        restart_entry: int,
+        suffix_from: int,
+        shifts: tuple[int, int],
+    ) -> None:
+        self.old = old
+        self.restart_line = restart_line
+        """The first line parsed again (the start of entry `restart_entry`, or 0)."""
+        self.restart_entry = restart_entry
+        self.suffix_from = suffix_from
+        """Lines starting after this index (in the new text) are unchanged old lines."""
+        self.line_shift, self.char_shift = shifts
+
+    @classmethod
+    def of(cls, old: Outline, text: str, starts: list[int]) -> Splice:
+        before = old.text
+        prefix = _common_prefix(before, text)
+        suffix = _common_suffix(before, text, min(len(before), len(text)) - prefix)
+        changed_line = bisect_right(starts, prefix) - 1
+        restart_entry = bisect_left(old.entries, changed_line, key=_first_line) - 1
+        if restart_entry < 0:
+            restart_entry, restart_line = 0, 0
+        else:
+            restart_line = old.entries[restart_entry].first_line
+        shifts = (len(starts) - old.line_count, len(text) - len(before))
+        return cls(old, restart_line, restart_entry, len(text) - suffix, shifts)
+
+    def starts_entry(self, old_line: int) -> bool:
+        """Whether the old parse started an entry on `old_line`."""
+        old = self.old
+        if not 0 <= old_line < old.line_count:
+            return False
+        index = old.line_entry[old_line]
+        return index >= 0 and old.entries[index].first_line == old_line
+
+    def take_rest(
+        self,
+        old_line: int,
+        line: int,
+        kinds: list[LineKind],
+        line_entry: list[int],
+        fenced: list[bool],
+        entries: list[Entry],
+    ) -> None:
+        """Fill lines `line`.. and the entries from there with the old parse's, moved."""
+        old = self.old
+        first = old.line_entry[old_line]
+        entry_shift = len(entries) - first
+        kinds[line:] = old.kinds[old_line:]
+        fenced[line:] = old.fenced[old_line:]
+        if entry_shift:
+            line_entry[line:] = [
+                e + entry_shift if e >= 0 else -1 for e in old.line_entry[old_line:]
+            ]
+        else:
+            line_entry[line:] = old.line_entry[old_line:]
+        dl, dc = self.line_shift, self.char_shift
+        if not (dl or dc or entry_shift):
+            entries += old.entries[first:]
+            return
+        make = tuple.__new__
+        entries += [
+            make(Entry, (i + entry_shift, kind, a + dl, b + dl, start + dc, end + dc, t, k))
+            for i, kind, a, b, start, end, t, k in old.entries[first:]
+        ]
+
+
+def _first_line(entry: Entry) -> int:
+    return entry.first_line
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix, compared a chunk at a time in C."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """Length of the longest common suffix, at most `limit` (so it cannot overlap the
+    common prefix)."""
+    lo, hi = 0, limit
+    la, lb = len(a), len(b)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[la - mid : la - lo] == b[lb - mid : lb - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def removal_span(outline: Outline, entry: Entry) -> tuple[int, int]:

@@ -24,7 +24,7 @@ import re
 from typing import Literal, NamedTuple
 from urllib.parse import unquote
 
-from .entries import Outline
+from .entries import Outline, lines_of, parse
 
 Tool = Literal["make", "npm", "just", "task", "tox"]
 Kind = Literal["path", "make", "npm", "just", "task", "tox"]
@@ -65,15 +65,54 @@ class Reference(NamedTuple):
 
 
 def find_references(outline: Outline) -> list[Reference]:
+    """Every entry's references, in order."""
     found: list[Reference] = []
     for entry in outline.entries:
-        for line in range(entry.first_line, entry.last_line + 1):
-            if outline.fenced[line]:
-                continue
-            offset = outline.line_starts[line]
-            text = outline.line_text(line)
-            found += _in_line(text, offset, entry.index)
+        relative = entry_references(entry.text)
+        if relative:
+            at, index = entry.start, entry.index
+            found += [
+                Reference(kind, target, at + a, at + b, index, from_file)
+                for kind, target, a, b, from_file in relative
+            ]
     return found
+
+
+RelativeReference = tuple[Kind, str, int, int, bool]
+"""(kind, target, start, end, from_file), the offsets within the entry's text."""
+
+
+def entry_references(text: str) -> tuple[RelativeReference, ...]:
+    """One entry's references, offsets within its text. An entry is its own world: it
+    starts outside any fence and its fences close inside it, so its text alone decides
+    what it references, and a keystroke elsewhere asks again only about the entries whose
+    text it changed (kept by text; one over MAX_CACHED_ENTRY_CHARS is scanned afresh)."""
+    if "`" not in text and "](" not in text:
+        return ()
+    if len(text) > MAX_CACHED_ENTRY_CHARS:
+        return _scan_entry(text)
+    return _cached_entry(text)
+
+
+MAX_CACHED_ENTRY_CHARS = 16 * 1024
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_entry(text: str) -> tuple[RelativeReference, ...]:
+    return _scan_entry(text)
+
+
+def _scan_entry(text: str) -> tuple[RelativeReference, ...]:
+    lines, starts, _ = lines_of(text)
+    fenced = parse(text).fenced if "```" in text or "~~~" in text else None
+    found: list[RelativeReference] = []
+    for i, line in enumerate(lines):
+        if (fenced is not None and fenced[i]) or len(line) > MAX_LINE_CHARS:
+            continue
+        if "`" in line or "](" in line:
+            at = starts[i]
+            found += [(k, t, at + a, at + b, f) for k, t, a, b, f in _line_references(line)]
+    return tuple(found)
 
 
 MAX_LINE_CHARS = 2_000
@@ -81,19 +120,8 @@ MAX_LINE_CHARS = 2_000
 square of a hostile line's length."""
 
 
-def _in_line(text: str, offset: int, entry: int) -> list[Reference]:
-    if len(text) > MAX_LINE_CHARS or ("`" not in text and "](" not in text):
-        return []
-    return [
-        Reference(kind, target, offset + start, offset + end, entry, from_file)
-        for kind, target, start, end, from_file in _line_references(text)
-    ]
-
-
-@functools.lru_cache(maxsize=8192)
-def _line_references(text: str) -> tuple[tuple[Kind, str, int, int, bool], ...]:
-    """One line's references, offsets within the line: cached, since a keystroke changes
-    one line and the other few hundred are asked about again."""
+def _line_references(text: str) -> tuple[RelativeReference, ...]:
+    """One line's references, offsets within the line."""
     return tuple((r.kind, r.target, r.start, r.end, r.from_file) for r in _scan_line(text, 0, 0))
 
 

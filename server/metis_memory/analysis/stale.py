@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .references import Reference, Tool, find_references
+from .references import MAX_CACHED_ENTRY_CHARS, Kind, Reference, Tool, entry_references
 
 if TYPE_CHECKING:
     from .entries import Outline
@@ -65,28 +65,21 @@ class StaleCheck:
         self.file_dir = file_dir
         self.severity = severity
 
-    def messages(
-        self, outline: Outline, refs: list[Reference] | None = None
-    ) -> list[tuple[Reference, str]]:
-        """Each stale reference and what to say of it (`refs`: found already)."""
-        return stale_messages(outline, self.exists, self.declared, self.file_dir, refs)
+    def messages(self, outline: Outline) -> list[tuple[Reference, str]]:
+        """Each stale reference and what to say of it."""
+        return stale_scan(outline, self.exists, self.declared, self.file_dir)[0]
 
-    def findings(self, outline: Outline, refs: list[Reference] | None = None) -> list[Finding]:
-        return stale_findings(
-            outline, self.exists, self.declared, self.file_dir, self.severity, refs
-        )
+    def findings(self, outline: Outline) -> list[Finding]:
+        return self.scan(outline)[0]
 
-    def keys(self, refs: list[Reference]) -> frozenset[tuple[str, str]]:
-        """(kind, workspace path or target) of each reference: what to watch for them."""
-        out: set[tuple[str, str]] = set()
-        for ref in refs:
-            if ref.kind != "path":
-                out.add((ref.kind, ref.target))
-                continue
-            rel = workspace_path(ref, self.file_dir)
-            if rel is not None and rel != ".":
-                out.add(("path", rel.rstrip("/")))
-        return frozenset(out)
+    def scan(self, outline: Outline) -> tuple[list[Finding], frozenset[Key]]:
+        """The findings, and (kind, workspace path or target) of every reference: what to
+        watch for them. One pass, for the keystroke path."""
+        stale, keys = stale_scan(outline, self.exists, self.declared, self.file_dir)
+        return _as_findings(outline, stale, self.severity), keys
+
+
+Key = tuple[str, str]
 
 
 def workspace_path(ref: Reference, file_dir: str) -> str | None:
@@ -111,14 +104,8 @@ def stale_messages(
     exists: Callable[[str], bool],
     declared: Callable[[Tool], Targets | None],
     file_dir: str = ".metis",
-    refs: list[Reference] | None = None,
 ) -> list[tuple[Reference, str]]:
-    found = []
-    for ref in find_references(outline) if refs is None else refs:
-        message = _stale(ref, exists, declared, file_dir)
-        if message is not None:
-            found.append((ref, message))
-    return found
+    return stale_scan(outline, exists, declared, file_dir)[0]
 
 
 def stale_findings(
@@ -127,40 +114,88 @@ def stale_findings(
     declared: Callable[[Tool], Targets | None],
     file_dir: str = ".metis",
     severity: Severity | None = None,
-    refs: list[Reference] | None = None,
+) -> list[Finding]:
+    return _as_findings(outline, stale_messages(outline, exists, declared, file_dir), severity)
+
+
+def stale_scan(
+    outline: Outline,
+    exists: Callable[[str], bool],
+    declared: Callable[[Tool], Targets | None],
+    file_dir: str = ".metis",
+) -> tuple[list[tuple[Reference, str]], frozenset[Key]]:
+    """Each stale reference with what to say of it, and the key of every reference. An
+    entry's references and their workspace paths are kept by its text, so a keystroke
+    costs a lookup per entry and one question to the workspace per reference."""
+    found: list[tuple[Reference, str]] = []
+    keys: set[Key] = set()
+    for entry in outline.entries:
+        checked = _entry_checks(entry.text, file_dir)
+        for kind, target, a, b, from_file, probe, key in checked:
+            if key is None:
+                continue  # leaves the workspace, or is the workspace itself
+            keys.add(key)
+            if kind == "path":
+                if exists(probe):
+                    continue
+                message = (
+                    f"`{target}` does not exist in this workspace: this entry may be stale; "
+                    "fix it or remove it"
+                )
+            else:
+                targets = declared(kind)
+                if targets is None or targets.declares(target):
+                    continue
+                message = (
+                    f"`{target}` is not declared in {DECLARED_IN[kind]}: this entry may be "
+                    "stale; fix it or remove it"
+                )
+            ref = Reference(kind, target, entry.start + a, entry.start + b, entry.index, from_file)
+            found.append((ref, message))
+    return found, frozenset(keys)
+
+
+_Checked = tuple[Kind, str, int, int, bool, str, "Key | None"]
+"""An entry's reference (offsets within the entry), the path to ask the workspace about
+(for a path), and its key (None: not a claim about the workspace)."""
+
+
+def _entry_checks(text: str, file_dir: str) -> tuple[_Checked, ...]:
+    if "`" not in text and "](" not in text:
+        return ()
+    if len(text) > MAX_CACHED_ENTRY_CHARS:
+        return _checks(text, file_dir)
+    return _cached_checks(text, file_dir)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_checks(text: str, file_dir: str) -> tuple[_Checked, ...]:
+    return _checks(text, file_dir)
+
+
+def _checks(text: str, file_dir: str) -> tuple[_Checked, ...]:
+    out: list[_Checked] = []
+    for kind, target, a, b, from_file in entry_references(text):
+        if kind != "path":
+            out.append((kind, target, a, b, from_file, "", (kind, target)))
+            continue
+        path = _workspace_path(target, from_file, file_dir)
+        key = None if path is None or path == "." else ("path", path.rstrip("/"))
+        out.append((kind, target, a, b, from_file, path or "", key))
+    return tuple(out)
+
+
+def _as_findings(
+    outline: Outline, stale: list[tuple[Reference, str]], severity: Severity | None
 ) -> list[Finding]:
     from .findings import Finding, Severity
 
     level = Severity.INFORMATION if severity is None else severity
     findings: list[Finding] = []
-    for ref, message in stale_messages(outline, exists, declared, file_dir, refs):
+    for ref, message in stale:
         data = {"reference": ref.kind, "target": ref.target, "fromFile": ref.from_file}
         entry = outline.entries[ref.entry]
         findings.append(
             Finding("stale-reference", level, ref.start, ref.end, message, entry=entry, data=data)
         )
     return findings
-
-
-def _stale(
-    ref: Reference,
-    exists: Callable[[str], bool],
-    declared: Callable[[Tool], Targets | None],
-    file_dir: str,
-) -> str | None:
-    if ref.kind == "path":
-        path = workspace_path(ref, file_dir)
-        if path is None or path == "." or exists(path):
-            return None
-        return (
-            f"`{ref.target}` does not exist in this workspace: this entry may be stale; fix it "
-            "or remove it"
-        )
-    tool: Tool = ref.kind
-    targets = declared(tool)
-    if targets is None or targets.declares(ref.target):
-        return None
-    return (
-        f"`{ref.target}` is not declared in {DECLARED_IN[tool]}: this entry may be stale; fix "
-        "it or remove it"
-    )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..analysis.entries import parse
+from ..analysis.entries import Outline, parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
 from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
@@ -42,6 +42,8 @@ class BudgetDocuments:
     entry_diagnostics: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     """URI -> the duplicate and secret diagnostics of its last full analysis (kept in the
     quick publishes of a large file while its owner types)."""
+    outlines: dict[str, Outline] = field(default_factory=dict)
+    """URI -> the outline of its last full analysis (a keystroke re-parses around itself)."""
     _catalogs: dict[Path, tuple[int | None, Catalog]] = field(default_factory=dict)
     _facts: dict[Path, WorkspaceFacts] = field(default_factory=dict)
 
@@ -104,11 +106,17 @@ def analyse(
         was_ours = docs.open.pop(uri, None) is not None
         docs.uses.pop(uri, None)
         docs.entry_diagnostics.pop(uri, None)
+        docs.outlines.pop(uri, None)
         return [] if was_ours else None  # a budget no longer covers it: withdraw
     docs.open[uri] = workspace
     docs.uses[uri] = uses
     stale = docs.stale_check(workspace, path) if entries else None
-    diagnostics = diagnostics_for(path, text, workspace, uses, encoding, home, entries, stale)
+    outline = None
+    if entries:
+        outline = docs.outlines[uri] = parse(text, docs.outlines.get(uri))
+    diagnostics = diagnostics_for(
+        path, text, workspace, uses, encoding, home, entries, stale, outline
+    )
     if entries:
         docs.entry_diagnostics[uri] = [d for d in diagnostics if d.code in ENTRY_CODES]
         return diagnostics
@@ -124,15 +132,17 @@ def diagnostics_for(
     home: Path | None = None,
     entries: bool = True,
     stale: StaleCheck | None = None,
+    outline: Outline | None = None,
 ) -> list[types.Diagnostic]:
     """Budget, structure and (with `entries`) entry findings of one text, as diagnostics;
-    with `stale`, its references the workspace no longer bears out too."""
+    with `stale`, its references the workspace no longer bears out too. `outline`: the
+    text's, when parsed already."""
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += structure_findings(path, text, workspace, home)
     if not entries:
         lines = LineIndex(text)
         return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
-    outline = parse(text)
+    outline = outline if outline is not None else parse(text)
     findings += entry_checks(path, text, uses, outline)
     if stale is not None and uses:
         findings += stale.findings(outline)
@@ -144,6 +154,7 @@ def forget(docs: BudgetDocuments, uri: str) -> bool:
     """The document closed: True when it was one of ours."""
     docs.uses.pop(uri, None)
     docs.entry_diagnostics.pop(uri, None)
+    docs.outlines.pop(uri, None)
     return docs.open.pop(uri, None) is not None
 
 

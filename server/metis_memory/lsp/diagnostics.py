@@ -53,9 +53,15 @@ class FileAnalysis:
         return to_range(self.lines, start, end, self.encoding)
 
 
-def analyse(view: FileView, encoding: str, stale: StaleCheck | None = None) -> FileAnalysis:
-    """`stale`: the workspace's answers for the stale-reference check (None: not checked)."""
-    outline = parse(view.text)
+def analyse(
+    view: FileView,
+    encoding: str,
+    stale: StaleCheck | None = None,
+    previous: FileAnalysis | None = None,
+) -> FileAnalysis:
+    """`stale`: the workspace's answers for the stale-reference check (None: not checked).
+    `previous`: the file's last analysis, whose outline is reused around the edit."""
+    outline = parse(view.text, previous.outline if previous is not None else None)
     findings = check(
         view.file,
         view.text,
@@ -66,11 +72,8 @@ def analyse(view: FileView, encoding: str, stale: StaleCheck | None = None) -> F
     )
     references: frozenset[tuple[str, str]] = frozenset()
     if stale is not None and view.size_bytes <= ENTRY_CHECKS_LIMIT:
-        from ..analysis.references import find_references
-
-        refs = find_references(outline)
-        references = stale.keys(refs)
-        findings += stale.findings(outline, refs)
+        stale_findings, references = stale.scan(outline)
+        findings += stale_findings
         findings.sort(key=lambda f: (f.start, f.end))
     lines = LineIndex(view.text, outline.line_starts, outline.line_ends)
     diagnostics = [to_diagnostic(f, lines, view.uri, encoding) for f in findings]

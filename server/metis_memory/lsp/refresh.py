@@ -151,12 +151,12 @@ class Refresher:
                 # hop would cost more than the work.
                 analysis: FileAnalysis | None = None
                 try:
-                    analysis = analyse(view, encoding, stale)
+                    analysis = analyse(view, encoding, stale, self.analyses.get(key))
                 except Exception:  # pragma: no cover - a bug; keep the file refreshable
                     log.exception("analysis of %s failed", key)
                 self._complete(key, folder, analysis)
                 return
-            job = partial(analyse, view, encoding, stale)
+            job = partial(analyse, view, encoding, stale, self.analyses.get(key))
         else:
             job = partial(_analyse_disk, folder, file, encoding, stale)
         future = asyncio.get_running_loop().run_in_executor(None, job)
