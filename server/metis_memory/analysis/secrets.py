@@ -5,9 +5,10 @@ alarms on ordinary prose; private key blocks (PEM, PuTTY) are found with string 
 
 Python's `re` backtracks, so every shipped pattern is bounded and anchored at a token's
 start (a run of token characters is tried once, not from each of its characters). No rule
-matches across a line break, so text is scanned a line at a time, each line's matches kept
-for the next keystroke; a line over 2,000 characters is scanned in 64 KiB windows: a hostile
-4 MiB file costs a linear scan in short calls, never one long call that holds the GIL.
+matches across a line break, so a memory-sized text is scanned a line at a time, each line's
+matches kept for the next keystroke. A longer text, or a line over 2,000 characters, is
+scanned in 64 KiB windows: a hostile 4 MiB file costs a linear scan in short calls, never one
+long call that holds the GIL.
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ def find_secrets(text: str) -> list[SecretMatch]:
         found.extend(_private_keys(text))
     if _PUTTY in text:
         found.extend(_putty_keys(text))
+    if len(text) > LINE_SCAN_MAX_CHARS:
+        found.extend(_scan(text, 0))
+        return _merged(found)
     offset = 0
     for line in text.split("\n"):
         if len(line) > LINE_CACHE_CHARS:
@@ -96,6 +100,11 @@ def find_secrets(text: str) -> list[SecretMatch]:
             if hits:
                 found.extend(SecretMatch(kind, offset + a, offset + b) for kind, a, b in hits)
         offset += len(line) + 1
+    return _merged(found)
+
+
+def _merged(found: list[SecretMatch]) -> list[SecretMatch]:
+    """In order; of overlapping matches, the one starting first (the longest of those)."""
     found.sort(key=lambda m: (m.start, -(m.end - m.start)))
     merged: list[SecretMatch] = []
     for secret in found:
@@ -105,6 +114,9 @@ def find_secrets(text: str) -> list[SecretMatch]:
     return merged
 
 
+LINE_SCAN_MAX_CHARS = 64 * 1024
+"""Texts up to this long (a memory file, an agent's rules) are scanned a line at a time with
+each line's matches kept; a longer one would only churn the cache, and is scanned whole."""
 LINE_CACHE_CHARS = 2_000
 """Lines up to this long are scanned once and their matches kept (a keystroke changes one
 line); no rule matches across a line break, so a line alone finds what the whole text would."""
