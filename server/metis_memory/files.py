@@ -38,6 +38,8 @@ CAPS: dict[MemoryFile, Caps] = {
 }
 
 METIS_DIR = ".metis"
+BUDGETS_CONFIG = "budgets.toml"
+"""The workspace's budgets file, in METIS_DIR (read by `budgets/config.py`)."""
 
 
 def parse_memory_file(file: object) -> MemoryFile:

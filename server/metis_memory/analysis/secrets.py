@@ -17,7 +17,6 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 
 
 @dataclass(frozen=True)
@@ -57,6 +56,8 @@ class Rule:
 @functools.cache
 def rules() -> tuple[Rule, ...]:
     """The shipped rules, compiled on first use (the server starts without them)."""
+    from importlib import resources
+
     data = json.loads(resources.files(__package__).joinpath(RULES_FILE).read_text("utf-8"))
     return tuple(
         Rule(

@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..files import BUDGETS_CONFIG
 from .model import Budget, BudgetError
 
 if sys.version_info >= (3, 11):
@@ -31,7 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-CONFIG_NAME = "budgets.toml"
+CONFIG_NAME = BUDGETS_CONFIG
 MAX_CONFIG_BYTES = 256 * 1024
 
 

@@ -15,7 +15,6 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..budgets.evaluate import budget_uses
 from ..budgets.paths import claude_project
 from ..budgets.reading import read_bounded
 from . import budget_docs, stale_refs
@@ -63,6 +62,8 @@ def publish(ls: ServerContext, uri: str, folder: Path) -> None:
     if read.text is None:
         ls.refresher.publish_other(uri, [], None)
         return
+    from ..budgets.evaluate import budget_uses
+
     catalog = ls.budget_docs.catalog(folder)
     uses = budget_uses(path, read.text, folder, catalog)
     diagnostics = budget_docs.diagnostics_for(path, read.text, folder, uses, ls.encoding)

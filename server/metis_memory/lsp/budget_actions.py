@@ -17,7 +17,6 @@ from ..analysis.entries import Outline, parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
 from ..analysis.tidy import tidy
-from ..budgets.evaluate import budget_uses, entry_checks, use_finding
 from .budget_docs import to_budget_diagnostic
 from .context import ServerContext
 from .edit_shapes import QUICKFIX, EditShapes
@@ -34,6 +33,8 @@ def code_actions(
     fs_path = to_fs_path(uri)
     if workspace is None or doc is None or fs_path is None or uri not in ls.budget_docs.uses:
         return None  # not ours, or a budgets.toml (its problems have no mechanical fix)
+    from ..budgets.evaluate import budget_uses, entry_checks, use_finding
+
     path, text, encoding = Path(fs_path), doc.source, ls.encoding
     uses = budget_uses(path, text, workspace, ls.budget_docs.catalog(workspace))
     outline = parse(text)

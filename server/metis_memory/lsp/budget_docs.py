@@ -14,18 +14,19 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..analysis.entries import Outline, parse
-from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
-from ..budgets.catalog import Catalog, builtin_budgets, workspace_catalog
-from ..budgets.config import CONFIG_NAME, parse_config
-from ..budgets.evaluate import BudgetUse, budget_uses, entry_checks, use_finding
-from ..budgets.paths import repository_root
-from ..budgets.structure import covered, structure_findings
+from ..files import BUDGETS_CONFIG
 from .diagnostics import SOURCE, to_range
 
 if TYPE_CHECKING:
+    from ..analysis.findings import Finding
     from ..analysis.stale import StaleCheck
+    from ..budgets.catalog import Catalog
+    from ..budgets.evaluate import BudgetUse
     from ..workspace_facts import WorkspaceFacts
+
+# The budgets (`..budgets`) are imported where first used: a server whose user never opens
+# another agent's file starts without them.
 
 CONFIG_CODE = "budgets-config"
 ENTRY_CODES = frozenset({"duplicate-entry", "empty-entry", "secret", "stale-reference"})
@@ -61,7 +62,9 @@ class BudgetDocuments:
 
     def catalog(self, workspace: Path) -> Catalog:
         """The workspace's budgets, read again when its budgets.toml changed on disk."""
-        config = workspace / ".metis" / CONFIG_NAME
+        from ..budgets.catalog import workspace_catalog
+
+        config = workspace / ".metis" / BUDGETS_CONFIG
         try:
             stamp: int | None = os.lstat(config).st_mtime_ns
         except OSError:
@@ -75,6 +78,8 @@ class BudgetDocuments:
 
 def workspace_of(path: Path, folders: list[Path]) -> Path:
     """The innermost client folder holding `path`; else its git root, else its directory."""
+    from ..budgets.paths import repository_root
+
     holding = [f for f in folders if path.is_relative_to(f)]
     if holding:
         return max(holding, key=lambda f: len(f.parts))
@@ -92,12 +97,15 @@ def analyse(
 ) -> list[types.Diagnostic] | None:
     """The document's budget diagnostics; None when nothing here covers it. Without
     `entries`, only the budget and structure findings (cheap at any size)."""
+    from ..budgets.evaluate import budget_uses
+    from ..budgets.structure import covered
+
     fs_path = to_fs_path(uri)
     if fs_path is None:
         return None
     path = Path(fs_path)
     workspace = workspace_of(path, folders)
-    if path.name == CONFIG_NAME and path.parent.name == ".metis":
+    if path.name == BUDGETS_CONFIG and path.parent.name == ".metis":
         docs.open[uri] = path.parent.parent
         return config_diagnostics(text, encoding)
     catalog = docs.catalog(workspace)
@@ -137,6 +145,9 @@ def diagnostics_for(
     """Budget, structure and (with `entries`) entry findings of one text, as diagnostics;
     with `stale`, its references the workspace no longer bears out too. `outline`: the
     text's, when parsed already."""
+    from ..budgets.evaluate import entry_checks, use_finding
+    from ..budgets.structure import structure_findings
+
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += structure_findings(path, text, workspace, home)
     if not entries:
@@ -181,6 +192,9 @@ def to_budget_diagnostic(finding: Finding, lines: LineIndex, encoding: str) -> t
 
 def config_diagnostics(text: str, encoding: str) -> list[types.Diagnostic]:
     """Each problem of a budgets.toml on its line (the built-in budgets apply regardless)."""
+    from ..budgets.catalog import builtin_budgets
+    from ..budgets.config import parse_config
+
     known = frozenset(b.id for b in builtin_budgets())
     lines = LineIndex(text)
     out = []

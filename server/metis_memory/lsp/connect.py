@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from pygls.lsp.server import LanguageServer
 
 from ..errors import MemoryStoreError
 from ..hosts.configs import SETUPS
-from ..hosts.init import ConfigRefused, apply_init, plan_init
 from .arguments import CommandError, invalid, parse
 from .commands import from_store_error, take_folder
 from .context import ServerContext
@@ -42,6 +40,8 @@ def own_command() -> str:
     """How a host's shell can run this metis-memory: the installed command when it is on
     PATH (stable across upgrades), else this interpreter with this server's launcher (the
     editor extension's bundled `server.py`) or module."""
+    import shutil
+
     if shutil.which("metis-memory"):
         return "metis-memory"
     launcher = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
@@ -51,6 +51,7 @@ def own_command() -> str:
 
 
 async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
+    from ..hosts.init import ConfigRefused, apply_init, plan_init  # (on first use)
     from ..tools.command_inputs import ConnectAgentsArgs
 
     params = parse(CONNECT_AGENTS, args, ConnectAgentsArgs)

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import hashlib
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -50,6 +49,8 @@ def _write_private(path: Path, text: str) -> None:
     private_dir(path.parent.parent)
     directory = private_dir(path.parent)
     _prune(path.parent.parent)
+    import tempfile  # (here: it costs the server's start ~25 ms, and few ever propose)
+
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
