@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import MCPServer
 from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    BlobResourceContents,
     CallToolResult,
     EmptyResult,
-    InputRequiredResult,
+    ReadResourceRequestParams,
+    ReadResourceResult,
     SubscribeRequestParams,
     TextContent,
+    TextResourceContents,
     ToolAnnotations,
     UnsubscribeRequestParams,
 )
@@ -36,6 +41,8 @@ from .mcp_subscriptions import MemorySubscriptions, resource_uri
 from .store import MemoryStore
 from .tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 from .tools.read import memory_read
+
+log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Durable memory for this workspace, kept in .metis/MEMORY.md (workspace facts) and "
@@ -103,6 +110,9 @@ class MemoryMCPServer(MCPServer):
             ),
         )(self.memory_prompt)
         self._lowlevel_server.add_request_handler(
+            "resources/read", ReadResourceRequestParams, self._on_read_resource
+        )
+        self._lowlevel_server.add_request_handler(
             "resources/subscribe", SubscribeRequestParams, self._on_subscribe
         )
         self._lowlevel_server.add_request_handler(
@@ -110,6 +120,9 @@ class MemoryMCPServer(MCPServer):
         )
 
     def _reader(self, f: MemoryFile) -> Callable[[], Awaitable[str]]:
+        """The file alone, for the SDK's listing and in-process reads; a client's
+        `resources/read` is `_on_read_resource`."""
+
         async def read() -> str:
             return await anyio.to_thread.run_sync(self._read_file, f)
 
@@ -124,35 +137,54 @@ class MemoryMCPServer(MCPServer):
 
             raise ResourceError(str(exc)) from exc
 
-    async def read_resource(
-        self, uri: Any, context: Any = None
-    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+    async def _on_read_resource(
+        self, ctx: Any, params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
         """A memory file as on disk, then, when entries in it may be stale, a second
-        (text/plain) part naming them: an agent that reads the resource learns which facts
-        to check, and a client that keeps the file's text keeps it byte for byte."""
-        contents = await super().read_resource(uri, context)
-        file = _memory_file_of(str(uri))
-        if file is None or isinstance(contents, InputRequiredResult):
-            return contents
-        parts = list(contents)
-        if not parts or not isinstance(parts[0].content, str):
-            return parts
-        stale = await anyio.to_thread.run_sync(self._stale_in, file, parts[0].content)
-        if stale is not None:
-            parts.append(stale)
-        return parts
+        (text/plain) part under its own URI naming them: an agent reading the resource
+        learns which facts to check, and a client keeping the file's part by its URI keeps
+        the file byte for byte."""
+        uri = str(params.uri)
+        file = _memory_file_of(uri)
+        if file is None:
+            from mcp.shared.exceptions import MCPError
 
-    def _stale_in(self, file: MemoryFile, text: str) -> ReadResourceContents | None:
+            known = ", ".join(resource_uri(f) for f in MemoryFile)
+            raise MCPError(INVALID_PARAMS, f"no resource {uri!r}; known: {known}", {"uri": uri})
+        text = await anyio.to_thread.run_sync(self._read_or_fail, file)
+        contents: list[TextResourceContents | BlobResourceContents] = [
+            TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
+        ]
+        stale = await anyio.to_thread.run_sync(self._stale_in, file, text)
+        if stale is not None:
+            contents.append(stale)
+        return ReadResourceResult(contents=contents)
+
+    def _read_or_fail(self, f: MemoryFile) -> str:
+        try:
+            return self.store.snapshot(f).text
+        except MemoryStoreError as exc:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(INTERNAL_ERROR, str(exc), {"uri": resource_uri(f)}) from exc
+
+    def _stale_in(self, file: MemoryFile, text: str) -> TextResourceContents | None:
+        """The stale part, or None; a check that fails costs the reader nothing but the note."""
         from .staleness import stale_note, stale_references
 
-        found = stale_references(self.store, {file: text})
+        try:
+            found = stale_references(self.store, {file: text})
+        except Exception:  # pragma: no cover - a bug; the file itself must still be served
+            log.exception("stale-reference check of %s failed", file.value)
+            return None
         note = stale_note(found)
         if note is None:
             return None
-        return ReadResourceContents(
-            content=note,
+        return TextResourceContents(
+            uri=stale_uri(file),
             mime_type="text/plain",
-            meta={STALE_META_KEY: [s.to_json() for s in found]},
+            text=note,
+            _meta={STALE_META_KEY: [s.to_json() for s in found]},
         )
 
     async def memory_prompt(self) -> str:
@@ -241,7 +273,7 @@ class MemoryMCPServer(MCPServer):
 
 _STALE_PART = (
     " When entries name workspace paths or make/npm/just/task/tox targets that no longer "
-    "exist, a second, text/plain part names them."
+    "exist, a second, text/plain part (its URI ends /stale-references) names them."
 )
 RESOURCE_DESCRIPTIONS = {
     MemoryFile.MEMORY: "Workspace facts: .metis/MEMORY.md as it is on disk. Read-only here; "
@@ -251,6 +283,11 @@ RESOURCE_DESCRIPTIONS = {
 }
 STALE_META_KEY = "metis-memory/staleReferences"
 """The stale part's `_meta`: each reference's line, column, text and message, for clients."""
+
+
+def stale_uri(f: MemoryFile) -> str:
+    """The stale part's own URI (not a resource of its own: it comes with the file's)."""
+    return f"{resource_uri(f)}/stale-references"
 
 
 def _memory_file_of(uri: str) -> MemoryFile | None:

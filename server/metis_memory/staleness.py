@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .analysis.entries import parse
-from .files import MemoryFile
+from .files import BUDGETS_CONFIG, MemoryFile
 from .store import MemoryStore
 
 MAX_NAMED = 5
@@ -64,7 +64,7 @@ def stale_references(store: MemoryStore, texts: Mapping[MemoryFile, str]) -> lis
 
 def _severity(root: Path, memory_dir: Path) -> str:
     """`[stale] severity` of `.metis/budgets.toml`; the TOML parser only when there is one."""
-    if not os.path.lexists(memory_dir / "budgets.toml"):
+    if not os.path.lexists(memory_dir / BUDGETS_CONFIG):
         return "information"
     from .budgets.catalog import workspace_catalog
 

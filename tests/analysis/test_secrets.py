@@ -234,6 +234,9 @@ PIECES = (
         "token = ",
         "Authorization: Bearer ",
         KEY_BLOCK,
+        "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAIBx\nPrivate-MAC: 0a1b2c\n",
+        "\r",
+        "TOKEN: ",
         "x" * 2_100,  # a line too long to keep: scanned in windows
     ]
 )
@@ -243,10 +246,13 @@ PIECES = (
 @given(st.lists(st.sampled_from(PIECES), max_size=12))
 def test_a_line_at_a_time_finds_what_a_scan_of_the_whole_text_finds(pieces: list[str]) -> None:
     """No rule matches across a line break: the kept per-line scans add up to the whole."""
-    from metis_memory.analysis.secrets import _private_keys, _scan
+    from metis_memory.analysis.secrets import _private_keys, _putty_keys, _scan
 
     text = "".join(pieces)
-    whole = sorted(_scan(text, 0) + _private_keys(text), key=lambda m: (m.start, m.start - m.end))
+    whole = sorted(
+        _scan(text, 0) + _private_keys(text) + _putty_keys(text),
+        key=lambda m: (m.start, m.start - m.end),
+    )
     merged: list[SecretMatch] = []
     for match in whole:
         if not merged or match.start >= merged[-1].end:

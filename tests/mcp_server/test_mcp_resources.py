@@ -148,8 +148,9 @@ async def test_without_a_folder_the_hosts_project_dir_is_the_workspace(tmp_path:
 
 
 async def test_a_file_with_stale_entries_gets_a_second_part_naming_them(tmp_path: Path) -> None:
-    """The file's own part stays byte for byte; the note follows it as text/plain, with the
-    references' positions in `_meta`; once the file exists again, the note is gone."""
+    """The file's own part stays byte for byte; the note follows it as text/plain under its
+    own URI, with the references' positions in `_meta`; once the file exists again, the
+    note is gone."""
     memory = "- Entry point `cmd/app/main.go`.\n- Rate limits in `ratelimit/bucket.go`.\n"
     MemoryStore(tmp_path).add_entry("MEMORY.md", memory.rstrip("\n"))
     (tmp_path / "cmd" / "app").mkdir(parents=True)
@@ -161,7 +162,9 @@ async def test_a_file_with_stale_entries_gets_a_second_part_naming_them(tmp_path
         assert len(read.contents) == 2
         file, note = read.contents
         assert text(file) == memory and file.mime_type == "text/markdown"
+        assert str(file.uri) == MEMORY_URI
         assert note.mime_type == "text/plain"
+        assert str(note.uri) == MEMORY_URI + "/stale-references"
         assert text(note).startswith(
             "1 reference in memory may be stale: `ratelimit/bucket.go` (MEMORY.md)"
         )
@@ -178,3 +181,11 @@ async def test_a_file_with_stale_entries_gets_a_second_part_naming_them(tmp_path
         (tmp_path / "ratelimit" / "bucket.go").write_text("package ratelimit\n")
         read = await client.read_resource(MEMORY_URI)
         assert [text(c) for c in read.contents] == [memory]
+
+
+async def test_an_unknown_resource_is_refused_by_name(tmp_path: Path) -> None:
+    async with mcp.Client(_stdio(tmp_path)) as client:
+        with pytest.raises(mcp.MCPError) as refused:
+            await client.read_resource("metis://memory/NOTES.md")
+    assert "no resource 'metis://memory/NOTES.md'" in str(refused.value)
+    assert MEMORY_URI in str(refused.value)

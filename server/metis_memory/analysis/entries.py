@@ -96,8 +96,6 @@ class Outline:
 
     def line_of(self, offset: int) -> int:
         """The line holding string index `offset`."""
-        from bisect import bisect_right
-
         return max(0, bisect_right(self.line_starts, offset) - 1)
 
     def entry_at(self, offset: int) -> Entry | None:

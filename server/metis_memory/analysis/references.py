@@ -19,7 +19,6 @@ references out; `stale.py` checks them against a workspace.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Literal, NamedTuple
 from urllib.parse import unquote
@@ -64,6 +63,13 @@ class Reference(NamedTuple):
     """A markdown link: relative to the memory file's folder, not the workspace."""
 
 
+RelativeReference = tuple[Kind, str, int, int, bool]
+"""(kind, target, start, end, from_file), the offsets within the entry's text."""
+MAX_LINE_CHARS = 2_000
+"""Longer lines are not scanned: no memory entry is one, and the patterns' cost grows with the
+square of a hostile line's length."""
+
+
 def find_references(outline: Outline) -> list[Reference]:
     """Every entry's references, in order."""
     found: list[Reference] = []
@@ -78,27 +84,12 @@ def find_references(outline: Outline) -> list[Reference]:
     return found
 
 
-RelativeReference = tuple[Kind, str, int, int, bool]
-"""(kind, target, start, end, from_file), the offsets within the entry's text."""
-
-
 def entry_references(text: str) -> tuple[RelativeReference, ...]:
     """One entry's references, offsets within its text. An entry is its own world: it
     starts outside any fence and its fences close inside it, so its text alone decides
-    what it references, and a keystroke elsewhere asks again only about the entries whose
-    text it changed (kept by text; one over MAX_CACHED_ENTRY_CHARS is scanned afresh)."""
+    what it references (`stale.py` keeps the answer by entry text)."""
     if "`" not in text and "](" not in text:
         return ()
-    if len(text) > MAX_CACHED_ENTRY_CHARS:
-        return _scan_entry(text)
-    return _cached_entry(text)
-
-
-MAX_CACHED_ENTRY_CHARS = 16 * 1024
-
-
-@functools.lru_cache(maxsize=4096)
-def _cached_entry(text: str) -> tuple[RelativeReference, ...]:
     return _scan_entry(text)
 
 
@@ -113,11 +104,6 @@ def _scan_entry(text: str) -> tuple[RelativeReference, ...]:
             at = starts[i]
             found += [(k, t, at + a, at + b, f) for k, t, a, b, f in _line_references(line)]
     return tuple(found)
-
-
-MAX_LINE_CHARS = 2_000
-"""Longer lines are not scanned: no memory entry is one, and the patterns' cost grows with the
-square of a hostile line's length."""
 
 
 def _line_references(text: str) -> tuple[RelativeReference, ...]:

@@ -89,7 +89,7 @@ def find_secrets(text: str) -> list[SecretMatch]:
         found.extend(_private_keys(text))
     if _PUTTY in text:
         found.extend(_putty_keys(text))
-    if len(text) > LINE_SCAN_MAX_CHARS:
+    if len(text) > LINE_SCAN_MAX_CHARS or text.count("\n") >= LINE_CACHE_SIZE // 2:
         found.extend(_scan(text, 0))
         return _merged(found)
     offset = 0
@@ -116,16 +116,27 @@ def _merged(found: list[SecretMatch]) -> list[SecretMatch]:
 
 
 LINE_SCAN_MAX_CHARS = 64 * 1024
-"""Texts up to this long (a memory file, an agent's rules) are scanned a line at a time with
-each line's matches kept; a longer one would only churn the cache, and is scanned whole."""
+LINE_CACHE_SIZE = 4096
+"""Texts up to LINE_SCAN_MAX_CHARS of fewer than half this many lines (a memory file, an
+agent's rules) are scanned a line at a time with each line's matches kept; a larger one
+would only churn the cache, and is scanned whole."""
 LINE_CACHE_CHARS = 2_000
 """Lines up to this long are scanned once and their matches kept (a keystroke changes one
 line); no rule matches across a line break, so a line alone finds what the whole text would."""
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=LINE_CACHE_SIZE)
 def _line_secrets(line: str) -> tuple[tuple[str, int, int], ...]:
+    if _any_keyword().search(line.lower()) is None:
+        return ()  # every rule's match holds one of its keywords: most lines hold none
     return tuple((m.kind, m.start, m.end) for m in _scan(line, 0))
+
+
+@functools.cache
+def _any_keyword() -> re.Pattern[str]:
+    """Every rule's keywords, folded, in one pattern (a line is lowered to be searched)."""
+    words = sorted({k.lower() for rule in rules() for k in rule.keywords}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(w) for w in words))
 
 
 def _scan(text: str, base: int) -> list[SecretMatch]:

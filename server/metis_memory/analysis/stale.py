@@ -13,7 +13,7 @@ import posixpath
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .references import MAX_CACHED_ENTRY_CHARS, Kind, Reference, Tool, entry_references
+from .references import Kind, Reference, Tool, entry_references
 
 if TYPE_CHECKING:
     from .entries import Outline
@@ -158,6 +158,11 @@ def stale_scan(
 _Checked = tuple[Kind, str, int, int, bool, str, "Key | None"]
 """An entry's reference (offsets within the entry), the path to ask the workspace about
 (for a path), and its key (None: not a claim about the workspace)."""
+
+
+MAX_CACHED_ENTRY_CHARS = 2_048
+"""Entries up to this long have their checks kept (a memory entry is a line or two; the
+cache then holds at most 4,096 x 2 KiB); a longer one is scanned again on each keystroke."""
 
 
 def _entry_checks(text: str, file_dir: str) -> tuple[_Checked, ...]:

@@ -72,8 +72,8 @@ def analyse(
     )
     references: frozenset[tuple[str, str]] = frozenset()
     if stale is not None and view.size_bytes <= ENTRY_CHECKS_LIMIT:
-        stale_findings, references = stale.scan(outline)
-        findings += stale_findings
+        stale_found, references = stale.scan(outline)
+        findings += stale_found
         findings.sort(key=lambda f: (f.start, f.end))
     lines = LineIndex(view.text, outline.line_starts, outline.line_ends)
     diagnostics = [to_diagnostic(f, lines, view.uri, encoding) for f in findings]
