@@ -4,6 +4,7 @@ limits, Codex's chain across directories, and `.metis/budgets.toml`."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from metis_memory.budgets.catalog import Catalog, builtin_budgets, catalog
 from metis_memory.budgets.config import parse_config
 from metis_memory.budgets.discover import budgeted_files
 from metis_memory.budgets.evaluate import budget_findings
-from metis_memory.budgets.paths import claude_project
+from metis_memory.budgets.paths import canonical_repository_root, claude_project
 
 BUILTIN = catalog()
 
@@ -275,3 +276,54 @@ def test_unknown_disable_keys_are_problems() -> None:
     assert [(p.line, p.message) for p in config.problems] == [
         (2, "[disable] has no 'builtins'; it takes builtin")
     ]
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+def test_a_linked_worktree_shares_its_main_repositorys_claude_memory(tmp_path: Path) -> None:
+    """`git worktree add`: Claude Code keeps one auto memory per repository, named after the
+    main worktree, and so do the budgets."""
+    main, linked = tmp_path / "main", tmp_path / "feature-wt"
+    main.mkdir()
+    git("init", "-q", cwd=main)
+    git(
+        "-c",
+        "user.email=a@b",
+        "-c",
+        "user.name=a",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+        cwd=main,
+    )
+    git("worktree", "add", "-q", str(linked), cwd=main)
+    assert (linked / ".git").is_file()
+    (linked / "sub").mkdir()
+    assert canonical_repository_root(linked / "sub") == main
+    assert claude_project(linked) == claude_project(main)
+    home = tmp_path / "home"
+    index = home / ".claude" / "projects" / claude_project(main) / "memory" / "MEMORY.md"
+    index.parent.mkdir(parents=True)
+    index.write_text("- a fact\n")
+    assert budgeted_files(linked, BUILTIN.budgets, home) == [index]
+
+
+def test_a_git_file_that_is_not_a_worktree_link_names_its_own_folder(tmp_path: Path) -> None:
+    """A submodule's `.git` file, or a forged one pointing elsewhere, is not followed."""
+    elsewhere = tmp_path / "victim" / ".git" / "worktrees" / "x"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "commondir").write_text("../..\n")
+    (elsewhere / "gitdir").write_text(str(tmp_path / "other" / ".git") + "\n")
+    forged = tmp_path / "cloned"
+    forged.mkdir()
+    (forged / ".git").write_text(f"gitdir: {elsewhere}\n")
+    assert canonical_repository_root(forged) == forged  # its gitdir does not point back
+    sub = tmp_path / "super" / "mod"
+    (tmp_path / "super" / ".git" / "modules" / "mod").mkdir(parents=True)
+    sub.mkdir()
+    (sub / ".git").write_text("gitdir: ../.git/modules/mod\n")
+    assert canonical_repository_root(sub) == sub  # a submodule: no commondir

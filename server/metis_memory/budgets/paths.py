@@ -56,8 +56,10 @@ def claude_project(workspace: Path) -> str:
     """Claude Code's folder under `~/.claude/projects/` for `workspace`, as a glob: the git
     root (or the folder) with every character but ASCII letters and digits made `-`; a
     name over 200 characters is cut there and given a hash, matched here by its prefix.
-    Source: Claude Code's `sanitizePath` (v2.1.88), auto memory in code.claude.com/docs."""
-    root = repository_root(workspace) or workspace
+    Source: Claude Code's `sanitizePath` (v2.1.88), auto memory in code.claude.com/docs: "all
+    worktrees and subdirectories within the same git repository share one auto memory
+    directory", so a linked worktree is named after its main repository."""
+    root = canonical_repository_root(workspace) or workspace
     name = re.sub(r"[^A-Za-z0-9]", "-", str(root))
     return name if len(name) <= MAX_CLAUDE_PROJECT else name[:MAX_CLAUDE_PROJECT] + "-*"
 
@@ -97,6 +99,63 @@ def repository_root(directory: Path) -> Path | None:
         if current.parent == current:
             return None
         current = current.parent
+
+
+MAX_GIT_POINTER_BYTES = 4096
+
+
+def canonical_repository_root(directory: Path) -> Path | None:
+    """`repository_root`, except that a linked worktree (`git worktree add`) gives its main
+    repository's root, as Claude Code's `findCanonicalGitRoot` does. Only a well-formed link
+    is followed: the worktree's `.git` file names `<main>/.git/worktrees/<name>`, whose
+    `commondir` leads back to `<main>/.git` and whose `gitdir` names this `.git` file (a
+    cloned repository's `.git` file is input like any other: read bounded, never trusted)."""
+    root = repository_root(directory)
+    if root is None:
+        return None
+    dot_git = root / ".git"
+    if not _regular_file(dot_git):
+        return root  # a main repository (or a symlink: not followed)
+    gitdir = _pointer(dot_git, "gitdir: ", root)
+    if gitdir is None:
+        return root
+    common_text = _read_small(gitdir / "commondir")
+    back = _pointer(gitdir / "gitdir", "", gitdir)
+    if common_text is None or back is None:
+        return root  # a submodule, or not a worktree this layout knows
+    common = Path(os.path.normpath(gitdir / common_text.strip()))
+    real = os.path.realpath
+    if (
+        common.name != ".git"
+        or real(gitdir.parent) != real(common / "worktrees")
+        or real(back) != real(dot_git)
+    ):
+        return root
+    return common.parent
+
+
+def _regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _read_small(path: Path) -> str | None:
+    read = read_bounded(path, MAX_GIT_POINTER_BYTES)
+    return read.text
+
+
+def _pointer(path: Path, prefix: str, base: Path) -> Path | None:
+    """The path a git pointer file names (relative ones from `base`), if it is one."""
+    text = _read_small(path)
+    if text is None:
+        return None
+    line = text.strip()
+    if not line.startswith(prefix) or "\n" in line or "\0" in line:
+        return None
+    target = Path(line[len(prefix) :].strip())
+    return target if target.is_absolute() else base / target
 
 
 @dataclass(frozen=True)
