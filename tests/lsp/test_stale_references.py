@@ -133,3 +133,28 @@ async def test_other_agents_files_get_the_check_too(client: MetisClient, workspa
     assert remove.edit is not None
     fixed = apply_workspace_edit(remove.edit, lambda _u: text, client.encoding)[uri]
     assert fixed == "# Rules\n\n- The app starts in `src/app.py`.\n"
+
+
+async def test_without_the_clients_file_watching_the_server_watches_the_paths_itself(
+    client: MetisClient, workspace: Path
+) -> None:
+    """Neovim (0.10, 0.11) cannot watch files for a server: the server then watches the
+    named paths itself, from the nearest folder that exists, so a file created or deleted
+    outside the editor still turns the entry fresh or stale without a keystroke."""
+    memory = write_memory(workspace, "MEMORY.md", MEMORY)
+    await client.start_session([workspace], client="neovim")
+    client.open(memory)
+    await client.wait_for_codes(memory, ["stale-reference"])
+    assert watched(client) == []  # nothing asked of the client
+    target = workspace / "ratelimit" / "bucket.go"
+    target.parent.mkdir()  # the folder first: the watch moves down into it
+    target.write_text("package ratelimit\n")
+    await client.wait_for_codes(memory, [])
+    target.unlink()
+    await client.wait_for_codes(memory, ["stale-reference"])
+    target.write_text("package ratelimit\n")
+    await client.wait_for_codes(memory, [])
+    # Deleting the whole folder is seen from the folder above it.
+    target.unlink()
+    target.parent.rmdir()
+    await client.wait_for_codes(memory, ["stale-reference"])

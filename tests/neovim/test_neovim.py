@@ -74,11 +74,17 @@ async def _vscode_view(client: MetisClient, workspace: Path) -> tuple[list[Any],
 
 
 def _neovim_view(
-    workspace: Path, expected: int, out: Path, file: Path | None = None
+    workspace: Path,
+    expected: int,
+    out: Path,
+    file: Path | None = None,
+    probe: str = "probe.lua",
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     assert NVIM is not None
     env = {
         **os.environ,
+        **(env or {}),
         "METIS_OUT": str(out),
         "METIS_EXPECT_DIAGNOSTICS": str(expected),
     }
@@ -95,7 +101,7 @@ def _neovim_view(
             "-u",
             str(CONFIG),
             "-c",
-            f"luafile {HERE / 'probe.lua'}",
+            f"luafile {HERE / probe}",
             str(file or workspace / ".metis" / "MEMORY.md"),
         ],
         env=env,
@@ -169,6 +175,29 @@ def test_neovim_shows_where_codex_stops_reading_a_nested_agents_md(tmp_path: Pat
     assert diagnostic["code"] == "over-budget"
     assert (diagnostic["lnum"], diagnostic["col"]) == (95, 13)
     assert diagnostic["message"].startswith("Codex reads only the first 2,768 B of AGENTS.md")
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is installed by `make test` (python-test-deps)")
+def test_neovim_sees_a_referenced_file_come_and_go_without_a_keystroke(tmp_path: Path) -> None:
+    """Neovim cannot watch files for a server (0.7 has no `didChangeWatchedFiles`; 0.10 and
+    0.11 do not offer it on Linux): the server watches the named path itself."""
+    workspace = tmp_path / "ws"
+    memory = write_memory(workspace, "MEMORY.md", "- Rate limiting: `ratelimit/bucket.go`.\n")
+    target = workspace / "ratelimit" / "bucket.go"
+    nvim = _neovim_view(
+        workspace,
+        1,
+        tmp_path / "out.json",
+        memory,
+        "stale_probe.lua",
+        {"METIS_TARGET": str(target)},
+    )
+    assert nvim["steps"] == [
+        "stale on open",
+        "fresh once the file exists",
+        "stale once it is deleted",
+    ]
+    assert nvim["modified"] is False  # no keystroke did it
 
 
 def test_the_readme_shows_the_configuration_this_test_runs() -> None:

@@ -50,6 +50,7 @@ from .workspaces import FileKey, Folder, Workspaces
 
 if TYPE_CHECKING:
     from ..analysis.stale import StaleCheck
+    from ..reference_watcher import ReferenceWatcher
     from ..workspace_facts import WorkspaceFacts
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class MetisLanguageServer(LanguageServer):
         """Folder key -> the references its files make, as last registered for."""
         self.refresher = Refresher(self)
         self.watcher: MemoryWatcher | None = None
+        self.reference_watcher: ReferenceWatcher | None = None
+        """Watches referenced paths for a client that cannot (`stale_refs`); made on need."""
         self.stopping = False
         self.shutdown_requested = False
         self.client_options = ClientOptions()
@@ -223,6 +226,8 @@ class MetisLanguageServer(LanguageServer):
         self.stopping = True
         if self.watcher is not None:
             self.watcher.stop()
+        if self.reference_watcher is not None:
+            self.reference_watcher.stop()
 
     def _on_store_event(self, folder: Folder, event: Any) -> None:
         commands.forward_event(self, folder, event)

@@ -71,9 +71,7 @@ def watched_paths(folder: Folder, refs: frozenset[tuple[str, str]]) -> set[Path]
 
 def analysed(ls: MetisLanguageServer, folder: Folder) -> None:
     """Re-register the watchers when the references changed (a keystroke seldom does)."""
-    caps = ls.client_capabilities.workspace
-    watched = caps.did_change_watched_files if caps else None
-    if watched is None or not watched.dynamic_registration or ls.loop is None:
+    if ls.loop is None:
         return
     refs = referenced(ls, folder)
     if ls.stale_refs.get(folder.key) == refs:
@@ -83,6 +81,9 @@ def analysed(ls: MetisLanguageServer, folder: Folder) -> None:
     if ls.stale_watched.get(folder.key) == paths:
         return
     ls.stale_watched[folder.key] = paths
+    if not client_watches(ls):
+        _watch_ourselves(ls)
+        return
     facts = ls.workspace_facts.get(folder.key)
     if facts is not None:
         facts.stop_remembering()  # new paths are not watched yet: ask the disk meanwhile
@@ -143,6 +144,46 @@ def _pattern(ls: MetisLanguageServer, key: str, path: Path, relative: bool) -> t
         rel = path.relative_to(folder.path).as_posix()
         return types.RelativePattern(base_uri=folder.uri, pattern=rel)
     return str(path)
+
+
+def client_watches(ls: MetisLanguageServer) -> bool:
+    """Whether the client can watch files for the server (VS Code, Emacs; not Neovim on
+    Linux, which reports no dynamic registration)."""
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    return bool(watched is not None and watched.dynamic_registration)
+
+
+def _watch_ourselves(ls: MetisLanguageServer) -> None:
+    """The server's own watch on the same paths (`reference_watcher.py`); existence answers
+    are then not kept (a keystroke asks the disk), only pushed changes are added."""
+    from ..reference_watcher import ReferenceWatcher
+
+    if ls.reference_watcher is None:
+        loop = ls.loop
+        assert loop is not None
+
+        def changed_on_disk() -> None:  # in the watcher's thread
+            if not ls.stopping:
+                loop.call_soon_threadsafe(_recheck_all, ls)
+
+        ls.reference_watcher = ReferenceWatcher(changed_on_disk)
+    pairs = []
+    for key, paths in ls.stale_watched.items():
+        folder = ls.folders.get(key)
+        if folder is not None:
+            pairs += [(folder.path, p) for p in paths]
+    ls.reference_watcher.set_paths(sorted(pairs)[:MAX_WATCHED])
+
+
+def _recheck_all(ls: MetisLanguageServer) -> None:
+    for key in list(ls.stale_watched):
+        facts = ls.workspace_facts.get(key)
+        if facts is not None:
+            facts.forget()
+        folder = ls.folders.get(key)
+        if folder is not None:
+            ls.refresher.request_folder(folder)
 
 
 def files_changed(ls: MetisLanguageServer, changes: list[types.FileEvent]) -> None:

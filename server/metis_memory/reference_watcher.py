@@ -1,0 +1,166 @@
+"""Watching the paths memory entries name, for editors that cannot watch files for the server
+(Neovim reports `didChangeWatchedFiles.dynamicRegistration: false` on Linux): without it, a
+referenced file deleted or created outside the editor would change nothing until a keystroke.
+
+Each path is watched through the nearest directory above it that exists inside its folder,
+non-recursively, so nothing is ever walked: deleting `src/x.go` is an event in `src/`,
+creating `src/` an event in the folder. Only events on a watched path or on a folder leading to
+one are reported; when one arrives, where each path is watched from is worked out again (a
+directory may have come or gone). Directories reached through a symlink out of the folder are
+not watched. One thread runs one watchfiles watch, as `watcher.py` does for `.metis/`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
+
+from .watcher import DEBOUNCE_MS, RETRY_S, STEP_MS
+
+log = logging.getLogger(__name__)
+
+MAX_DIRECTORIES = 256
+"""Directories watched at once: memory under its hard cap names far fewer."""
+
+
+class ReferenceWatcher:
+    """Reports through `on_change()` (in its thread) that a watched path may have changed."""
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._paths: tuple[tuple[Path, Path], ...] = ()
+        self._closing = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def set_paths(self, paths: Iterable[tuple[Path, Path]]) -> None:
+        """Watch exactly these (folder, path inside it) pairs (thread-safe)."""
+        wanted = tuple(sorted(set(paths)))
+        with self._lock:
+            if self._closing or wanted == self._paths:
+                return
+            self._paths = wanted
+            self._stop.set()  # rebuild the watch
+            if self._thread is None and wanted:
+                self._thread = threading.Thread(target=self._run, name="metis-references")
+                self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._lock:
+            self._closing = True
+            self._stop.set()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    @property
+    def watching(self) -> list[Path]:
+        """The directories a watch would be set on now (for tests and the log)."""
+        with self._lock:
+            paths = self._paths
+        return sorted(watch_points(paths))
+
+    def _run(self) -> None:
+        import watchfiles
+
+        while True:
+            with self._lock:
+                if self._closing:
+                    return
+                self._stop = stop = _Ready(self._report)
+                paths = self._paths
+            points = watch_points(paths)
+            if not points:
+                stop.wait()
+                continue
+            interesting = _interesting(paths)
+            changes = watchfiles.watch(
+                *sorted(points),
+                watch_filter=None,
+                debounce=DEBOUNCE_MS,
+                step=STEP_MS,
+                stop_event=stop,
+                rust_timeout=0,
+                raise_interrupt=False,
+                recursive=False,
+                ignore_permission_denied=True,
+            )
+            try:
+                for batch in changes:
+                    if self._relevant(batch, interesting):
+                        self._report()
+                        if watch_points(paths) != points:
+                            break  # a directory came or went: watch from where it is now
+            except Exception as exc:  # a directory vanished before the watch, or the OS refused
+                log.info("cannot watch referenced paths from %s: %s", sorted(points), exc)
+                self._report()  # it changed, whatever it was
+                stop.wait(RETRY_S)
+            finally:
+                changes.close()
+
+    @staticmethod
+    def _relevant(batch: Collection[tuple[object, str]], interesting: frozenset[str]) -> bool:
+        return any(os.path.normpath(raw) in interesting for _change, raw in batch)
+
+    def _report(self) -> None:
+        try:
+            self._on_change()
+        except Exception:  # pragma: no cover - never let a callback kill the thread
+            log.exception("reference watch callback failed")
+
+
+class _Ready(threading.Event):
+    """The stop event watchfiles polls; its first poll comes right after the watch is in
+    place, when anything that changed while none was is reported (a refresh is cheap)."""
+
+    def __init__(self, on_ready: Callable[[], None]) -> None:
+        super().__init__()
+        self._on_ready: Callable[[], None] | None = on_ready
+
+    def is_set(self) -> bool:
+        ready, self._on_ready = self._on_ready, None
+        if ready is not None:
+            ready()
+        return super().is_set()
+
+
+def watch_points(paths: Iterable[tuple[Path, Path]]) -> set[Path]:
+    """The directory each path is watched from: the nearest existing one above it, inside its
+    folder (never through a symlink out of it)."""
+    points: set[Path] = set()
+    for folder, path in paths:
+        point = _nearest_directory(folder, path.parent)
+        if point is not None:
+            points.add(point)
+        if len(points) >= MAX_DIRECTORIES:
+            break
+    return points
+
+
+def _nearest_directory(folder: Path, start: Path) -> Path | None:
+    real_folder = os.path.realpath(folder)
+    current = start
+    while True:
+        if current.is_dir():
+            real = os.path.realpath(current)
+            inside = real == real_folder or real.startswith(real_folder + os.sep)
+            return current if inside else None
+        if current == folder or current.parent == current:
+            return None
+        current = current.parent
+
+
+def _interesting(paths: Iterable[tuple[Path, Path]]) -> frozenset[str]:
+    """Each path and every directory between it and its folder (creating or deleting one of
+    those changes whether the path exists)."""
+    out: set[str] = set()
+    for folder, path in paths:
+        current = path
+        while current != folder and current.parent != current:
+            out.add(os.path.normpath(current))
+            current = current.parent
+    return frozenset(out)

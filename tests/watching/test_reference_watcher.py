@@ -1,0 +1,46 @@
+"""The server's own watch on referenced paths (reference_watcher.py), on a real filesystem:
+where each path is watched from, what is never watched, and a change reported."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from metis_memory.reference_watcher import ReferenceWatcher, watch_points
+
+WAIT_S = 10
+
+
+def test_each_path_is_watched_from_the_nearest_folder_that_exists(tmp_path: Path) -> None:
+    (tmp_path / "src" / "app").mkdir(parents=True)
+    paths = [
+        (tmp_path, tmp_path / "src" / "app" / "main.go"),  # its own folder exists
+        (tmp_path, tmp_path / "src" / "gone" / "x.go"),  # `gone` does not: from `src`
+        (tmp_path, tmp_path / "db" / "migrations"),  # nothing above exists: the folder
+    ]
+    assert watch_points(paths) == {tmp_path / "src" / "app", tmp_path / "src", tmp_path}
+
+
+def test_nothing_outside_the_folder_is_watched(tmp_path: Path) -> None:
+    folder, outside = tmp_path / "ws", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    os.symlink(outside, folder / "linked")
+    assert watch_points([(folder, folder / "linked" / "x.go")]) == set()
+
+
+def test_a_file_created_in_a_watched_folder_is_reported(tmp_path: Path) -> None:
+    seen = threading.Event()
+    watcher = ReferenceWatcher(seen.set)
+    target = tmp_path / "src" / "x.go"
+    (tmp_path / "src").mkdir()
+    try:
+        watcher.set_paths([(tmp_path, target)])
+        assert seen.wait(WAIT_S), "no report once the watch was in place"
+        seen.clear()
+        (tmp_path / "src" / "unrelated.txt").write_text("noise")
+        target.write_text("package x\n")
+        assert seen.wait(WAIT_S), f"no report within {WAIT_S} s of creating {target}"
+    finally:
+        watcher.stop()
