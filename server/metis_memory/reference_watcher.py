@@ -2,12 +2,13 @@
 (Neovim reports `didChangeWatchedFiles.dynamicRegistration: false` on Linux): without it, a
 referenced file deleted or created outside the editor would change nothing until a keystroke.
 
-Each path is watched through the nearest directory above it that exists inside its folder,
-non-recursively, so nothing is ever walked: deleting `src/x.go` is an event in `src/`,
-creating `src/` an event in the folder. Only events on a watched path or on a folder leading to
-one are reported; when one arrives, where each path is watched from is worked out again (a
-directory may have come or gone). Directories reached through a symlink out of the folder are
-not watched. One thread runs one watchfiles watch, as `watcher.py` does for `.metis/`.
+Each path is watched through the nearest directory above it that exists inside its folder
+and the directories between that and the folder, non-recursively, so nothing is ever walked:
+deleting `src/x.go` is an event in `src/`, creating or deleting `src/` one in the folder.
+Only events on a watched path or on a folder leading to one are reported; when one arrives,
+where each path is watched from is worked out again (a directory may have come or gone).
+Directories reached through a symlink out of the folder are not watched. One thread runs one
+watchfiles watch, as `watcher.py` does for `.metis/`.
 """
 
 from __future__ import annotations
@@ -129,13 +130,15 @@ class _Ready(threading.Event):
 
 
 def watch_points(paths: Iterable[tuple[Path, Path]]) -> set[Path]:
-    """The directory each path is watched from: the nearest existing one above it, inside its
-    folder (never through a symlink out of it)."""
+    """The directories each path is watched from: the nearest existing one above it, inside
+    its folder (never through a symlink out of it), and every one between that and the
+    folder, since a watched directory that is itself deleted reports nothing."""
     points: set[Path] = set()
     for folder, path in paths:
         point = _nearest_directory(folder, path.parent)
-        if point is not None:
+        while point is not None and point not in points:
             points.add(point)
+            point = point.parent if point != folder else None
         if len(points) >= MAX_DIRECTORIES:
             break
     return points

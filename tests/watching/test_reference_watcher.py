@@ -13,13 +13,20 @@ WAIT_S = 10
 
 
 def test_each_path_is_watched_from_the_nearest_folder_that_exists(tmp_path: Path) -> None:
+    """...and from every folder above that one, up to the workspace (a watched folder that
+    is itself deleted reports nothing, so its parent must see it go)."""
     (tmp_path / "src" / "app").mkdir(parents=True)
-    paths = [
-        (tmp_path, tmp_path / "src" / "app" / "main.go"),  # its own folder exists
-        (tmp_path, tmp_path / "src" / "gone" / "x.go"),  # `gone` does not: from `src`
-        (tmp_path, tmp_path / "db" / "migrations"),  # nothing above exists: the folder
-    ]
-    assert watch_points(paths) == {tmp_path / "src" / "app", tmp_path / "src", tmp_path}
+    (tmp_path / "docs").mkdir()
+    assert watch_points([(tmp_path, tmp_path / "src" / "app" / "main.go")]) == {
+        tmp_path / "src" / "app",
+        tmp_path / "src",
+        tmp_path,
+    }
+    assert watch_points([(tmp_path, tmp_path / "src" / "gone" / "x.go")]) == {
+        tmp_path / "src",
+        tmp_path,
+    }
+    assert watch_points([(tmp_path, tmp_path / "db" / "migrations")]) == {tmp_path}
 
 
 def test_nothing_outside_the_folder_is_watched(tmp_path: Path) -> None:
@@ -42,5 +49,27 @@ def test_a_file_created_in_a_watched_folder_is_reported(tmp_path: Path) -> None:
         (tmp_path / "src" / "unrelated.txt").write_text("noise")
         target.write_text("package x\n")
         assert seen.wait(WAIT_S), f"no report within {WAIT_S} s of creating {target}"
+    finally:
+        watcher.stop()
+
+
+def test_a_folder_deleted_and_made_again_is_still_seen(tmp_path: Path) -> None:
+    seen = threading.Event()
+    watcher = ReferenceWatcher(seen.set)
+    target = tmp_path / "src" / "x.go"
+    target.parent.mkdir()
+    target.write_text("package x\n")
+    try:
+        watcher.set_paths([(tmp_path, target)])
+        assert seen.wait(WAIT_S), "no report once the watch was in place"
+        for step in ("delete the folder", "make it again"):
+            seen.clear()
+            if step == "delete the folder":
+                target.unlink()
+                target.parent.rmdir()
+            else:
+                target.parent.mkdir()
+                target.write_text("package x\n")
+            assert seen.wait(WAIT_S), f"no report within {WAIT_S} s after: {step}"
     finally:
         watcher.stop()
