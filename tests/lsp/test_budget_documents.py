@@ -392,3 +392,23 @@ async def test_agent_file_fixes_reach_a_client_without_literal_support(
     refused = await client.command_error(redact.command, *redact.arguments)
     assert "changed since the fix was offered" in refused.message
     assert len(client.applied_edits) == 1
+
+
+async def test_claude_codes_auto_memory_is_followed_for_a_client_that_cannot_watch(
+    client: MetisClient, workspace: Path
+) -> None:
+    """Neovim cannot watch files for the server: the server watches the index itself, so
+    Claude Code's edit reaches the diagnostics without the client saying anything."""
+    memory = SERVER_HOME / ".claude" / "projects" / claude_project(workspace) / "memory"
+    memory.mkdir(parents=True)
+    index = memory / "MEMORY.md"
+    index.write_text("".join(f"- fact {i}\n" for i in range(230)))
+    await client.start_session([workspace], client="neovim")
+    await client.wait_for_codes(index, ["over-budget"])
+    assert client.registrations == []  # nothing asked of the client
+    index.write_text("".join(f"- fact {i}\n" for i in range(150)))  # Claude Code consolidates
+    await client.wait_until(
+        lambda: "over-budget" not in client.codes(index), "the cut to go once the index is short"
+    )
+    index.write_text("".join(f"- fact {i}\n" for i in range(250)))
+    await client.wait_for_codes(index, ["over-budget"])

@@ -2,11 +2,12 @@
 MEMORY.md`: Claude Code loads only its first 200 lines or 25,000 B, and nobody has it open.
 Its diagnostics are published while it is closed (when it exists), and kept current through
 the client's file watching (`workspace/didChangeWatchedFiles`, registered for that one file
-where the client can watch files for the server). An open buffer of it is analysed as typed
+where the client can watch files for the server), else through the server's own watch. An open buffer of it is analysed as typed
 instead (`budget_docs`)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,6 +81,7 @@ async def watch(ls: ServerContext) -> None:
     caps = ls.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
     if watched is None or not watched.dynamic_registration:
+        _watch_ourselves(ls)
         return
     relative = bool(watched.relative_pattern_support)
     watchers = []
@@ -121,3 +123,26 @@ def register(server: LanguageServer) -> None:
             folder = folders.get(change.uri)
             if folder is not None:
                 publish(ls, change.uri, folder)
+
+
+def _watch_ourselves(ls: ServerContext) -> None:
+    """A client that cannot watch files (Neovim on Linux): the server watches each index
+    itself, from `~/.claude/projects/` down (`reference_watcher.py`), and publishes again
+    when one changes."""
+    from ..reference_watcher import ReferenceWatcher
+
+    pairs = []
+    for uri in tracked(ls):
+        fs_path = to_fs_path(uri)
+        if fs_path is not None:
+            index = Path(fs_path)
+            pairs.append((index.parents[2], index))  # (~/.claude/projects, .../memory/MEMORY.md)
+    if ls.auto_memory_watcher is None:
+        loop = asyncio.get_running_loop()
+
+        def changed() -> None:  # in the watcher's thread
+            if not ls.stopping:
+                loop.call_soon_threadsafe(refresh_all, ls)
+
+        ls.auto_memory_watcher = ReferenceWatcher(changed)
+    ls.auto_memory_watcher.set_paths(pairs)

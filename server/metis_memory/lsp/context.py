@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
     from ..analysis.stale import StaleCheck
     from ..files import MemoryFile
+    from ..reference_watcher import ReferenceWatcher
     from ..workspace_facts import WorkspaceFacts
     from .budget_docs import BudgetDocuments
     from .client_options import ClientOptions
@@ -28,6 +29,9 @@ class ServerContext(Protocol):
     budget_docs: BudgetDocuments
     client_options: ClientOptions
     workspace_facts: dict[str, WorkspaceFacts]
+    auto_memory_watcher: ReferenceWatcher | None
+    """Claude Code's auto memory, watched by the server for a client that cannot."""
+    stopping: bool
 
     @property
     def encoding(self) -> str: ...

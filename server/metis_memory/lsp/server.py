@@ -79,6 +79,7 @@ class MetisLanguageServer(LanguageServer):
         self.refresher = Refresher(self)
         self.watcher: MemoryWatcher | None = None
         self.reference_watcher: ReferenceWatcher | None = None
+        self.auto_memory_watcher: ReferenceWatcher | None = None
         """Watches referenced paths for a client that cannot (`stale_refs`); made on need."""
         self.stopping = False
         self.shutdown_requested = False
@@ -226,8 +227,9 @@ class MetisLanguageServer(LanguageServer):
         self.stopping = True
         if self.watcher is not None:
             self.watcher.stop()
-        if self.reference_watcher is not None:
-            self.reference_watcher.stop()
+        for watcher in (self.reference_watcher, self.auto_memory_watcher):
+            if watcher is not None:
+                watcher.stop()
 
     def _on_store_event(self, folder: Folder, event: Any) -> None:
         commands.forward_event(self, folder, event)
