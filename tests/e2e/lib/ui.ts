@@ -55,17 +55,21 @@ export async function runCommand(page: Page, title: string, timeoutMs = 20_000):
     .locator('.quick-input-widget .monaco-list-row')
     .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRegExp(title)}$`) }) })
     .first();
+  // Every step is retried: an editor that is still opening can take the focus, and the
+  // palette closes under the typing (seen as "element is inert", then "not visible").
   for (;;) {
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
-    await input.waitFor({ state: 'visible', timeout: 10_000 });
-    await input.fill(`>${title}`);
     try {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible', timeout: 5_000 });
+      await input.fill(`>${title}`, { timeout: 3_000 });
       await row.waitFor({ state: 'visible', timeout: 2_000 });
-      await row.click();
+      await row.click({ timeout: 3_000 });
       return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`the command palette has no command titled "${title}" after ${timeoutMs} ms`);
+    } catch (err) {
+      if (Date.now() > deadline) {
+        throw new Error(`could not run "${title}" from the command palette within ${timeoutMs} ms; last: ${String(err).split('\n')[0]}`);
+      }
     }
   }
 }
