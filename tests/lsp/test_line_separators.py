@@ -5,6 +5,7 @@ buffer drifted and a quick fix removed the wrong entry."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,15 @@ def test_incremental_edits_keep_the_servers_copy_equal_to_the_clients(
 def test_lsp_lines_break_only_at_lsp_line_ends() -> None:
     assert lsp_lines("a\u2028b\fc\nd\r\ne\rf") == ["a\u2028b\fc\n", "d\r\n", "e\r", "f"]
     assert lsp_lines("") == [] and lsp_lines("\n") == ["\n"]
+
+
+@given(TEXT)
+def test_lsp_lines_are_the_texts_lsp_lines_whichever_way_they_are_split(text: str) -> None:
+    """Text without the other separators takes `splitlines`; either way, the same lines."""
+    lines = lsp_lines(text)
+    assert "".join(lines) == text
+    assert all(line.endswith(("\n", "\r")) for line in lines[:-1])
+    assert lines == re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", text)
 
 
 async def test_after_a_paste_of_separators_an_edit_lands_where_the_editor_put_it(

@@ -2,8 +2,8 @@
 MEMORY.md`: Claude Code loads only its first 200 lines or 25,000 B, and nobody has it open.
 Its diagnostics are published while it is closed (when it exists), and kept current through
 the client's file watching (`workspace/didChangeWatchedFiles`, registered for that one file
-where the client can watch files for the server), else through the server's own watch. An open buffer of it is analysed as typed
-instead (`budget_docs`)."""
+where the client can watch files for the server), else through the server's own watch. An
+open buffer of it is analysed as typed instead (`budget_docs`)."""
 
 from __future__ import annotations
 
