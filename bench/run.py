@@ -737,7 +737,7 @@ async def run(quick: bool) -> dict[str, Any]:
             f_idle * 1e3,
             "<= 50 ms",
         )
-        r.ok = e_idle <= 0.05
+        r.ok = round(e_idle * 1e3) <= 50  # CPU time comes in 10 ms ticks
         report.add(r)
         cache = HERE.parent / ".cache" / "bench-100k"
         cache.mkdir(parents=True, exist_ok=True)
@@ -753,7 +753,7 @@ async def run(quick: bool) -> dict[str, Any]:
             e_idle * 1e3,
             "<= 50 ms",
         )
-        r.ok = t_idle <= 0.05
+        r.ok = round(t_idle * 1e3) <= 50  # CPU time comes in 10 ms ticks
         report.add(r)
         folders = [workspace(tmp / f"multi{i}") for i in range(50)]
         m_init, m_idle = await idle_cpu(OURS, folders, idle_s)
@@ -763,7 +763,7 @@ async def run(quick: bool) -> dict[str, Any]:
         r = Row(
             f"idle CPU over {idle_s:g} s, 50 folders", "ms", m_idle * 1e3, e_idle * 1e3, "<= 50 ms"
         )
-        r.ok = m_idle <= 0.05
+        r.ok = round(m_idle * 1e3) <= 50  # CPU time comes in 10 ms ticks
         report.add(r)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
