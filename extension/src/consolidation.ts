@@ -7,7 +7,7 @@
 
 import * as vscode from 'vscode';
 import { activeDocumentOf, closeEditorsOf } from './editorTabs';
-import { folderFromKey, memoryUri, readDisk } from './folders';
+import { folderFromKey, memoryUri, readDiskVersion } from './folders';
 import { draftWithModel } from './modelDraft';
 import { applyProposal, type AppliedProposal } from './proposalApply';
 import { ProposalFileSystem } from './proposalFiles';
@@ -62,7 +62,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   /** Open the diff of the current file against a fresh proposal (the server's tidy result). */
   async open(folder: vscode.WorkspaceFolder, file: MemoryFileName, select?: string): Promise<void> {
     const fileUri = memoryUri(folder, file);
-    const baseline = (await readDisk(fileUri)) ?? '';
+    const { text: baseline, sha256: baselineHash } = await readDiskVersion(fileUri);
     if (baseline.trim() === '') {
       void vscode.window.showInformationMessage(`${file} in ${folder.name} is empty: there is nothing to consolidate.`);
       return;
@@ -72,7 +72,14 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       this.usageOf(folder.uri)?.[file] ??
       (await this.server.command(ServerCommand.usage, { workspace: folder.uri.toString() }))[file];
     const uri = Consolidation.uriFor(folder, file);
-    this.proposals.set(uri.toString(), { folder, file, baseline, softCap: usage.soft_cap, hardCap: usage.hard_cap });
+    this.proposals.set(uri.toString(), {
+      folder,
+      file,
+      baseline,
+      baselineHash,
+      softCap: usage.soft_cap,
+      hardCap: usage.hard_cap,
+    });
     this.fs.set(uri, tidy.content);
     // A proposal already open in an editor keeps its buffer: reload it from the new content.
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());

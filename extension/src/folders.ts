@@ -7,6 +7,7 @@
  * `index` -1: the server adopts such a directory too, and reports it under that URI.
  */
 
+import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MemoryFileName } from './protocol';
@@ -108,4 +109,16 @@ export async function readDisk(uri: vscode.Uri): Promise<string | undefined> {
     if (err instanceof vscode.FileSystemError && err.code === 'FileNotFound') return undefined;
     throw err;
   }
+}
+
+/** A file's text and the sha256 of its bytes (what `expectedHash` compares); "" when missing. */
+export async function readDiskVersion(uri: vscode.Uri): Promise<{ text: string; sha256: string }> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await vscode.workspace.fs.readFile(uri);
+  } catch (err) {
+    if (err instanceof vscode.FileSystemError && err.code === 'FileNotFound') bytes = new Uint8Array();
+    else throw err;
+  }
+  return { text: new TextDecoder('utf-8').decode(bytes), sha256: createHash('sha256').update(bytes).digest('hex') };
 }

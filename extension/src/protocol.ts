@@ -107,7 +107,13 @@ export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerComman
 export interface ServerCommandArgs {
   [ServerCommand.memoryAdd]: { file: MemoryFileName; entry: string; workspace?: string };
   [ServerCommand.memoryReplace]: { file: MemoryFileName; old: string; new: string; workspace?: string };
-  [ServerCommand.memoryConsolidate]: { file: MemoryFileName; content: string; workspace?: string };
+  // expectedHash: sha256 of the file's bytes as last read; refused (`conflict`) if they changed.
+  [ServerCommand.memoryConsolidate]: {
+    file: MemoryFileName;
+    content: string;
+    workspace?: string;
+    expectedHash?: string;
+  };
   [ServerCommand.assemblePrompt]: { base: string; workspace?: string };
   [ServerCommand.usage]: { workspace?: string };
   [ServerCommand.tidy]: { file: MemoryFileName; workspace?: string };

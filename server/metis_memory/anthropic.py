@@ -33,7 +33,7 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from .errors import MemoryStoreError, fmt_bytes
+from .errors import MemoryConflict, MemoryStoreError, fmt_bytes
 from .files import CAPS, MemoryFile
 from .store import MemoryStore, WriteResult
 from .tools.dispatch import to_tool_error
@@ -41,6 +41,8 @@ from .tools.dispatch import to_tool_error
 T = TypeVar("T")
 
 ROOT = "/memories"
+REWRITE_ATTEMPTS = 8
+"""Read-modify-write rounds before giving up when other writers keep landing in between."""
 LINE_NUMBER_WIDTH = 6
 """As the SDK's filesystem tool numbers lines (`len(str(999999))`)."""
 
@@ -84,14 +86,16 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
     # ---- writes --------------------------------------------------------------------------
     def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         f = _file(command.path)
-        if self._text(f).strip():
-            raise ToolError(
-                f"File {command.path} already exists. Edit it with str_replace or insert, or "
-                "delete it first to rewrite it whole."
-            )
-        return self._written(
-            command.path, self._guard(lambda: self.store.consolidate(f, command.file_text))
-        )
+
+        def filled(text: str) -> str:
+            if text.strip():
+                raise ToolError(
+                    f"File {command.path} already exists. Edit it with str_replace or insert, "
+                    "or delete it first to rewrite it whole."
+                )
+            return command.file_text
+
+        return self._written(command.path, self._rewrite(f, filled))
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         f = _file(command.path)
@@ -100,21 +104,24 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
         f = _file(command.path)
-        lines = self._text(f).split("\n")
-        if not 0 <= command.insert_line <= len(lines):
-            raise ToolError(
-                f"Invalid `insert_line` parameter: {command.insert_line}. It should be within "
-                f"the range of lines of the file: [0, {len(lines)}]"
-            )
-        text = command.insert_text.rstrip("\n").split("\n")
-        updated = "\n".join(lines[: command.insert_line] + text + lines[command.insert_line :])
-        return self._written(command.path, self._guard(lambda: self.store.consolidate(f, updated)))
+
+        def inserted(current: str) -> str:
+            lines = current.split("\n")
+            if not 0 <= command.insert_line <= len(lines):
+                raise ToolError(
+                    f"Invalid `insert_line` parameter: {command.insert_line}. It should be "
+                    f"within the range of lines of the file: [0, {len(lines)}]"
+                )
+            text = command.insert_text.rstrip("\n").split("\n")
+            return "\n".join(lines[: command.insert_line] + text + lines[command.insert_line :])
+
+        return self._written(command.path, self._rewrite(f, inserted))
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         if command.path.rstrip("/") == ROOT:
             raise ToolError(f"{ROOT} itself cannot be deleted; delete one of its two files.")
         f = _file(command.path)
-        self._guard(lambda: self.store.consolidate(f, ""))
+        self._rewrite(f, lambda _text: "")
         return f"File deleted: {command.path} (Metis keeps the file, now empty)"
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
@@ -130,6 +137,25 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
     def _size(self, f: MemoryFile) -> str:
         size = self._guard(lambda: self.store.size_bytes(f))
         return f"{size}B" if size < 1024 else f"{size / 1024:.1f}K"
+
+    def _rewrite(self, f: MemoryFile, change: Callable[[str], str]) -> WriteResult:
+        """Read, change, and write back only if nothing was written in between (the store's
+        compare-and-swap); a write that lands in between is re-read and the change made
+        again, so a concurrent `add` from the CLI or an editor is never overwritten."""
+        for _attempt in range(REWRITE_ATTEMPTS):
+            snap = self._guard(lambda: self.store.snapshot(f))
+            updated = change(snap.text)
+            try:
+                return self.store.consolidate(f, updated, expected_hash=snap.sha256)
+            except MemoryConflict:
+                continue
+            except MemoryStoreError as exc:
+                raise ToolError(to_tool_error(exc).message) from exc
+        raise ToolError(
+            f"{ROOT}/{f.value} kept changing while this edit was being made ({REWRITE_ATTEMPTS} "
+            "attempts, each overtaken by another writer): nothing was written. View the file "
+            "again and retry."
+        )
 
     @staticmethod
     def _guard(call: Callable[[], T]) -> T:

@@ -190,6 +190,24 @@ class MemoryFileTooLarge(MemoryStoreError):
         )
 
 
+class MemoryConflict(MemoryStoreError):
+    """A compare-and-swap write whose file changed since the caller read it: writing would
+    drop whatever landed in between, so nothing is written."""
+
+    def __init__(self, file: str, expected_hash: str, actual_hash: str | None, size: int) -> None:
+        self.file = file
+        self.expected_hash = expected_hash
+        self.actual_hash = actual_hash
+        self.size = size
+        now = f"sha256 {actual_hash[:12]}…" if actual_hash else "too large to hash"
+        super().__init__(
+            f"{file} changed since it was read: it was expected to be sha256 "
+            f"{expected_hash[:12]}…, and is now {now} ({fmt_bytes(size)}). "
+            f"Nothing was written, so the other write is kept. Re-read {file} and retry with "
+            "the new content."
+        )
+
+
 class LockTimeout(MemoryStoreError):
     """Another writer held the workspace lock for too long."""
 

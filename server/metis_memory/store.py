@@ -29,6 +29,7 @@ from .errors import (
     EmptyEntry,
     EmptyOldText,
     InvalidText,
+    MemoryConflict,
     MemoryFileTooLarge,
     MemoryHardCapExceeded,
     NotUtf8,
@@ -210,15 +211,33 @@ class MemoryStore:
 
         return self._write(f, "replace", substitute, needs_utf8=True)
 
-    def consolidate(self, file: MemoryFile | str, new_content: str) -> WriteResult:
+    def consolidate(
+        self, file: MemoryFile | str, new_content: str, *, expected_hash: str | None = None
+    ) -> WriteResult:
+        """Replace the whole file. With `expected_hash` (the SHA-256 of the bytes the caller
+        last read; `MemorySnapshot.sha256`, that of b"" for a missing file) it is a
+        compare-and-swap checked under the lock: a file changed since raises MemoryConflict
+        and nothing is written, so a read-modify-write never drops a concurrent write."""
         f = parse_memory_file(file)
         _check_text(f.value, "content", new_content)
         # Replacing the whole file is the deliberate way out of a non-UTF-8 file.
-        return self._write(f, "consolidate", lambda _current: new_content, needs_utf8=False)
+        return self._write(
+            f,
+            "consolidate",
+            lambda _current: new_content,
+            needs_utf8=False,
+            expected_hash=expected_hash,
+        )
 
     # ---- internals --------------------------------------------------------
     def _write(
-        self, f: MemoryFile, operation: str, transform: Callable[[str], str], *, needs_utf8: bool
+        self,
+        f: MemoryFile,
+        operation: str,
+        transform: Callable[[str], str],
+        *,
+        needs_utf8: bool,
+        expected_hash: str | None = None,
     ) -> WriteResult:
         """Read-modify-write under the lock of the directory that really holds the file.
 
@@ -241,6 +260,8 @@ class MemoryStore:
                         except _Swapped:
                             continue
                         before = current.data
+                        if expected_hash is not None:
+                            _compare(f, expected_hash, before, current.size)
                         text, bad = decode(before or b"")
                         if needs_utf8 and bad is not None:
                             raise NotUtf8(f.value, bad)
@@ -407,6 +428,14 @@ class _Current:
 
 class _Swapped(Exception):
     """The resolved name turned into a symlink before it was opened."""
+
+
+def _compare(f: MemoryFile, expected: str, before: bytes | None, size: int) -> None:
+    """The compare of a compare-and-swap; `before` None is a file too large to read (its
+    caller cannot have read it either)."""
+    actual = sha256_hex(before) if before is not None else None
+    if actual != expected.lower():
+        raise MemoryConflict(f.value, expected, actual, size)
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:

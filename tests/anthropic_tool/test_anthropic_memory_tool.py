@@ -4,6 +4,9 @@ the real `anthropic` SDK's tool runner against a scripted Messages API (no netwo
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +17,8 @@ from anthropic.lib.tools import ToolError
 
 from metis_memory import MemoryStore
 from metis_memory.anthropic import MetisMemoryTool
+from metis_memory.atomic import AUDIT_EVENT
+from support.store_faults import run_in_child
 
 
 def _turn(n: int, content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
@@ -181,3 +186,45 @@ def test_caps_and_rules_hold(tmp_path: Path) -> None:
     deleted = tool.call({"command": "delete", "path": "/memories/MEMORY.md"})
     assert "now empty" in str(deleted)
     assert (tmp_path / ".metis" / "MEMORY.md").read_bytes() == b""
+
+
+# ---- read-modify-write against other writers ---------------------------------------------
+
+
+def test_an_add_landing_between_the_tools_read_and_write_is_never_lost(tmp_path: Path) -> None:
+    """The tool's read-modify-write is a compare-and-swap: an `add` from the CLI that lands
+    at the instant the tool takes the lock (after its read) makes it re-read and redo its
+    change. Before, the tool wrote back what it had read and the acknowledged add was gone."""
+    memory = tmp_path / ".metis" / "MEMORY.md"
+    memory.parent.mkdir()
+    memory.write_text("- old\n")
+    command = {
+        "command": "insert",
+        "path": "/memories/MEMORY.md",
+        "insert_line": 1,
+        "insert_text": "- inserted",
+    }
+
+    def child() -> object:
+        tool = MetisMemoryTool(tmp_path)
+        fired = threading.Event()
+
+        def hook(event: str, args: tuple[Any, ...]) -> None:
+            if event == AUDIT_EVENT and args[0] == "lock" and not fired.is_set():
+                fired.set()
+                added = subprocess.run(
+                    [sys.executable, "-m", "metis_memory", "add", "MEMORY.md", "- by the CLI"],
+                    cwd=tmp_path,
+                    capture_output=True,
+                    timeout=60,
+                    check=False,
+                )
+                assert added.returncode == 0, added.stderr
+
+        sys.addaudithook(hook)
+        return str(tool.call(command))
+
+    outcome = run_in_child(child)
+    assert outcome.error_type is None, outcome
+    assert memory.read_text() == "- old\n- inserted\n- by the CLI\n"
+    assert "- by the CLI" in str(outcome.value)  # what the model is told the file now says

@@ -184,7 +184,7 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     );
   });
 
-  step('refuses to apply a consolidation when the file changed on disk since the proposal opened', async () => {
+  step('refuses to apply a consolidation when the file changed on disk since the proposal opened, and reopens it on the new text', async () => {
     await runCommand(page, 'Metis: Consolidate MEMORY.md…');
     const apply = page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first();
     await apply.waitFor({ timeout: 15_000 });
@@ -192,8 +192,17 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     fs.writeFileSync(memoryPath(), `${beforeWrite}- Late fact written while the proposal was open.\n`);
     const changed = disk(memoryPath());
     await apply.click();
+    // The server refuses it (the hash Apply sent is the one the diff was made from).
     await notification(page, /changed on disk since this proposal was opened/).waitFor({ timeout: 10_000 });
     assert.equal(disk(memoryPath()), changed, 'a refused Apply writes nothing');
+    await waitFor(
+      'the proposal to be reopened on the file as it is now',
+      async () =>
+        (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) =>
+          d.text.includes('Late fact written while the proposal was open'),
+        ),
+      10_000,
+    );
     await page.keyboard.press('Escape');
   });
 

@@ -132,6 +132,42 @@ async def test_consolidate(client: MetisClient, workspace: Path) -> None:
     await client.wait_for_codes(memory, [])
 
 
+async def test_consolidate_with_the_hash_it_was_read_at(
+    client: MetisClient, workspace: Path
+) -> None:
+    """An editor's Apply sends the hash of the text its proposal was made from: a write that
+    landed since is a `conflict` and is kept; the hash read now writes."""
+    memory = write_memory(workspace, "MEMORY.md", "- old\n")
+    await client.start_session([workspace])
+    read_then = sha(b"- old\n")
+    await client.command("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- landed since"})
+
+    conflict = await client.command_error(
+        "metis.memoryConsolidate",
+        {"file": "MEMORY.md", "content": "- applied\n", "expectedHash": read_then},
+    )
+    assert conflict.code == REQUEST_FAILED
+    assert conflict.data == {"code": "conflict", "is_user_visible": True}
+    assert "MEMORY.md changed since it was read" in conflict.message
+    assert "Re-read MEMORY.md and retry" in conflict.message
+    assert memory.read_text() == "- old\n- landed since\n"
+
+    result = await client.command(
+        "metis.memoryConsolidate",
+        {"file": "MEMORY.md", "content": "- applied\n", "expectedHash": sha(memory.read_bytes())},
+    )
+    assert result["operation"] == "consolidate"
+    assert memory.read_text() == "- applied\n"
+
+    malformed = await client.command_error(
+        "metis.memoryConsolidate",
+        {"file": "MEMORY.md", "content": "- x\n", "expectedHash": "abc"},
+    )
+    assert malformed.code == INVALID_PARAMS
+    assert "'expectedHash' must be a SHA-256 (64 hex digits), got 'abc'" in malformed.message
+    assert memory.read_text() == "- applied\n"
+
+
 @pytest.mark.parametrize(
     ("arguments", "fragment"),
     [

@@ -10,6 +10,7 @@ thread because the store takes a file lock and fsyncs.
 from __future__ import annotations
 
 import asyncio
+import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +90,13 @@ async def memory_write(ls: ServerContext, command: str, args: tuple[Any, ...]) -
     await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
     dispatcher = folder.dispatcher()
     loop = asyncio.get_running_loop()
-    write = loop.run_in_executor(_WRITES, dispatcher.dispatch, TOOL_OF[command], tool_input(params))
+    expected = params.expectedHash if isinstance(params, MemoryConsolidateArgs) else None
+    write = loop.run_in_executor(
+        _WRITES,
+        functools.partial(
+            dispatcher.dispatch, TOOL_OF[command], tool_input(params), expected_hash=expected
+        ),
+    )
     try:
         try:
             result = await asyncio.shield(write)

@@ -36,6 +36,13 @@ class MemoryReplaceArgs(MemoryReplaceInput):
 
 class MemoryConsolidateArgs(MemoryConsolidateInput):
     workspace: str | None = WORKSPACE
+    expectedHash: str | None = Field(  # the wire's camelCase
+        default=None,
+        description="sha256 of the file as last read",
+        pattern=r"^[0-9a-fA-F]{64}$",
+    )
+    """The compare-and-swap: the write is refused (`conflict`) when the file's bytes no longer
+    hash to this, so an editor's Apply never overwrites a write that landed since."""
 
 
 class AssemblePromptArgs(_Workspace):
@@ -73,5 +80,5 @@ class ConnectAgentsArgs(_Workspace):
 
 
 def tool_input(args: BaseModel) -> dict[str, Any]:
-    """A write command's argument as its tool's input (without `workspace`)."""
-    return args.model_dump(exclude={"workspace"})
+    """A write command's argument as its tool's input (without `workspace` or the hash)."""
+    return args.model_dump(exclude={"workspace", "expectedHash"})

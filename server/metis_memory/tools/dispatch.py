@@ -6,6 +6,7 @@ language server, CLI and MCP server all call through it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
@@ -18,6 +19,7 @@ from ..errors import (
     InvalidMemoryFile,
     InvalidText,
     LockTimeout,
+    MemoryConflict,
     MemoryFileTooLarge,
     MemoryHardCapExceeded,
     MemoryStoreError,
@@ -27,6 +29,7 @@ from ..errors import (
     StorageError,
     UnsafePath,
     fmt_bytes,
+    short_repr,
 )
 from ..events import EventSink, Operation, events_for_write
 from ..files import CAPS, MemoryFile
@@ -104,7 +107,8 @@ class ToolResult:
         }
 
 
-Handler = Callable[[BaseModel], ToolResult]
+Handler = Callable[[BaseModel, "str | None"], ToolResult]
+"""A tool's handler: its validated input and the caller's expected hash (compare-and-swap)."""
 
 
 class ToolDispatcher:
@@ -121,17 +125,45 @@ class ToolDispatcher:
     def definitions(self) -> list[ToolDefinition]:
         return [definition for definition, _ in self._tools.values()]
 
-    def dispatch(self, name: str, tool_input: object) -> ToolResult:
+    def dispatch(
+        self, name: str, tool_input: object, *, expected_hash: str | None = None
+    ) -> ToolResult:
+        """Run tool `name`. `expected_hash` (memory_consolidate only) makes the write a
+        compare-and-swap against the SHA-256 the caller last read; it travels beside the
+        input, never in it, so the agent's tool schemas stay exactly the spec's."""
         entry = self._tools.get(name)
         if entry is None:
             known = ", ".join(sorted(self._tools))
-            raise ToolExecutionError("unknown_tool", f"unknown tool {name!r}; known tools: {known}")
+            raise ToolExecutionError(
+                "unknown_tool", f"unknown tool {short_repr(name)}; known tools: {known}"
+            )
         definition, handler = entry
         params = validate_input(definition, tool_input)
+        if expected_hash is not None:
+            check_expected_hash(definition.name, expected_hash)
         try:
-            return handler(params)
+            return handler(params, expected_hash)
         except MemoryStoreError as exc:
             raise to_tool_error(exc) from exc
+
+
+def check_expected_hash(tool: str, expected_hash: str) -> None:
+    """Only a whole-file write can be compared and swapped; the hash is SHA-256 hex."""
+    if tool != MEMORY_CONSOLIDATE.name:
+        raise ToolExecutionError(
+            "invalid_input",
+            f"invalid input for {tool}: an expected hash applies to memory_consolidate only "
+            "(add and replace already re-read the file under the lock); leave it out.",
+        )
+    if not _SHA256.fullmatch(expected_hash):
+        raise ToolExecutionError(
+            "invalid_input",
+            f"invalid input for {tool}: the expected hash {short_repr(expected_hash)} is not "
+            "a SHA-256 (64 hex digits); pass the sha256 of the file as you last read it.",
+        )
+
+
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def validate_input(definition: ToolDefinition, tool_input: object) -> BaseModel:
@@ -176,6 +208,8 @@ def to_tool_error(exc: MemoryStoreError) -> ToolExecutionError:
         code = "unsafe_path"
     elif isinstance(exc, LockTimeout):
         code = "busy"
+    elif isinstance(exc, MemoryConflict):
+        code = "conflict"
     elif isinstance(exc, StorageError):
         code = "storage_error"
     else:  # pragma: no cover - every store error is mapped above
@@ -204,20 +238,22 @@ def register_memory_tools(
                 sink.emit(event)
         return ToolResult(text=success_text(verb, result), write=result, operation=operation)
 
-    def add(params: BaseModel) -> ToolResult:
+    def add(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryAddInput)
         return finish(
             "add", "Added entry to", store.add_entry(MemoryFile(params.file), params.entry)
         )
 
-    def replace(params: BaseModel) -> ToolResult:
+    def replace(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryReplaceInput)
         result = store.replace(MemoryFile(params.file), params.old, params.new)
         return finish("replace", "Replaced text in", result)
 
-    def consolidate(params: BaseModel) -> ToolResult:
+    def consolidate(params: BaseModel, expected_hash: str | None) -> ToolResult:
         assert isinstance(params, MemoryConsolidateInput)
-        result = store.consolidate(MemoryFile(params.file), params.content)
+        result = store.consolidate(
+            MemoryFile(params.file), params.content, expected_hash=expected_hash
+        )
         return finish("consolidate", "Consolidated", result)
 
     dispatcher.register(MEMORY_ADD, add)

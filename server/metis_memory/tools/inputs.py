@@ -62,6 +62,8 @@ def _describe(err: Any) -> str:
         return f"'{where}' is not an accepted field"
     if kind == "literal_error":
         return f"'{where}' must be exactly 'MEMORY.md' or 'USER.md', got {_short(err.get('input'))}"
+    if kind == "string_pattern_mismatch" and where == "expectedHash":
+        return f"'{where}' must be a SHA-256 (64 hex digits), got {_short(err.get('input'))}"
     if kind == "string_too_short":
         return f"'{where}' must not be empty"
     if kind == "too_short":
