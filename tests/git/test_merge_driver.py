@@ -126,6 +126,18 @@ def test_one_sided_edits_and_removals_are_taken(repo: Path) -> None:
     )
 
 
+def test_each_side_removing_a_neighbouring_entry_merges_cleanly(repo: Path) -> None:
+    """Issue 24: with blank lines between entries, ours removing the first and theirs the
+    second was reported as a conflict."""
+    base = "- a\n\n- b\n\n- c\n\n- d\n"
+    (repo / ".metis" / "MEMORY.md").write_text(base, encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "entries separated by blank lines")
+    merged = branches(repo, ours="- b\n\n- c\n\n- d\n", theirs="- a\n\n- c\n\n- d\n")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert (repo / ".metis" / "MEMORY.md").read_text() == "- c\n\n- d\n"
+    assert git(repo, "status", "--porcelain").stdout == ""
+
+
 def test_the_same_entry_changed_differently_is_a_conflict_on_that_entry_only(repo: Path) -> None:
     ours = BASE.replace("`api/`", "`server/api/`") + "- Ours added this.\n"
     theirs = BASE.replace("`api/`", "`svc/api/`")
