@@ -28,6 +28,9 @@ class Edit:
     apply: Callable[[str | None], str]
     mode: int = 0o644
     json: bool = True
+    change: Callable[[dict[str, Any]], None] | None = None
+    """For a JSON file: the change to its object (which `apply` splices into the text);
+    tests apply it to the plain parsed document to know what the file must hold after."""
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,10 @@ def _grouped_hook(
         if isinstance(handlers, list) and any(_is_ours(h, host) for h in handlers):
             if len(handlers) == 1:
                 groups[i] = group
-            else:  # someone put other handlers beside ours: change only ours
-                existing["hooks"] = [
-                    group["hooks"][0] if _is_ours(h, host) else h for h in handlers
-                ]
+            else:  # someone put other handlers beside ours: change only ours, in place
+                for j, handler in enumerate(handlers):
+                    if _is_ours(handler, host):
+                        handlers[j] = group["hooks"][0]
             return
     groups.append(group)
 
@@ -70,16 +73,14 @@ def _mcp_server(doc: dict[str, Any], where: str, key: str, entry: dict[str, Any]
 
 
 def _json_edit(host: str, path: str, what: str, change: Callable[[dict[str, Any]], None]) -> Edit:
-    from .jsonfiles import dump_like, parse_object
+    from .jsonfiles import merged, parse_object
 
     def apply(current: str | None) -> str:
         doc = parse_object(current or "", path)
-        before = dump_like(doc, current)
         change(doc)
-        after = dump_like(doc, current)
-        return current if current is not None and after == before else after
+        return merged(current, doc, path)  # only what `change` added or replaced differs
 
-    return Edit(host, path, what, apply)
+    return Edit(host, path, what, apply, change=change)
 
 
 def _owned_file(host: str, path: str, what: str, content: str, mode: int = 0o644) -> Edit:

@@ -1,9 +1,10 @@
 """`metis-memory init`: wire agent hosts to the memory by writing their own configuration.
 
-All or nothing: every file is read and every change computed before anything is written,
-so a file that cannot be merged (invalid JSON, a foreign file in our place) stops the
-whole run with nothing changed. Writes are atomic, go only to the hosts' documented paths
-under the workspace, and never through a symlink that leads out of it.
+All or nothing: every file is read, merged and encoded before anything is written, so a
+file that cannot be merged (invalid JSON, a foreign file in our place, a value that cannot
+be written back faithfully) stops the whole run with nothing changed. Writes are atomic,
+go only to the hosts' documented paths under the workspace, and never through a symlink
+that leads out of it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class FileChange:
     before: str | None
     after: str
     mode: int
+    data: bytes
+    """`after` as written, encoded while planning so that no write can fail on it."""
 
     @property
     def changed(self) -> bool:
@@ -118,10 +121,7 @@ def plan_init(
     with Dir.open_root(workspace) as root:
         for path, edits in by_path.items():
             before = _read_config(root, workspace, path)
-            after = before
-            for edit in edits:
-                after = edit.apply(after)
-            assert after is not None
+            after = _merge(path, before, edits)
             changes.append(
                 FileChange(
                     path,
@@ -130,6 +130,7 @@ def plan_init(
                     before,
                     after,
                     edits[0].mode,
+                    _encoded(path, after),
                 )
             )
     git_config: tuple[tuple[str, str], ...] = ()
@@ -140,13 +141,48 @@ def plan_init(
     return InitPlan(workspace, chosen, tuple(changes), git_config)
 
 
+def _merge(path: str, before: str | None, edits: list[Edit]) -> str:
+    """`before` with every edit for `path` applied; whatever goes wrong is a refusal that
+    names the file, raised while nothing has been written yet."""
+    after = before
+    try:
+        for edit in edits:
+            after = edit.apply(after)
+    except (ConfigRefused, MemoryStoreError):
+        raise
+    except Exception as exc:  # a bug or a limit hit: still a message, still nothing written
+        raise ConfigRefused(
+            f"{path}: init could not merge its entries ({type(exc).__name__}: {exc}); "
+            "nothing was written anywhere. Add its entries by hand (or move the file aside "
+            "and run init again), and please report this."
+        ) from exc
+    assert after is not None
+    return after
+
+
+def _encoded(path: str, text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start : exc.end]
+        raise ConfigRefused(
+            f"{path}: its new content would hold {bad!r} at character {exc.start:,}, which "
+            f"cannot be written as UTF-8 ({exc.reason}); nothing was written. If the command "
+            "given to init (--command) holds bytes that are not UTF-8, give it in UTF-8."
+        ) from exc
+
+
 def apply_init(plan: InitPlan) -> str | None:
     """Write each changed file atomically; a file changed since it was planned is refused.
     Then set the plan's git config; returns why that could not be done, if it could not."""
+    pending = [change for change in plan.files if change.changed]
     with Dir.open_root(plan.workspace) as root:
-        for change in plan.files:
-            if not change.changed:
-                continue
+        for change in pending:  # every file still as planned, before the first write
+            if _read_config(root, plan.workspace, change.path) != change.before:
+                raise ConfigRefused(
+                    f"{change.path} changed while init ran; nothing was written. Run init again."
+                )
+        for change in pending:
             shown = plan.workspace / change.path
             with _Place(root, plan.workspace, change.path, create=True) as found:
                 now = _read_located(found, shown)
@@ -158,7 +194,7 @@ def apply_init(plan: InitPlan) -> str | None:
                 atomic_write(
                     found.directory,
                     found.name,
-                    change.after.encode("utf-8"),
+                    change.data,
                     found.st,
                     new_mode=change.mode,
                 )
