@@ -1,16 +1,40 @@
 """The per-user cache directory: what Metis keeps outside every workspace (hook session
 records, consolidation proposals shown to editors). Never inside a workspace: a cloned
-repository must not be able to plant or read it."""
+repository must not be able to plant or read it.
+
+Every read and write of it goes through `held_private_dir`: the cache root and each
+directory below it are opened without following symlinks and checked on the open
+descriptor (a directory, ours, writable by no one else), and every later step is
+relative to that descriptor. A cache directory that is a symlink, belongs to someone
+else, or that others may write in is refused, not repaired: whoever could write there
+may already have planted a record that hides the memory from a session, or a link that
+sends a proposal (which can hold secrets) somewhere they can read it.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import stat
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+
+from .confined import HAVE_DIR_FD, Dir
 
 CACHE_ENV = "METIS_MEMORY_CACHE_DIR"
 """Overrides where the cache lives (tests; users with a read-only home)."""
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+class UnsafeCacheDir(PermissionError):
+    """A cache directory Metis will not use; its text says which, why, and what to do."""
 
 
 def cache_root() -> Path:
@@ -29,16 +53,189 @@ def cache_root() -> Path:
     return base / "metis-memory"
 
 
+@contextlib.contextmanager
+def held_private_dir(directory: Path, *, create: bool = True) -> Iterator[Dir]:
+    """`directory`, held open once every level from the cache root down to it passed the
+    checks (created 0700 where missing when `create`). Raises `UnsafeCacheDir` for a
+    symlink, a non-directory, another user's directory or one others may write in;
+    FileNotFoundError when it is missing and not `create`; OSError when it cannot be made.
+
+    The levels checked start at the cache root when `directory` is under it, else at
+    `directory` itself; the directories above the root (`~/.cache`, `/tmp`) are the
+    user's own setup and are followed as they are.
+    """
+    root, below = _levels(directory)
+    held = _open_root(root, create)
+    try:
+        for name in below:
+            held = _step(held, name, create)
+        yield held
+    finally:
+        held.close()
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`, readable by this user only (0600), through a fresh temp
+    file renamed over it: a reader sees the old bytes or the new. Not fsynced: this is a
+    cache, and a record lost to a power cut only means the memory is sent once more."""
+    with held_private_dir(path.parent) as directory:
+        tmp = f".{path.name}.{os.urandom(6).hex()}.tmp"
+        fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            directory.replace(tmp, path.name)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                directory.unlink(tmp)
+            raise
+
+
+def read_private(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of the regular file `path` in the cache; None when it is
+    missing, unsafe or unreadable (a cache entry that cannot be trusted is no entry)."""
+    try:
+        with held_private_dir(path.parent, create=False) as directory:
+            fd = directory.open(path.name, os.O_RDONLY | _NONBLOCK)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
+                return os.read(fd, limit)
+            finally:
+                os.close(fd)
+    except OSError:
+        return None
+
+
+def prune_private(
+    directory: Path, max_age_s: float, *, depth: int = 1, now: float | None = None
+) -> None:
+    """Remove the regular files older than `max_age_s` in `directory` (and, with `depth`
+    2, in its subdirectories), best effort: never through a symlink, never in a directory
+    that fails the checks."""
+    cutoff = (time.time() if now is None else now) - max_age_s
+    with contextlib.suppress(OSError), held_private_dir(directory, create=False) as held:
+        _prune(held, cutoff, depth)
+
+
 def private_dir(path: Path) -> Path:
-    """`path` as a directory only this user can use, created if missing. Raises OSError when
-    something else is there, or another user owns it (a shared cache directory must not let
-    them plant or swap what this user reads)."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = os.lstat(path)
+    """`path` as a checked private directory (created if missing), for callers that only
+    need to know it is usable; writes go through `write_private`."""
+    with held_private_dir(path):
+        return path
+
+
+# ---- the checks ---------------------------------------------------------------------------
+def _levels(directory: Path) -> tuple[Path, tuple[str, ...]]:
+    root = cache_root()
+    try:
+        below = directory.relative_to(root).parts
+    except ValueError:
+        return directory, ()
+    if ".." in below:  # pragma: no cover - callers build these paths themselves
+        return directory, ()
+    return root, below
+
+
+def _open_root(root: Path, create: bool) -> Dir:
+    if create and not os.path.lexists(root):
+        _make_parents(root.parent)
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(root, 0o700)
+    if not HAVE_DIR_FD:  # pragma: no cover - Windows: checked by path
+        _check(root, os.lstat(root))
+        return Dir(root)
+    try:
+        fd = os.open(root, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            _check(root, os.lstat(root))  # raises, naming what is there
+        raise
+    return _checked(Dir(root, fd))
+
+
+def _step(parent: Dir, name: str, create: bool) -> Dir:
+    """The checked subdirectory `name` of `parent`; `parent` is closed either way."""
+    try:
+        try:
+            child = parent.open_dir(name)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):
+                parent.mkdir(name, 0o700)
+            child = parent.open_dir(name)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                _check(parent.path / name, parent.lstat(name))
+            raise
+    finally:
+        parent.close()
+    return _checked(child)
+
+
+def _checked(held: Dir) -> Dir:
+    try:
+        st = held.stat_self()
+        _check(held.path, st)
+        if stat.S_IMODE(st.st_mode) & 0o077 and held.fd is not None:
+            os.fchmod(held.fd, 0o700)  # our own, readable by others: tighten it
+    except BaseException:
+        held.close()
+        raise
+    return held
+
+
+def _check(path: Path, st: os.stat_result) -> None:
+    fix = f"set {CACHE_ENV} to an absolute path of a directory of your own"
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeCacheDir(
+            f"the cache directory {path} is a symlink, which could send what Metis writes "
+            f"elsewhere; nothing was written there. Remove the link, or {fix}"
+        )
     if not stat.S_ISDIR(st.st_mode):
-        raise NotADirectoryError(f"{path} is not a directory (a symlink or a file is there)")
+        raise UnsafeCacheDir(
+            f"{path} is not a directory (a file or a device is there), so it cannot hold "
+            f"the cache; nothing was written there. Move it away, or {fix}"
+        )
     if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
-        raise PermissionError(f"{path} belongs to another user (uid {st.st_uid})")
-    if st.st_mode & 0o077:
-        os.chmod(path, 0o700)
-    return path
+        raise UnsafeCacheDir(
+            f"the cache directory {path} belongs to another user (uid {st.st_uid}, you are "
+            f"{os.geteuid()}), who could plant or swap what Metis reads there; nothing was "
+            f"written there. Remove it, or {fix}"
+        )
+    if os.name == "posix" and stat.S_IMODE(st.st_mode) & 0o022:  # (Windows: ACLs, not bits)
+        mode = stat.S_IMODE(st.st_mode)
+        raise UnsafeCacheDir(
+            f"the cache directory {path} is writable by other users (mode {mode:04o}), who "
+            f"could plant or swap what Metis reads there; nothing was written there. Run "
+            f"`chmod 700 {path}`, or {fix}"
+        )
+
+
+def _make_parents(path: Path) -> None:
+    """Create the missing directories above the cache root, each 0700 (Path.mkdir's
+    `parents=True` would make them with the umask's mode, often group-writable)."""
+    missing: list[Path] = []
+    while not os.path.lexists(path) and path.parent != path:
+        missing.append(path)
+        path = path.parent
+    for level in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(level, 0o700)
+
+
+def _prune(held: Dir, cutoff: float, depth: int) -> None:
+    for name in held.listdir():
+        with contextlib.suppress(OSError):
+            st = held.lstat(name)
+            if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
+                held.unlink(name)
+            elif stat.S_ISDIR(st.st_mode) and depth > 1:
+                with held.open_dir(name) as sub:
+                    _checked(sub)
+                    _prune(sub, cutoff, depth - 1)

@@ -9,7 +9,9 @@ stays under Claude Code's 10,000-character hook limit whatever is on disk.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 
 from ..errors import MemoryFileTooLarge, fmt_bytes
 from ..files import CAPS, MemoryFile
@@ -33,6 +35,23 @@ CHANGED_HEADER = (
 MAX_CONTEXT_CHARS = 9000
 """Below Claude Code's 10,000-character limit on hook output, the tightest of the hosts."""
 
+_TAG = re.compile(r"<(?=\s*(?:/\s*)?metis-memory)", re.IGNORECASE)
+
+
+def neutralise_tags(text: str) -> str:
+    """`text` with the `<` of every `<metis-memory>` or `</metis-memory>` (any case, any
+    spacing, any attributes) written `&lt;`.
+
+    What an entry says must stay inside the tag that wraps the memory: an entry holding
+    `</metis-memory>` would otherwise end it early, and the lines after it would read as
+    instructions from outside the memory. `&lt;` is the escape HTML and XML use for that
+    very character: visible, read back by any human or model at a glance, and no parser or
+    model takes `&lt;/metis-memory>` for a closing tag. Invisible characters (a zero-width
+    space inside the tag) would hide the change from a user reading the transcript and
+    survive copy-paste back into memory; a lookalike `<` would too.
+    """
+    return _TAG.sub("&lt;", text)
+
 
 @dataclass(frozen=True)
 class MemoryContext:
@@ -42,7 +61,10 @@ class MemoryContext:
     memory: str
     digest: str
     stale: str | None = None
-    """One line naming the entries that may be stale (`staleness.stale_note`), if any."""
+    """One line naming the entries that may be stale (`staleness.stale_note`), if any, or
+    saying that they were not checked this time (the hook's time budget ran out)."""
+    on_disk: Mapping[MemoryFile, str] = field(default_factory=dict, repr=False, compare=False)
+    """The files' text as read (uncut), for a stale check made after the read."""
 
     @property
     def empty(self) -> bool:
@@ -51,19 +73,19 @@ class MemoryContext:
     def text(self, *, changed: bool = False) -> str:
         """The injection: the tag-wrapped header and sections (never over MAX_CONTEXT_CHARS)."""
         header = CHANGED_HEADER if changed else HEADER
-        body = compose_prompt("", self.user, self.memory)
-        note = f"\n\n{self.stale}" if self.stale else ""
+        body = neutralise_tags(compose_prompt("", self.user, self.memory))
+        note = f"\n\n{neutralise_tags(self.stale)}" if self.stale else ""
         text = f"{OPEN_TAG}\n{header}\n\n{body}{note}\n{CLOSE_TAG}"
         if len(text) > MAX_CONTEXT_CHARS:  # only reachable through multi-line cut notes
             text = text[: MAX_CONTEXT_CHARS - len(CLOSE_TAG) - 2] + "…\n" + CLOSE_TAG
         return text
 
 
-def read_context(store: MemoryStore) -> MemoryContext:
+def read_context(store: MemoryStore, *, stale: bool = True) -> MemoryContext:
     """Both files, each cut at its hard cap; raises MemoryStoreError when one cannot be read
-    (a symlink out of the workspace, a permission problem)."""
-    from ..staleness import stale_note, stale_references
-
+    (a symlink out of the workspace, a permission problem). With `stale=False` the stale
+    check is left to the caller (the hook runs it against a deadline: `hook.STALE_BUDGET_S`).
+    """
     texts: dict[MemoryFile, str] = {}
     on_disk: dict[MemoryFile, str] = {}
     digest = hashlib.sha256()
@@ -77,10 +99,19 @@ def read_context(store: MemoryStore) -> MemoryContext:
         texts[f] = _within_hard_cap(f, snap.text)
         on_disk[f] = snap.text
         digest.update(f"{f.value}:{snap.sha256}\0".encode())
-    stale = stale_note(stale_references(store, on_disk))
-    return MemoryContext(
-        texts[MemoryFile.USER], texts[MemoryFile.MEMORY], digest.hexdigest(), stale
+    context = MemoryContext(
+        texts[MemoryFile.USER], texts[MemoryFile.MEMORY], digest.hexdigest(), on_disk=on_disk
     )
+    if not stale:
+        return context
+    return replace(context, stale=stale_note_for(store, on_disk))
+
+
+def stale_note_for(store: MemoryStore, on_disk: Mapping[MemoryFile, str]) -> str | None:
+    """The one-line stale note for the files' text, however long the check takes."""
+    from ..staleness import stale_note, stale_references
+
+    return stale_note(stale_references(store, on_disk))
 
 
 def _within_hard_cap(f: MemoryFile, text: str) -> str:

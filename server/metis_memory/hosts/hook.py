@@ -1,30 +1,52 @@
 """`metis-memory hook --host NAME`: the memory as context for an agent host's lifecycle hook.
 
 It runs before every prompt the user sends, so it must never get in the way: whatever
-goes wrong (bad input, no workspace, an unreadable file) becomes one line on stderr and
-exit 0 with no context, and stdout holds only what the host's contract allows.
+goes wrong (bad input, no workspace, an unreadable file, a bug) becomes one line on stderr
+and exit 0 with the host's no-op answer, and stdout holds only what the host's contract
+allows. The stale-reference check, the one part whose cost the workspace decides, runs
+against a deadline: past it the memory is sent without the check's note.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ..cache import UnsafeCacheDir
 from ..errors import MemoryStoreError
 from ..files import METIS_DIR
 from ..store import MemoryStore
 from .adapters import HookInput, HostContract
-from .context import read_context
+from .context import MemoryContext, read_context, stale_note_for
 from .sessions import SessionLog
 
 MAX_INPUT_BYTES = 8 * 2**20
 """A prompt can hold a pasted file; more than this is not a hook input we can trust."""
 
 MAX_ANCESTORS = 64
+
+STALE_BUDGET_S = 1.0
+"""How long the hook waits for the stale-reference check. It takes ~40 ms on an ordinary
+workspace (imports included), so a second is ample on a cold or busy machine; a hostile
+repository (a huge `.gitignore`, a hung network mount) costs each prompt at most this,
+far under the hosts' hook timeouts (10 s and up)."""
+STALE_BUDGET_ENV = "METIS_MEMORY_HOOK_STALE_BUDGET_MS"
+"""Overrides STALE_BUDGET_S, in milliseconds (tests; a slow disk). 0 skips the check."""
+
+NOT_CHECKED_NOTE = (
+    "Paths and targets named in memory were not checked against this workspace this time; "
+    "some may no longer exist."
+)
+"""In place of the stale note when the check did not finish: without it, the model would
+take the missing note for "every reference holds"."""
+
+MAX_WARNING_CHARS = 1000
+
+T = TypeVar("T")
 
 
 class HookProblem(Exception):
@@ -46,7 +68,8 @@ def run_hook(
     sessions: SessionLog | None = None,
     cwd: str | None = None,
 ) -> HookOutcome:
-    """What to print for one hook call. Never raises for anything the input or disk holds."""
+    """What to print for one hook call. Never raises (short of the interpreter's own exit):
+    a host that gets no answer, or a traceback, may drop the user's prompt."""
     env = os.environ if env is None else env
     event = ""
     try:
@@ -59,12 +82,45 @@ def run_hook(
                 f"handle (it handles {known}); nothing was added to the context"
             )
         folder = find_workspace(host, hook, workspace=workspace, env=env, cwd=cwd)
-        text, warning = _context_for(host, hook, folder, sessions or SessionLog())
-        return HookOutcome(host.render(event, text), warning)
+        budget = stale_budget(env)
+        text, warning = _context_for(host, hook, folder, sessions or SessionLog(), budget)
+        return HookOutcome(host.render(event, text), _one_line(warning))
     except HookProblem as exc:
-        return HookOutcome(host.render(event, None), str(exc))
+        problem = str(exc)
     except MemoryStoreError as exc:
-        return HookOutcome(host.render(event, None), f"{exc} (no memory was added to the context)")
+        problem = f"{exc} (no memory was added to the context)"
+    except Exception as exc:  # a bug, or a limit we did not foresee: never the user's turn
+        problem = (
+            f"unexpected error, no context added: {exc!r}. This is a bug in Metis Memory; "
+            "please report it with this line"
+        )
+    # The host's "nothing to add" answer: `{}` for Gemini, `{"cancel":false}` for Cline.
+    return HookOutcome(host.render(event, None), _one_line(problem))
+
+
+def _one_line(text: str | None) -> str | None:
+    """`text` as one stderr line: control characters escaped (a path or an exception can
+    hold a newline), and cut in the middle past MAX_WARNING_CHARS (the end says what to do).
+    """
+    if text is None:
+        return None
+    line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return _middle_cut(line, MAX_WARNING_CHARS)
+
+
+def _middle_cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return f"{text[:half]}…{text[-half:]}"
+
+
+def stale_budget(env: Mapping[str, str]) -> float:
+    """STALE_BUDGET_S, or `$METIS_MEMORY_HOOK_STALE_BUDGET_MS` when it is a whole number."""
+    value = env.get(STALE_BUDGET_ENV, "").strip()
+    if value.isdecimal() and len(value) <= 9:
+        return int(value) / 1000
+    return STALE_BUDGET_S
 
 
 def _parse(host: HostContract, raw: bytes) -> HookInput:
@@ -80,6 +136,16 @@ def _parse(host: HostContract, raw: bytes) -> HookInput:
             f"the hook input from {host.title} is not JSON ({exc}); is this command "
             f"configured as a {host.title} hook? Nothing was added to the context"
         ) from exc
+    except RecursionError:
+        raise HookProblem(
+            f"the hook input from {host.title} ({len(raw):,} bytes) nests arrays or objects "
+            "too deeply to read, which no host sends; nothing was added to the context"
+        ) from None
+    except MemoryError:
+        raise HookProblem(
+            f"the hook input from {host.title} ({len(raw):,} bytes) needs more memory to "
+            "read than this process has; nothing was added to the context"
+        ) from None
     if not isinstance(data, dict):
         raise HookProblem(
             f"the hook input from {host.title} is a JSON {type(data).__name__}, not an "
@@ -112,19 +178,31 @@ def find_workspace(
             return found
     if starts:
         return _existing(starts[0], f"the directory {host.title} reported")
-    return Path(cwd or os.getcwd())
+    if cwd:
+        return Path(cwd)
+    try:
+        return Path(os.getcwd())
+    except OSError as exc:  # the directory the host started us in was removed
+        raise HookProblem(
+            f"{host.title} named no directory and this process's own is gone "
+            f"({exc.strerror or exc}); nothing was added. Pass --workspace DIR"
+        ) from None
 
 
+# `os.path.isdir`, not `Path.is_dir`: this one says False for every OSError (a name too
+# long, a folder we may not search) and for names no OS takes (a NUL, a lone surrogate),
+# where `Path.is_dir` raises on all but "not found".
 def _existing(path: Path, what: str) -> Path:
-    if not path.is_dir():
-        raise HookProblem(f"{what} {str(path)!r} is not a directory; nothing was added")
+    if not os.path.isdir(path):
+        shown = _middle_cut(repr(str(path)), 200)
+        raise HookProblem(f"{what} {shown} is not a directory; nothing was added")
     return path
 
 
 def _with_metis(start: Path) -> Path | None:
     here = start
     for _ in range(MAX_ANCESTORS):
-        if (here / METIS_DIR).is_dir():
+        if os.path.isdir(here / METIS_DIR):
             return here
         if here.parent == here:
             return None
@@ -133,10 +211,11 @@ def _with_metis(start: Path) -> Path | None:
 
 
 def _context_for(
-    host: HostContract, hook: HookInput, folder: Path, sessions: SessionLog
+    host: HostContract, hook: HookInput, folder: Path, sessions: SessionLog, budget: float
 ) -> tuple[str | None, str | None]:
     """The context to send (None: nothing) and a warning for stderr."""
-    memory = read_context(MemoryStore(folder))
+    store = MemoryStore(folder)
+    memory = read_context(store, stale=False)
     workspace = str(folder.absolute())
     if hook.event in host.per_turn and hook.session is not None:
         last = sessions.last_sent(host.name, workspace, hook.session)
@@ -145,14 +224,79 @@ def _context_for(
         changed = last is not None
     else:
         changed = False
-    warning = None
+    warnings: list[str] = []
     if hook.session is not None:
         try:
             sessions.remember(host.name, workspace, hook.session, memory.digest)
+        except UnsafeCacheDir as exc:
+            warnings.append(f"{exc}; the memory was sent, and will be sent again next prompt")
         except OSError as exc:
-            warning = (
+            warnings.append(
                 f"could not record what this session received in {sessions.directory} "
                 f"({exc.strerror or exc}); the memory will be sent again next prompt. Set "
                 "METIS_MEMORY_CACHE_DIR to a writable directory"
             )
-    return (None if memory.empty else memory.text(changed=changed)), warning
+    if memory.empty:
+        return None, "; ".join(warnings) or None
+    memory, stale_warning = _with_stale_note(store, memory, budget)
+    if stale_warning:
+        warnings.append(stale_warning)
+    return memory.text(changed=changed), "; ".join(warnings) or None
+
+
+# ---- the stale check, against a deadline -----------------------------------------------------
+def _with_stale_note(
+    store: MemoryStore, memory: MemoryContext, budget: float
+) -> tuple[MemoryContext, str | None]:
+    """`memory` with its stale note; when the check failed or did not finish within
+    `budget` seconds, with NOT_CHECKED_NOTE instead, and a warning for stderr."""
+    if not any("`" in t or "](" in t for t in memory.on_disk.values()):
+        return memory, None  # no code span and no link: no reference, no thread
+    finished, result = within(budget, lambda: stale_note_for(store, memory.on_disk))
+    if finished and not isinstance(result, BaseException):
+        return replace(memory, stale=result), None
+    if finished:
+        why = f"failed ({result!r})"
+    elif budget > 0:
+        why = f"did not finish within its {budget * 1000:,.0f} ms budget"
+    else:
+        why = f"was not run ({STALE_BUDGET_ENV} is 0)"
+    import shlex  # (here: only a late check pays for it)
+
+    warning = (
+        f"the stale-reference check of {store.workspace_path} {why}; the memory was sent "
+        "without its note. Run `metis-memory check --stale "
+        f"{shlex.quote(str(store.workspace_path))}` to see them"
+        f"{'' if finished else f' ({STALE_BUDGET_ENV} sets the budget)'}"
+    )
+    return replace(memory, stale=NOT_CHECKED_NOTE), warning
+
+
+def within(seconds: float, work: Callable[[], T]) -> tuple[bool, T | BaseException | None]:
+    """(True, what `work` returned or raised) when it finished within `seconds`, else
+    (False, None). It runs in a daemon thread, left behind when late: the interpreter does
+    not wait for daemon threads at exit, so a check stuck in a hung `lstat` ends with the
+    process instead of holding the user's prompt. (A C call that holds the GIL, which
+    nothing in the check makes for long, could still delay the answer.)"""
+    if seconds <= 0:
+        return False, None
+    import threading  # (here: a memory without references never pays for it)
+
+    box: list[T | BaseException] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box.append(work())
+        except BaseException as exc:  # handed to the caller, which reports it
+            box.append(exc)
+        finally:
+            done.set()
+
+    try:
+        threading.Thread(target=run, name="metis-hook-deadline", daemon=True).start()
+    except RuntimeError as exc:  # no thread to be had (a process limit)
+        return True, exc
+    if not done.wait(seconds):
+        return False, None
+    return True, box[0]

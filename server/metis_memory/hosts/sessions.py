@@ -4,18 +4,17 @@ memory on every prompt would pile up tokens.
 
 The record lives in the user's cache directory, never in the workspace (a cloned
 repository must not be able to say "this session already has the memory"). One small
-file per session, named by a hash of host, workspace and session id, written atomically.
+file per session, named by a hash of host, workspace and session id, written atomically
+through the checked private cache (`cache.write_private`), as the proposals are.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import time
 from pathlib import Path
 
-from ..cache import CACHE_ENV, cache_root
+from ..cache import CACHE_ENV, cache_root, prune_private, read_private, write_private
 
 MAX_AGE_S = 14 * 24 * 3600
 """Records older than this are removed now and then: sessions that long are not resumed."""
@@ -36,35 +35,22 @@ class SessionLog:
         self.directory = directory if directory is not None else cache_dir()
 
     def _record(self, host: str, workspace: str, session: str) -> Path:
-        key = hashlib.sha256(f"{host}\0{workspace}\0{session}".encode()).hexdigest()[:40]
-        return self.directory / key
+        # surrogatepass: a session id is whatever the host's JSON held, lone surrogates too.
+        key = f"{host}\0{workspace}\0{session}".encode("utf-8", "surrogatepass")
+        return self.directory / hashlib.sha256(key).hexdigest()[:40]
 
     def last_sent(self, host: str, workspace: str, session: str) -> str | None:
-        try:
-            with open(self._record(host, workspace, session), "rb") as f:
-                return f.read(_RECORD_BYTES).decode("ascii", errors="replace").strip() or None
-        except OSError:
-            return None
+        """None when nothing is recorded, or the cache fails `cache.held_private_dir`'s
+        checks (a planted record must not keep the memory from a session)."""
+        data = read_private(self._record(host, workspace, session), _RECORD_BYTES)
+        return (data or b"").decode("ascii", errors="replace").strip() or None
 
     def remember(self, host: str, workspace: str, session: str, digest: str) -> None:
-        """Raises OSError when the cache cannot be written (the caller reports it)."""
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        target = self._record(host, workspace, session)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w", encoding="ascii") as f:
-                f.write(digest)
-            os.replace(tmp, target)
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        """Raises OSError when the cache cannot be written, `UnsafeCacheDir` when it must not
+        be (the caller reports either)."""
+        write_private(self._record(host, workspace, session), digest.encode("ascii"))
         if int.from_bytes(os.urandom(1), "big") < 4:  # about one write in 64
             self.prune()
 
     def prune(self, now: float | None = None) -> None:
-        cutoff = (time.time() if now is None else now) - MAX_AGE_S
-        with contextlib.suppress(OSError), os.scandir(self.directory) as entries:
-            for entry in entries:
-                with contextlib.suppress(OSError):
-                    if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
-                        os.unlink(entry.path)
+        prune_private(self.directory, MAX_AGE_S, now=now)

@@ -9,10 +9,7 @@ nothing is written to the memory file.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +17,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
-from ..cache import cache_root, private_dir
+from ..cache import UnsafeCacheDir, cache_root, prune_private, write_private
 from ..files import MemoryFile
 from .arguments import CommandError, parse
 from .context import ServerContext
@@ -45,32 +42,10 @@ PROPOSAL_MAX_AGE_S = 24 * 3600
 
 
 def _write_private(path: Path, text: str) -> None:
-    """Write `path` (owner-only) through a fresh temp file; old proposals are removed."""
-    private_dir(path.parent.parent)
-    directory = private_dir(path.parent)
-    _prune(path.parent.parent)
-    import tempfile  # (here: it costs the server's start ~25 ms, and few ever propose)
-
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8", "surrogatepass"))
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-
-
-def _prune(proposals: Path) -> None:
-    cutoff = time.time() - PROPOSAL_MAX_AGE_S
-    with contextlib.suppress(OSError), os.scandir(proposals) as workspaces:
-        for workspace in workspaces:
-            if not workspace.is_dir(follow_symlinks=False):
-                continue
-            with contextlib.suppress(OSError), os.scandir(workspace.path) as files:
-                for entry in files:
-                    if entry.is_file(follow_symlinks=False) and entry.stat().st_mtime < cutoff:
-                        os.unlink(entry.path)
+    """Write `path` (owner-only) through the checked private cache; proposals older than
+    a day are removed first."""
+    prune_private(path.parent.parent, PROPOSAL_MAX_AGE_S, depth=2)
+    write_private(path, text.encode("utf-8", "surrogatepass"))
 
 
 async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
@@ -92,11 +67,14 @@ async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, o
     try:
         await asyncio.to_thread(_write_private, path, tidy(text))
     except OSError as exc:
+        hint = (
+            "You can also use metis.tidy to get the proposal's text."
+            if isinstance(exc, UnsafeCacheDir)  # its text already says what to do
+            else "Set METIS_MEMORY_CACHE_DIR to an absolute path of a directory of your own, "
+            "or use metis.tidy to get the proposal's text."
+        )
         raise CommandError(
-            "storage_error",
-            f"cannot write the proposal to {path}: {exc.strerror or exc}. Set "
-            "METIS_MEMORY_CACHE_DIR to an absolute path of a directory of your own, or use "
-            "metis.tidy to get the proposal's text.",
+            "storage_error", f"cannot write the proposal to {path}: {exc.strerror or exc}. {hint}"
         ) from None
     uri = from_fs_path(str(path))
     assert uri is not None

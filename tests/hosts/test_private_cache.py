@@ -1,0 +1,114 @@
+"""The one writer of the per-user cache (`cache.write_private`), shared by the hook's
+session records and the editors' consolidation proposals: every level from the cache root
+down is a real directory of this user's that no one else may write in, or nothing is
+written (and nothing read)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from metis_memory.cache import (
+    CACHE_ENV,
+    UnsafeCacheDir,
+    prune_private,
+    read_private,
+    write_private,
+)
+from metis_memory.lsp.proposal import _write_private as write_proposal
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "home" / ".cache" / "metis-memory"
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    return cache
+
+
+@pytest.fixture
+def loose_umask() -> Iterator[None]:
+    """Ubuntu's default for users with their own group: new directories group-writable."""
+    old = os.umask(0o002)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def test_it_creates_every_level_owner_only_and_writes_atomically(
+    root: Path, tmp_path: Path, loose_umask: None
+) -> None:
+    target = root / "proposals" / "abc" / "MEMORY.proposal.md"
+    write_private(target, b"first")
+    write_private(target, b"second")
+    assert target.read_bytes() == b"second" and _mode(target) == 0o600
+    for level in (tmp_path / "home", tmp_path / "home" / ".cache", root, target.parent.parent):
+        assert _mode(level) == 0o700, level
+    assert os.listdir(target.parent) == ["MEMORY.proposal.md"]  # no temp file left
+    # ...and the next write in the same directories still passes the checks.
+    write_private(root / "sessions" / "x", b"d")
+    assert read_private(root / "sessions" / "x", 64) == b"d"
+
+
+@pytest.mark.parametrize("level", ["root", "proposals"])
+def test_a_symlink_at_any_level_is_refused_and_nothing_lands_behind_it(
+    level: str, root: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    if level == "root":
+        root.parent.mkdir(parents=True)
+        root.symlink_to(elsewhere)
+    else:
+        root.mkdir(parents=True, mode=0o700)
+        (root / "proposals").symlink_to(elsewhere)
+    target = root / "proposals" / "abc" / "MEMORY.proposal.md"
+    with pytest.raises(UnsafeCacheDir, match="is a symlink"):
+        write_proposal(target, "- the deploy key is in vault\n")
+    assert list(elsewhere.rglob("*")) == []
+    assert read_private(target, 100) is None
+
+
+def test_a_world_writable_level_is_refused_not_repaired(root: Path) -> None:
+    (root / "proposals").mkdir(parents=True)
+    root.chmod(0o700)
+    (root / "proposals").chmod(0o777)
+    with pytest.raises(UnsafeCacheDir, match=r"writable by other users \(mode 0777\)"):
+        write_private(root / "proposals" / "abc" / "x.md", b"secret")
+    assert os.listdir(root / "proposals") == [] and _mode(root / "proposals") == 0o777
+
+
+def test_a_record_that_is_a_symlink_is_not_read(root: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"0" * 64)
+    write_private(root / "sessions" / "other", b"x")
+    (root / "sessions" / "planted").symlink_to(secret)
+    assert read_private(root / "sessions" / "planted", 64) is None
+    # A write replaces the link itself, never the file it points to.
+    write_private(root / "sessions" / "planted", b"mine")
+    assert secret.read_bytes() == b"0" * 64
+    assert read_private(root / "sessions" / "planted", 64) == b"mine"
+
+
+def test_prune_removes_old_files_only_and_never_through_a_link(root: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "old").write_bytes(b"keep")
+    write_private(root / "proposals" / "ws" / "old.md", b"o")
+    write_private(root / "proposals" / "ws" / "new.md", b"n")
+    (root / "proposals" / "link").symlink_to(outside)
+    day_ago = time.time() - 2 * 24 * 3600
+    os.utime(root / "proposals" / "ws" / "old.md", (day_ago, day_ago))
+    os.utime(outside / "old", (day_ago, day_ago))
+    prune_private(root / "proposals", 24 * 3600, depth=2)
+    assert os.listdir(root / "proposals" / "ws") == ["new.md"]
+    assert (outside / "old").read_bytes() == b"keep"
