@@ -17,13 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     BlobResourceContents,
     CallToolResult,
     EmptyResult,
+    ErrorData,
+    GetPromptResult,
+    InputRequiredResult,
     ReadResourceRequestParams,
     ReadResourceResult,
     SubscribeRequestParams,
@@ -35,7 +40,7 @@ from mcp_types import (
 from mcp_types import Tool as MCPTool
 
 from . import __version__
-from .errors import MemoryStoreError
+from .errors import MemoryStoreError, short_repr
 from .files import MemoryFile
 from .mcp_subscriptions import MemorySubscriptions, resource_uri
 from .store import MemoryStore
@@ -54,6 +59,11 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
+ERROR_TEXT_LIMIT = 1_000
+"""Characters of an error's message, and of its data as JSON, that reach a client: a
+client may send megabytes, and errors never echo them back whole."""
+_URI_SHOWN = 80
+
 
 class MemoryMCPServer(MCPServer):
     """An MCP server over one workspace's memory."""
@@ -68,6 +78,7 @@ class MemoryMCPServer(MCPServer):
         self.store = MemoryStore(workspace)
         self.dispatcher: ToolDispatcher = memory_dispatcher(self.store)
         self.subscriptions = MemorySubscriptions(self.store, self._publish_updated)
+        self._lowlevel_server.middleware.append(ShortErrors())
         self._add_resources_and_prompt()
         self.add_tool(
             self.memory_read,
@@ -147,10 +158,7 @@ class MemoryMCPServer(MCPServer):
         uri = str(params.uri)
         file = _memory_file_of(uri)
         if file is None:
-            from mcp.shared.exceptions import MCPError
-
-            known = ", ".join(resource_uri(f) for f in MemoryFile)
-            raise MCPError(INVALID_PARAMS, f"no resource {uri!r}; known: {known}", {"uri": uri})
+            raise _unknown_resource(uri, "")
         text = await anyio.to_thread.run_sync(self._read_or_fail, file)
         contents: list[TextResourceContents | BlobResourceContents] = [
             TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
@@ -164,8 +172,6 @@ class MemoryMCPServer(MCPServer):
         try:
             return self.store.snapshot(f).text
         except MemoryStoreError as exc:
-            from mcp.shared.exceptions import MCPError
-
             raise MCPError(INTERNAL_ERROR, str(exc), {"uri": resource_uri(f)}) from exc
 
     def _stale_in(self, file: MemoryFile, text: str) -> TextResourceContents | None:
@@ -206,11 +212,9 @@ class MemoryMCPServer(MCPServer):
         return await anyio.to_thread.run_sync(assemble)
 
     async def _on_subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
-        if not self.subscriptions.subscribe(str(params.uri), ctx.session):
-            from mcp.shared.exceptions import MCPError
-
-            known = ", ".join(resource_uri(f) for f in MemoryFile)
-            raise MCPError(-32602, f"no resource {params.uri!r} to subscribe to; known: {known}")
+        uri = str(params.uri)
+        if not self.subscriptions.subscribe(uri, ctx.session):
+            raise _unknown_resource(uri, " to subscribe to")
         return EmptyResult()
 
     async def _on_unsubscribe(self, ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
@@ -234,18 +238,39 @@ class MemoryMCPServer(MCPServer):
         ]
         return writes + await super().list_tools()
 
+    async def get_prompt(
+        self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
+    ) -> GetPromptResult | InputRequiredResult:
+        """The SDK's, but an unknown name is refused without echoing it whole (the SDK's
+        "Unknown prompt: <name>" sent a 1 MB name back, with JSON-RPC code 0)."""
+        known = [p.name for p in await self.list_prompts()]
+        if name not in known:
+            raise MCPError(
+                INVALID_PARAMS, f"no prompt {short_repr(name)}; known prompts: {', '.join(known)}"
+            )
+        return await super().get_prompt(name, arguments, context)
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if name not in {d.name for d in self.dispatcher.definitions()}:
+            known = [t.name for t in await self.list_tools()]
+            if name not in known:  # the SDK's own answer echoes the name whole
+                message = f"unknown tool {short_repr(name)}; known tools: {', '.join(known)}"
+                return CallToolResult(
+                    content=[TextContent(type="text", text=message)],
+                    is_error=True,
+                    structured_content={"code": "unknown_tool", "message": message},
+                )
             return await super().call_tool(name, arguments, context)
         try:
             result = await anyio.to_thread.run_sync(
                 self.dispatcher.dispatch, name, arguments, limiter=_writes()
             )
         except ToolExecutionError as exc:
+            message = _cut(exc.message)  # the net: messages cut client input at the source
             return CallToolResult(
-                content=[TextContent(type="text", text=exc.message)],
+                content=[TextContent(type="text", text=message)],
                 is_error=True,
-                structured_content={"code": exc.code, "message": exc.message},
+                structured_content={"code": exc.code, "message": message},
             )
         return CallToolResult(
             content=[TextContent(type="text", text=result.agent_text)], is_error=False
@@ -292,6 +317,50 @@ def stale_uri(f: MemoryFile) -> str:
 
 def _memory_file_of(uri: str) -> MemoryFile | None:
     return next((f for f in MemoryFile if resource_uri(f) == uri), None)
+
+
+def _unknown_resource(uri: str, purpose: str) -> MCPError:
+    """-32602 naming the URI cut short (a client may send megabytes) and the known ones."""
+    known = ", ".join(resource_uri(f) for f in MemoryFile)
+    size = f" ({len(uri):,} characters)" if len(uri) > _URI_SHOWN else ""
+    message = f"no resource {short_repr(uri, _URI_SHOWN)}{size}{purpose}; known: {known}"
+    return MCPError(INVALID_PARAMS, message, {"uri": uri} if not size else None)
+
+
+class ShortErrors:
+    """Middleware under every request: no error answer carries more than
+    `ERROR_TEXT_LIMIT` characters of message or data. Our handlers cut client input at the
+    source; this is the net for the SDK's own answers, such as -32601 "Method not found"
+    whose `data` is the method name, whatever its size."""
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        try:
+            return await call_next(ctx)
+        except MCPError as exc:
+            short = _shortened(exc.error)
+            if short is None:
+                raise
+            raise MCPError.from_error_data(short) from exc
+
+
+def _shortened(error: ErrorData) -> ErrorData | None:
+    """`error` with its message and data cut to `ERROR_TEXT_LIMIT`, or None if within it."""
+    message, data = error.message, error.data
+    data_long = data is not None and len(json.dumps(data, default=str)) > ERROR_TEXT_LIMIT
+    if len(message) <= ERROR_TEXT_LIMIT and not data_long:
+        return None
+    message = _cut(message)
+    if data_long:
+        data = f"{data[:_URI_SHOWN]}..." if isinstance(data, str) else None
+    return ErrorData(code=error.code, message=message, data=data)
+
+
+def _cut(text: str) -> str:
+    if len(text) <= ERROR_TEXT_LIMIT:
+        return text
+    return f"{text[:ERROR_TEXT_LIMIT]}... (cut from {len(text):,} characters)"
 
 
 @contextlib.asynccontextmanager

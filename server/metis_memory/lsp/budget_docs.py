@@ -6,6 +6,7 @@ a document, keeps each workspace's catalogue current, and publishes."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,7 +16,7 @@ from pygls.uris import to_fs_path
 
 from ..analysis.entries import Outline, parse
 from ..analysis.positions import LineIndex
-from ..files import BUDGETS_CONFIG
+from ..files import BUDGETS_CONFIG, METIS_DIR
 from .diagnostics import SOURCE, to_range
 
 if TYPE_CHECKING:
@@ -45,6 +46,9 @@ class BudgetDocuments:
     quick publishes of a large file while its owner types)."""
     outlines: dict[str, Outline] = field(default_factory=dict)
     """URI -> the outline of its last full analysis (a keystroke re-parses around itself)."""
+    on_config_closed: Callable[[], None] | None = None
+    """Called when a budgets.toml buffer closes: its problems on disk are published again
+    (`budget_config`)."""
     _catalogs: dict[Path, tuple[int | None, Catalog]] = field(default_factory=dict)
     _facts: dict[Path, WorkspaceFacts] = field(default_factory=dict)
 
@@ -166,7 +170,16 @@ def forget(docs: BudgetDocuments, uri: str) -> bool:
     docs.uses.pop(uri, None)
     docs.entry_diagnostics.pop(uri, None)
     docs.outlines.pop(uri, None)
-    return docs.open.pop(uri, None) is not None
+    ours = docs.open.pop(uri, None) is not None
+    if ours and docs.on_config_closed is not None and _is_config(uri):
+        docs.on_config_closed()
+    return ours
+
+
+def _is_config(uri: str) -> bool:
+    fs_path = to_fs_path(uri)
+    path = Path(fs_path) if fs_path else None
+    return path is not None and path.name == BUDGETS_CONFIG and path.parent.name == METIS_DIR
 
 
 def hover_markdown(uses: list[BudgetUse]) -> str:
@@ -202,13 +215,31 @@ def config_diagnostics(text: str, encoding: str) -> list[types.Diagnostic]:
         line = min(problem.line - 1, max(len(lines.starts) - 1, 0))
         start = lines.starts[line] if lines.starts else 0
         end = lines.ends[line] if lines.ends else 0
-        out.append(
-            types.Diagnostic(
-                range=to_range(lines, start, end, encoding),
-                message=f"{problem.message} (the built-in budgets still apply)",
-                severity=types.DiagnosticSeverity.Error,
-                code=CONFIG_CODE,
-                source=SOURCE,
-            )
-        )
+        out.append(_config_diagnostic(to_range(lines, start, end, encoding), problem.message))
     return out
+
+
+def closed_config_diagnostics(path: Path, encoding: str) -> list[types.Diagnostic]:
+    """The problems of a budgets.toml nobody has open, read from disk (none when it is
+    absent); one that cannot be read says why on its first line."""
+    from ..budgets.config import MAX_CONFIG_BYTES
+    from ..budgets.reading import read_bounded
+
+    if not os.path.lexists(path):
+        return []
+    read = read_bounded(path, MAX_CONFIG_BYTES)
+    if read.text is None:
+        start = types.Position(line=0, character=0)
+        message = f"{BUDGETS_CONFIG} was not read: {read.problem}"
+        return [_config_diagnostic(types.Range(start=start, end=start), message)]
+    return config_diagnostics(read.text, encoding)
+
+
+def _config_diagnostic(where: types.Range, problem: str) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=where,
+        message=f"{problem} (the built-in budgets still apply)",
+        severity=types.DiagnosticSeverity.Error,
+        code=CONFIG_CODE,
+        source=SOURCE,
+    )

@@ -13,7 +13,7 @@ from pygls.lsp.server import LanguageServer
 from ..errors import MemoryStoreError
 from ..files import MemoryFile
 from ..watcher import MemoryWatcher
-from . import agent_memory
+from . import agent_memory, budget_config
 from .client_options import parse_client_options
 from .documents import LspWorkspace
 from .views import disk_view
@@ -61,6 +61,7 @@ def folders_changed(ls: MetisLanguageServer, added: list[Folder]) -> None:
         _adopt_open_documents(ls, folder)
         ls.refresher.request_folder(folder)
     watch(ls)
+    budget_config.follow(ls)
     if added:
         agent_memory.refresh_all(ls)
         ls.spawn(agent_memory.watch(ls))

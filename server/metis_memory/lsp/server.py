@@ -31,6 +31,7 @@ from . import (
     agent_context,
     agent_memory,
     arguments,
+    budget_config,
     code_actions,
     commands,
     connect,
@@ -89,7 +90,9 @@ class MetisLanguageServer(LanguageServer):
         symlinked folder, `..` in a path, percent-encoding); the last opened is shown."""
         self.proposals: dict[str, tuple[Folder, MemoryFile]] = {}
         """Open consolidation proposals (by URI) and the file each is for."""
-        self.budget_docs = BudgetDocuments()
+        self.budget_docs = BudgetDocuments(on_config_closed=lambda: budget_config.closed(self))
+        self.budget_configs = budget_config.ClosedConfigs()
+        """Each client folder's budgets.toml, published while closed."""
         self.budget_checks: dict[str, asyncio.TimerHandle] = {}
         """Pending entry checks of large agent files, by URI (run when typing pauses)."""
         """Other agents' open files, and budgets.toml files, by URI."""
@@ -230,6 +233,7 @@ class MetisLanguageServer(LanguageServer):
         for watcher in (self.reference_watcher, self.auto_memory_watcher):
             if watcher is not None:
                 watcher.stop()
+        self.budget_configs.stop()
 
     def _on_store_event(self, folder: Folder, event: Any) -> None:
         commands.forward_event(self, folder, event)

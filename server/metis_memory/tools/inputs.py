@@ -55,6 +55,8 @@ def describe_problems(exc: ValidationError) -> str:
 
 def _describe(err: Any) -> str:
     where = ".".join(str(p) for p in err.get("loc", ())) or "input"
+    if len(where) > 80:  # a field name is input too: never echoed whole
+        where = f"{where[:60]}… ({len(where):,} characters)"
     kind = err.get("type", "")
     if kind == "missing":
         return f"'{where}' is required"

@@ -1,0 +1,107 @@
+"""Each workspace folder's `.metis/budgets.toml` while it is closed: its problems are
+published from disk once the folder is known, as the memory files' are, so a malformed file
+shows in the editor before anyone opens it (until then its budgets silently fell back to the
+built-in ones). An open buffer is analysed as typed instead (`budget_docs`); when it closes,
+the disk's problems come back.
+
+The server watches the files itself (`reference_watcher.py`, one thread, ~1 s latency), for
+every client: the `.metis/` watcher reports only the memory files, and the client's file
+watching would need one more registration through the single `didChangeWatchedFiles`
+handler (`agent_memory`). A change publishes again; a fixed or deleted file withdraws what
+was published."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pygls.uris import from_fs_path
+
+from ..files import BUDGETS_CONFIG, METIS_DIR
+from . import budget_docs
+from .workspaces import uri_to_path
+
+if TYPE_CHECKING:
+    from ..reference_watcher import ReferenceWatcher
+    from .server import MetisLanguageServer
+
+
+@dataclass
+class ClosedConfigs:
+    """The budgets.toml files followed (one per client folder) and their watcher."""
+
+    followed: dict[str, Path] = field(default_factory=dict)
+    """URI -> the file's path."""
+    watcher: ReferenceWatcher | None = None
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+
+
+def tracked(ls: MetisLanguageServer) -> dict[str, Path]:
+    """URI of each client folder's budgets.toml -> its path (adopted workspaces, followed
+    only while a memory file of theirs is open, are left out)."""
+    out: dict[str, Path] = {}
+    for folder in ls.folders.all():
+        if folder.adopted:
+            continue
+        path = folder.path / METIS_DIR / BUDGETS_CONFIG
+        uri = from_fs_path(str(path))
+        if uri is not None:
+            out[uri] = path
+    return out
+
+
+def follow(ls: MetisLanguageServer) -> None:
+    """After the folders changed: publish each folder's file, withdraw those of folders
+    gone, and watch the ones there now."""
+    configs = ls.budget_configs
+    now = tracked(ls)
+    for uri, path in configs.followed.items():
+        if uri not in now and not _is_open(ls, path):
+            ls.refresher.publish_other(uri, [], None)
+    configs.followed = now
+    refresh_all(ls)
+    _watch(ls, configs)
+
+
+def refresh_all(ls: MetisLanguageServer) -> None:
+    """Publish every followed file's problems as the disk has them (unchanged ones are not
+    sent again: `publish_other` compares)."""
+    if ls.stopping:
+        return
+    for uri, path in ls.budget_configs.followed.items():
+        if not _is_open(ls, path):
+            diagnostics = budget_docs.closed_config_diagnostics(path, ls.encoding)
+            ls.refresher.publish_other(uri, diagnostics, None)
+
+
+def closed(ls: MetisLanguageServer) -> None:
+    """A budgets.toml buffer closed: its buffer's diagnostics are being withdrawn, so the
+    disk's are published right after (on the loop's next turn)."""
+    if ls.loop is not None:
+        ls.loop.call_soon(refresh_all, ls)
+
+
+def _is_open(ls: MetisLanguageServer, path: Path) -> bool:
+    """Whether an editor buffer has the file (under whatever URI the client spelled)."""
+    return any(uri_to_path(uri) == path for uri in ls.budget_docs.open)
+
+
+def _watch(ls: MetisLanguageServer, configs: ClosedConfigs) -> None:
+    pairs = [(path.parent.parent, path) for path in configs.followed.values()]
+    if configs.watcher is None:
+        if not pairs or ls.loop is None:
+            return
+        from ..reference_watcher import ReferenceWatcher
+
+        loop = ls.loop
+
+        def changed() -> None:  # in the watcher's thread
+            if not ls.stopping:
+                loop.call_soon_threadsafe(refresh_all, ls)
+
+        configs.watcher = ReferenceWatcher(changed)
+    configs.watcher.set_paths(pairs)
