@@ -24,7 +24,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import short_repr
 from ..files import BUDGETS_CONFIG
+from ..globs import GlobTooComplex, compile_glob
 from .model import Budget, BudgetError
 
 if sys.version_info >= (3, 11):
@@ -158,12 +160,21 @@ def _user_budget(entry: dict[str, Any]) -> Budget:
         )
     globs = fields.get("files")
     for glob in globs if isinstance(globs, list) else []:
-        outside = _leaves_workspace(glob) if isinstance(glob, str) else None
+        if not isinstance(glob, str):
+            continue
+        outside = _leaves_workspace(glob)
         if outside:
             raise ValueError(
                 f"budget '{name}': 'files' globs are relative to the workspace folder, and "
-                f"{glob!r} {outside}; write it relative to the folder"
+                f"{short_repr(glob)} {outside}; write it relative to the folder"
             )
+        try:
+            compile_glob(glob)
+        except GlobTooComplex as exc:
+            raise ValueError(
+                f"budget '{name}': the glob {short_repr(glob)} is refused: {exc}; "
+                "write a shorter glob"
+            ) from None
     budget_id = fields.get("id") or re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "budget"
     return Budget.from_dict(
         {

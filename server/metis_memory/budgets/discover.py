@@ -9,8 +9,9 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ..globs import GlobTooComplex, compile_glob
 from .model import Budget
-from .paths import CLAUDE_PROJECT, claude_project, glob_regex
+from .paths import CLAUDE_PROJECT, claude_project
 
 MAX_DIRECTORIES = 20_000
 SKIPPED_DIRS = frozenset(
@@ -50,10 +51,13 @@ def files_matching(workspace: Path, globs: Iterable[str], home: Path) -> list[Pa
         if base is home:
             found.update(_expand_shallow(home, pattern))
             continue
+        try:
+            matcher = compile_glob(pattern)
+        except GlobTooComplex:
+            continue  # `budgets.toml`'s own problem says so; it names no file
         if walked is None:
             walked = list(walk_files(workspace))
-        regex = glob_regex(pattern)
-        found.update(workspace / rel for rel in walked if regex.match(rel))
+        found.update(workspace / rel for rel in walked if matcher.match(rel))
     return sorted(found)
 
 
@@ -103,10 +107,10 @@ def _expand_shallow(home: Path, pattern: str) -> Iterator[Path]:
         next_bases: list[Path] = []
         for base in bases:
             if "*" in part or "?" in part:
-                regex = glob_regex(part)
                 try:
-                    next_bases += [base / e.name for e in os.scandir(base) if regex.match(e.name)]
-                except OSError:
+                    matcher = compile_glob(part)
+                    next_bases += [base / e.name for e in os.scandir(base) if matcher.match(e.name)]
+                except (OSError, GlobTooComplex):
                     continue
             elif os.path.lexists(base / part):
                 next_bases.append(base / part)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ..globs import glob_matches
 from .model import Budget
 from .reading import read_bounded
 
@@ -26,30 +27,6 @@ Source: openai/codex codex-rs/core/src/project_doc.rs (`discover_project_doc_pat
 CLAUDE_PROJECT = "{claude-project}"
 """Stands in a budget's glob for Claude Code's folder name of the workspace's project."""
 MAX_CLAUDE_PROJECT = 200
-
-
-@functools.lru_cache(maxsize=512)
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """`**/` any directories (or none), `*` and `?` within one path segment."""
-    out = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:[^/]+/)*")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
 
 
 def claude_project(workspace: Path) -> str:
@@ -78,7 +55,7 @@ def matches(glob: str, path: Path, workspace: Path | None, home: Path) -> bool:
         relative = PurePosixPath(path.relative_to(base).as_posix())
     except ValueError:
         return False
-    return glob_regex(pattern).match(str(relative)) is not None
+    return glob_matches(pattern, str(relative))
 
 
 def budgets_for(

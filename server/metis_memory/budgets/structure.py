@@ -13,8 +13,9 @@ from pathlib import Path
 
 from ..analysis.agent_rules import Frontmatter, frontmatter, imports, yaml_bool, yaml_strings
 from ..analysis.findings import Finding, Severity
+from ..globs import GlobTooComplex, compile_glob
 from .discover import scan
-from .paths import glob_regex, matches
+from .paths import matches
 from .reading import read_bounded
 
 CLAUDE_FILES = (
@@ -258,14 +259,16 @@ def _apply_to_findings(text: str, workspace: Path) -> list[Finding]:
     if not complete:
         return []  # too large a folder to tell on a keystroke: say nothing rather than guess
     for glob in globs:
-        for expanded in _braces(glob.strip()):
-            pattern = expanded.removeprefix("./")
-            # VS Code matches without case and puts `**/` before a pattern with no folder.
-            candidates = [pattern] if "/" in pattern else [pattern, f"**/{pattern}"]
-            for candidate in candidates:
-                regex = re.compile(glob_regex(candidate).pattern, re.IGNORECASE)
-                if any(regex.match(f) for f in files):
-                    return []
+        pattern = glob.strip().removeprefix("./")
+        # VS Code matches without case and puts `**/` before a pattern with no folder.
+        candidates = [pattern] if "/" in pattern else [pattern, f"**/{pattern}"]
+        for candidate in candidates:
+            try:
+                matcher = compile_glob(candidate, braces=True, ignore_case=True)
+            except GlobTooComplex:
+                return []  # more alternatives than can be told on a keystroke: say nothing
+            if any(matcher.match(f) for f in files):
+                return []
     start, end = _line_span(text, fm, "applyTo")
     return [
         Finding(
@@ -291,27 +294,17 @@ def _files(workspace: Path, _epoch: int) -> tuple[tuple[str, ...], bool]:
 
 def _split_commas(value: str) -> list[str]:
     """`**/*.ts,**/*.{js,jsx}` -> its globs: commas outside braces separate them."""
-    parts, depth, current = [], 0, ""
-    for char in value:
-        depth += {"{": 1, "}": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += char
-    return [*parts, current.strip()]
-
-
-def _braces(glob: str) -> list[str]:
-    """`*.{ts,tsx}` -> `*.ts`, `*.tsx` (one level, as rule globs use it)."""
-    match = re.search(r"\{([^{}]*)\}", glob)
-    if match is None:
-        return [glob]
-    return [
-        expanded
-        for option in match.group(1).split(",")
-        for expanded in _braces(glob[: match.start()] + option + glob[match.end() :])
-    ]
+    parts: list[str] = []
+    depth, start = 0, 0
+    for i, char in enumerate(value):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(value[start:i].strip())
+            start = i + 1
+    return [*parts, value[start:].strip()]
 
 
 # ---- an index plus notes ----------------------------------------------------------------

@@ -1,0 +1,62 @@
+"""The one glob matcher: budgets' globs (built-in and `.metis/budgets.toml`), Copilot's
+`applyTo`, and the walk of `check`.
+
+A cloned repository writes these globs, so their cost is bounded here, once. wcmatch
+compiles each `*` to an atomic group, so matching is linear in the path (the hand-written
+`[^/]*` per star it replaces never returned on a glob of many stars); brace expansion
+stops at `MAX_EXPANSIONS`, and a glob is at most `MAX_GLOB_CHARS`. Past a bound,
+`GlobTooComplex` says which, and the caller decides what that means (a problem in
+`budgets.toml`; "cannot tell" for `applyTo`).
+
+Syntax: `**` any folders (or none), `*` and `?` within one folder name, `[...]` a class,
+`{a,b}` alternatives when `braces` is asked; dot files match like any other.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wcmatch.glob import WcMatcher
+
+MAX_GLOB_CHARS = 1_024
+MAX_EXPANSIONS = 256
+"""Brace alternatives one glob may expand to: `*.{ts,tsx}` is 2, seventeen `{a,b}` groups
+are 131,072 (the language server once stopped answering for 30 s on those)."""
+
+
+class GlobTooComplex(ValueError):
+    """A glob past a bound; its text says which bound and the numbers."""
+
+
+@functools.lru_cache(maxsize=2048)
+def compile_glob(glob: str, *, braces: bool = False, ignore_case: bool = False) -> WcMatcher[str]:
+    """The compiled glob; raises GlobTooComplex past a bound."""
+    from wcmatch import glob as wcglob
+    from wcmatch._wcparse import PatternLimitException  # raised by compile; not re-exported
+
+    if len(glob) > MAX_GLOB_CHARS:
+        raise GlobTooComplex(
+            f"the glob is {len(glob):,} characters, over the {MAX_GLOB_CHARS:,} allowed"
+        )
+    flags = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.NOUNIQUE
+    if braces:
+        flags |= wcglob.BRACE
+    if ignore_case:
+        flags |= wcglob.IGNORECASE
+    try:
+        return wcglob.compile(glob, flags=flags, limit=MAX_EXPANSIONS)
+    except (PatternLimitException, RecursionError) as exc:
+        raise GlobTooComplex(
+            f"the glob's braces expand to over {MAX_EXPANSIONS:,} alternatives"
+        ) from exc
+
+
+def glob_matches(glob: str, path: str, *, braces: bool = False, ignore_case: bool = False) -> bool:
+    """Whether the relative posix `path` matches `glob`; a glob past a bound matches nothing."""
+    try:
+        matcher = compile_glob(glob, braces=braces, ignore_case=ignore_case)
+    except GlobTooComplex:
+        return False
+    return bool(matcher.match(path))
