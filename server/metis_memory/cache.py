@@ -208,13 +208,30 @@ def _check(path: Path, st: os.stat_result) -> None:
             f"{os.geteuid()}), who could plant or swap what Metis reads there; nothing was "
             f"written there. Remove it, or {fix}"
         )
-    if os.name == "posix" and stat.S_IMODE(st.st_mode) & 0o022:  # (Windows: ACLs, not bits)
+    writable_by_others = stat.S_IMODE(st.st_mode) & 0o022
+    if os.name == "posix" and writable_by_others and not _own_group_only(st):  # (Windows: ACLs)
         mode = stat.S_IMODE(st.st_mode)
         raise UnsafeCacheDir(
             f"the cache directory {path} is writable by other users (mode {mode:04o}), who "
             f"could plant or swap what Metis reads there; nothing was written there. Run "
             f"`chmod 700 {path}`, or {fix}"
         )
+
+
+def _own_group_only(st: os.stat_result) -> bool:
+    """Group-writable, but the group is the user's own private group (named after them, no
+    other members): Debian's and Ubuntu's umask 002 scheme, under which earlier versions made
+    the cache 0775. Nobody else can write there; `_checked` then tightens it to 0700."""
+    if stat.S_IMODE(st.st_mode) & 0o002 or not hasattr(os, "getgid") or st.st_gid != os.getgid():
+        return False
+    try:
+        import grp
+        import pwd
+
+        group = grp.getgrgid(st.st_gid)
+        return not group.gr_mem and group.gr_name == pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):
+        return False
 
 
 def _make_parents(path: Path) -> None:

@@ -170,7 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             hook = _hook_arguments(argparse.ArgumentParser(prog="metis-memory hook"))
             hook_args = hook.parse_args(argv_list[1:])
         except SystemExit:
-            return EXIT_OK  # argparse's 2 would block the user's prompt in most hosts
+            # argparse's 2 would block the user's prompt in most hosts; a host it can name
+            # still gets its no-op answer (Gemini parses stdout as JSON).
+            _hook_no_op(_named_host(argv_list[1:]))
+            return EXIT_OK
         return _hook(hook_args.host, hook_args.workspace)
     parser = build_parser()
     try:
@@ -252,17 +255,58 @@ def _hook(host_name: str, workspace: str | None) -> int:
     from .hosts.hook import MAX_INPUT_BYTES, run_hook
 
     host = HOSTS[host_name]
+    answered = False
     try:
+        if sys.stdin is None:
+            raise OSError("stdin is closed: the host sent no hook input")
         raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
         outcome = run_hook(host, raw, workspace=workspace)
         if outcome.warning:
-            print(f"metis-memory hook: {outcome.warning}", file=sys.stderr)
+            _hook_warning(outcome.warning)
         if outcome.stdout:
-            sys.stdout.write(outcome.stdout + "\n")
-        sys.stdout.flush()
+            answered = True
+            _hook_stdout(outcome.stdout)
     except Exception as exc:  # a bug here must not cost the user their prompt
-        print(f"metis-memory hook: unexpected error, no context added: {exc!r}", file=sys.stderr)
+        _hook_warning(f"unexpected error, no context added: {exc!r}")
+        if not answered:
+            _hook_no_op(host_name)
     return EXIT_OK
+
+
+def _named_host(args: list[str]) -> str | None:
+    """The `--host` a hook's arguments name, when its other arguments could not be read."""
+    for i, arg in enumerate(args):
+        if arg == "--host" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--host="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _hook_no_op(host_name: str | None) -> None:
+    from .hosts.adapters import HOSTS
+
+    host = HOSTS.get(host_name or "")
+    if host is None:
+        return
+    with contextlib.suppress(Exception):
+        no_op = host.render("", None)
+        if no_op:
+            _hook_stdout(no_op)
+
+
+def _hook_stdout(text: str) -> None:
+    if sys.stdout is not None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def _hook_warning(text: str) -> None:
+    """One line on stderr; never `print(file=None)`, which would write it to stdout, the
+    host's channel, when stderr is closed."""
+    if sys.stderr is not None:
+        with contextlib.suppress(OSError, ValueError):
+            print(f"metis-memory hook: {text}", file=sys.stderr)
 
 
 def _init(args: argparse.Namespace) -> int:

@@ -223,6 +223,10 @@ def test_a_symlinked_cache_is_refused_and_nothing_is_written_through_it(
     assert os.listdir(elsewhere) == []
 
 
+NOGROUP = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a directory to nogroup")
 @pytest.mark.parametrize("mode", [0o777, 0o770, 0o1777], ids=["0777", "0770", "1777"])
 def test_a_cache_others_may_write_in_is_refused(
     mode: int, hook: Hook, workspace: Path, tmp_path: Path
@@ -231,11 +235,35 @@ def test_a_cache_others_may_write_in_is_refused(
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(mode)
+    os.chown(shared, -1, NOGROUP)  # a group of others (one's own private group is allowed)
     done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(shared)})
     assert f"writable by other users (mode {mode:04o})" in one_warning(done)
     assert f"chmod 700 {shared}" in done.stderr
     assert "Fridays" in context_of(done.stdout)
     assert os.listdir(shared) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a directory to nobody")
+def test_a_cache_group_writable_by_ones_own_private_group_is_kept_and_tightened(
+    hook: Hook, workspace: Path, tmp_path: Path
+) -> None:
+    """Earlier versions made the cache with the umask's mode: 0775 under Ubuntu's 002. The
+    group is the user's own (named after them, no other members), so it is used and
+    tightened to 0700 rather than refused on every prompt."""
+    import grp
+    import pwd
+
+    own = grp.getgrgid(os.getgid())
+    if own.gr_mem or own.gr_name != pwd.getpwuid(os.geteuid()).pw_name:
+        pytest.skip("this user's primary group is not a private group of theirs")
+    write_memory(workspace, "MEMORY.md", MEMORY)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o775)
+    done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(cache)})
+    assert done.stderr == ""
+    assert "Fridays" in context_of(done.stdout)
+    assert os.stat(cache).st_mode & 0o777 == 0o700
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a directory to nobody")
@@ -340,3 +368,43 @@ def test_a_failing_check_sends_the_memory_without_its_note(
     context = context_of(outcome.stdout)
     assert "Fridays" in context and NOT_CHECKED in context
     assert outcome.warning is not None and "RecursionError" in outcome.warning
+
+
+NO_OP = {"gemini": "{}\n", "cline": '{"cancel":false}\n'}
+
+
+def _close(fd: int) -> Any:
+    return lambda: os.close(fd)  # in the child, before exec: Python then has no such stream
+
+
+@pytest.mark.parametrize("host", sorted(NO_OP))
+def test_closed_streams_and_unknown_arguments_still_get_the_no_op_answer(
+    host: str, workspace: Path
+) -> None:
+    """A closed stdin, a closed stderr (whose warning once went to stdout through
+    `print(file=None)`), or an argument this version does not know: the host's no-op."""
+    command = [sys.executable, "-m", "metis_memory", "hook", "--host", host]
+
+    def run(args: list[str], **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [*command, *args], cwd=workspace, capture_output=True, timeout=60, check=False, **kwargs
+        )
+
+    closed_stdin = run([], stdin=None, preexec_fn=_close(0))
+    assert (closed_stdin.returncode, closed_stdin.stdout.decode()) == (0, NO_OP[host])
+    assert b"stdin is closed" in closed_stdin.stderr
+
+    # `[` is not JSON: a warning, which must not land on stdout with stderr closed.
+    closed_stderr = subprocess.run(
+        [*command],
+        cwd=workspace,
+        input=b"[",
+        stdout=subprocess.PIPE,
+        preexec_fn=_close(2),
+        timeout=60,
+        check=False,
+    )
+    assert (closed_stderr.returncode, closed_stderr.stdout.decode()) == (0, NO_OP[host])
+
+    unknown = run(["--from-a-newer-version"], input=b"{}")
+    assert (unknown.returncode, unknown.stdout.decode()) == (0, NO_OP[host])
