@@ -24,6 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from lspclient import LspProcess, diagnostics_for, proc_stats
+from merge_case import merge_driver_seconds
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from support import hostile_repo  # the tests' hostile repository, shared
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.json"
@@ -321,12 +325,15 @@ HOSTILE = ("eyJ-" * (2**20))[: 4 * 2**20]
 """4 MiB of the run that made the old JWT pattern quadratic (an hour at this size)."""
 
 
-async def during_hostile_analysis(argv: list[str], ws: Path, n: int) -> list[float]:
+async def during_hostile_analysis(
+    argv: list[str], ws: Path, n: int, opened: Path | None = None
+) -> list[float]:
     """Round trips of `metis.usage` (the floor: its no-op command) sent one after another
-    from the moment the hostile file is opened, while the server analyses it."""
+    from the moment the hostile file (MEMORY.md unless `opened`) is opened, while the
+    server analyses it."""
     lsp = await started(argv, [ws])
     command = "metis.usage" if argv == OURS else "floor.noop"
-    open_doc(lsp, ws / ".metis" / "MEMORY.md")
+    open_doc(lsp, opened or ws / ".metis" / "MEMORY.md")
     out = []
     for _ in range(n):
         t0 = now()
@@ -457,6 +464,48 @@ def many_files(root: Path, count: int) -> Path:
     return root
 
 
+def _made(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def hostile_workspace(root: Path) -> tuple[Path, dict[str, Path]]:
+    """The tests' hostile repository (`tests/support/hostile_repo.py`), and the file to open
+    for each of its traps."""
+    root.mkdir(parents=True, exist_ok=True)
+    ws = hostile_repo.build(root)
+    notes = ws / "notes-about-the-architecture-of-this-repository-and-why.md"
+    notes.write_text("# Notes\n", encoding="utf-8")
+    return ws, {
+        "MEMORY.md naming .gitignore'd, tox and make targets": ws / ".metis" / "MEMORY.md",
+        "applyTo of 17 brace groups": ws / ".github" / "instructions" / "hostile.instructions.md",
+        "a file a many-star budgets.toml glob is asked of": notes,
+    }
+
+
+def hostile_hook_runs(plain: Path, hostile: Path, n: int) -> tuple[list[float], list[float]]:
+    """Session-start hooks on a plain workspace and on the hostile repository, interleaved."""
+    script = str(Path(sys.executable).parent / "metis-memory")
+    out: tuple[list[float], list[float]] = ([], [])
+    for i in range(n):
+        for ws, times in ((plain, out[0]), (hostile, out[1])):
+            env = {**os.environ, "METIS_MEMORY_CACHE_DIR": str(ws.parent / "hook-cache")}
+            payload = {"session_id": f"h{i}", "hook_event_name": "SessionStart", "cwd": str(ws)}
+            t0 = now()
+            done = subprocess.run(
+                [script, "hook", "--host", "claude"],
+                input=json.dumps(payload).encode(),
+                capture_output=True,
+                env=env,
+                check=False,
+            )
+            times.append((now() - t0) * 1e3)
+            assert done.returncode == 0 and b"Module 9" in done.stdout, done.stderr
+            # Past its time budget the hook drops the stale note: that would hide a freeze.
+            assert b"may be stale" in done.stdout, "the stale check ran out of its budget"
+    return out
+
+
 def hook_runs(ws: Path, n: int) -> dict[str, list[float]]:
     """`metis-memory hook --host claude` as Claude Code runs it (a whole process, input on
     stdin), beside a bare interpreter start, interleaved so drift hits all alike."""
@@ -523,6 +572,28 @@ async def run(quick: bool) -> dict[str, Any]:
             r.ok = r.ratio is not None and r.ratio <= 6
             r.note = "floor = python -c pass"
             report.add(r)
+
+        # A cloned repository built to freeze the hook (issue 24): within 2x of a plain one.
+        plain_hook = workspace(tmp / "hook-plain", memory=hostile_repo.MEMORY)
+        hostile_hook, _ = hostile_workspace(tmp / "hook-hostile")
+        plain_ms, hostile_ms = hostile_hook_runs(plain_hook, hostile_hook, 5 if quick else 20)
+        r = Row(
+            "hook on a hostile repository (p50)",
+            "ms",
+            statistics.median(hostile_ms),
+            statistics.median(plain_ms),
+            "<= 2x",
+            None,
+            "floor = the same memory, plain repo",
+        )
+        r.ok = r.ratio is not None and r.ratio <= 2
+        report.add(r)
+
+        merges = [merge_driver_seconds(_made(tmp / f"merge{i}")) for i in range(1 if quick else 3)]
+        r = Row("merge driver, 1,500 entries per side (p50)", "s", statistics.median(merges))
+        r.target = "<= 1 s"
+        r.ok = r.ours <= 1.0
+        report.add(r)
 
         (f_init, f_diag), (o_init, o_diag) = await start_medians([FLOOR, OURS], [ws], starts)
         r = Row("start: spawn -> initialize result", "ms", o_init, f_init, "<= 1.3x")
@@ -727,6 +798,24 @@ async def run(quick: bool) -> dict[str, Any]:
                 "floor = no-op, same file open",
             )
         )
+
+        # Each hostile file of a cloned repository, opened: requests still answered.
+        quiet_hostile = workspace(tmp / "ws-quiet-repo", memory=hostile_repo.MEMORY)
+        o_quiet = await during_hostile_analysis(OURS, quiet_hostile, hn)
+        repo, opened = hostile_workspace(tmp / "ws-hostile-repo")
+        for label, path in opened.items():
+            o_host = await during_hostile_analysis(OURS, repo, hn, path)
+            r = Row(
+                f"metis.usage opening {label} p50 ({hn})",
+                "ms",
+                pct(o_host, 50),
+                pct(o_quiet, 50),
+                "<= 2x",
+                None,
+                "floor = metis.usage, plain repo",
+            )
+            r.ok = r.ratio is not None and r.ratio <= 2
+            report.add(r)
 
         _, f_idle = await idle_cpu(FLOOR, [ws], idle_s)
         e_init, e_idle = await idle_cpu(OURS, [ws], idle_s)

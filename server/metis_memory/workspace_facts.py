@@ -312,6 +312,8 @@ MAX_TOX_NAMES = 1_000
 MAX_TOX_ITEM = 4_096
 """Characters of one `env_list` item or section name: a factor product longer than this is
 not a list of names anyone types."""
+MAX_TOX_LIST = 16 * 2**10
+"""Characters of `env_list`: a few hundred names, far more than any real list."""
 MAX_TOX_GROUPS = 32
 """Brace groups in one item: bracex recurses once per group."""
 
@@ -335,6 +337,8 @@ def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
     items = [name[len("testenv:") :] for name in parser.sections() if name.startswith("testenv:")]
     if parser.has_section("tox"):
         listed = parser["tox"].get("env_list", parser["tox"].get("envlist", ""))
+        if len(listed) > MAX_TOX_LIST:
+            return None
         items += _split_outside_braces(listed)
     names: set[str] = set()
     for item in items:
