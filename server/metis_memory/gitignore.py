@@ -3,7 +3,8 @@ negations too), for the stale-reference check: a build output named in memory (`
 exists only after a build, so an ignored path is never called stale.
 
 A cloned repository writes these files, so what they cost is bounded: at most
-`MAX_BYTES` and `MAX_PATTERNS` patterns of at most `MAX_PATTERN_CHARS` per file, and
+`MAX_BYTES`, `MAX_PATTERNS` patterns (`MAX_WILDCARD_PATTERNS` with wildcards) of at most
+`MAX_PATTERN_CHARS` per file, and
 `MAX_DEPTH` nested files per path. A file past a bound is not read and answers "cannot
 tell", which the caller takes as ignored: a stale claim needs certainty.
 
@@ -29,7 +30,10 @@ if TYPE_CHECKING:
     from wcmatch.glob import WcMatcher
 
 MAX_BYTES = 256 * 2**10
-MAX_PATTERNS = 1_000
+MAX_PATTERNS = 5_000
+MAX_WILDCARD_PATTERNS = 256
+"""Patterns with wildcards are compiled (about 0.5 ms each, maybe on the server's event
+loop); plain names are compared as strings and cost next to nothing."""
 MAX_PATTERN_CHARS = MAX_GLOB_CHARS
 MAX_DEPTH = 32
 MAX_PATH_CHARS = 4_096
@@ -71,6 +75,7 @@ class TooMuch(Exception):
 def parse(text: str) -> tuple[_Rule, ...]:
     """The rules of one `.gitignore`, in order. Raises TooMuch past a bound."""
     rules: list[_Rule] = []
+    wildcards = 0
     for raw in text.splitlines():
         line = _strip_trailing_spaces(raw)
         if not line or line.startswith("#"):
@@ -91,9 +96,13 @@ def parse(text: str) -> tuple[_Rule, ...]:
         if not body:
             continue
         glob = body if anchored or body.startswith("**/") else f"**/{body}"
-        rules.append(_Rule(glob, include, dir_only))
-        if len(rules) > MAX_PATTERNS:
-            raise TooMuch(f"over {MAX_PATTERNS:,} patterns")
+        rule = _Rule(glob, include, dir_only)
+        rules.append(rule)
+        wildcards += rule.literal is None
+        if len(rules) > MAX_PATTERNS or wildcards > MAX_WILDCARD_PATTERNS:
+            raise TooMuch(
+                f"over {MAX_PATTERNS:,} patterns or {MAX_WILDCARD_PATTERNS} wildcard ones"
+            )
     return tuple(rules)
 
 
