@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .globs import MAX_GLOB_CHARS, compile_glob
+from .globs import MAX_GLOB_CHARS, MAX_GLOBSTARS, compile_glob, globstar_count
 
 if TYPE_CHECKING:
     from wcmatch.glob import WcMatcher
@@ -32,8 +32,10 @@ if TYPE_CHECKING:
 MAX_BYTES = 256 * 2**10
 MAX_PATTERNS = 5_000
 MAX_WILDCARD_PATTERNS = 256
-"""Patterns with wildcards are compiled (about 0.5 ms each, maybe on the server's event
-loop); plain names are compared as strings and cost next to nothing."""
+MAX_WILDCARD_CHARS = 8 * 2**10
+"""Patterns with wildcards are compiled, at about 16 ms per 1,000 characters (maybe on the
+server's event loop): at most this many characters of them per file. Plain names are
+compared as strings and cost next to nothing."""
 MAX_PATTERN_CHARS = MAX_GLOB_CHARS
 MAX_DEPTH = 32
 MAX_PATH_CHARS = 4_096
@@ -75,7 +77,7 @@ class TooMuch(Exception):
 def parse(text: str) -> tuple[_Rule, ...]:
     """The rules of one `.gitignore`, in order. Raises TooMuch past a bound."""
     rules: list[_Rule] = []
-    wildcards = 0
+    wildcards = wildcard_chars = 0
     for raw in text.splitlines():
         line = _strip_trailing_spaces(raw)
         if not line or line.startswith("#"):
@@ -98,11 +100,17 @@ def parse(text: str) -> tuple[_Rule, ...]:
         glob = body if anchored or body.startswith("**/") else f"**/{body}"
         rule = _Rule(glob, include, dir_only)
         rules.append(rule)
-        wildcards += rule.literal is None
+        if rule.literal is None:
+            wildcards += 1
+            wildcard_chars += len(glob)
+            if globstar_count(glob) > MAX_GLOBSTARS:
+                raise TooMuch(f"a pattern with over {MAX_GLOBSTARS} `**`")
         if len(rules) > MAX_PATTERNS or wildcards > MAX_WILDCARD_PATTERNS:
             raise TooMuch(
                 f"over {MAX_PATTERNS:,} patterns or {MAX_WILDCARD_PATTERNS} wildcard ones"
             )
+        if wildcard_chars > MAX_WILDCARD_CHARS:
+            raise TooMuch(f"over {MAX_WILDCARD_CHARS:,} characters of wildcard patterns")
     return tuple(rules)
 
 
@@ -126,8 +134,10 @@ class Ignores:
         or cannot be told cheaply (a `.gitignore` past a bound)."""
         folder = rel.endswith("/")
         parts = [p for p in rel.split("/") if p]
-        if not parts or len(rel) > MAX_PATH_CHARS or len(parts) > MAX_DEPTH:
+        if not parts:
             return False
+        if len(rel) > MAX_PATH_CHARS or len(parts) > MAX_DEPTH:
+            return True  # too deep to tell cheaply: claim nothing
         # Git does not look inside an ignored folder: a path under one is ignored whatever
         # a later pattern says of the path itself.
         for i in range(1, len(parts) + 1):

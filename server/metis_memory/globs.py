@@ -2,9 +2,13 @@
 `applyTo`, and the walk of `check`.
 
 A cloned repository writes these globs, so their cost is bounded here, once. wcmatch
-compiles each `*` to an atomic group, so matching is linear in the path (the hand-written
-`[^/]*` per star it replaces never returned on a glob of many stars); brace expansion
-stops at `MAX_EXPANSIONS`, and a glob is at most `MAX_GLOB_CHARS`. Past a bound,
+compiles each `*` to an atomic group, so a folder name's stars match in linear time (the
+hand-written `[^/]*` per star it replaces never returned on a glob of many stars). What
+wcmatch does not bound is bounded here: each `**` multiplies the work by the path's depth
+(eight of them against a 32-level path: 3 s), so a glob holds at most `MAX_GLOBSTARS`;
+brace expansion stops at `MAX_EXPANSIONS`; and compiling costs about 16 ms per 1,000
+characters of the expanded globs, so a glob is at most `MAX_GLOB_CHARS` and its
+alternatives together `MAX_EXPANDED_CHARS`. Past a bound,
 `GlobTooComplex` says which, and the caller decides what that means (a problem in
 `budgets.toml`; "cannot tell" for `applyTo`).
 
@@ -20,10 +24,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from wcmatch.glob import WcMatcher
 
-MAX_GLOB_CHARS = 1_024
-MAX_EXPANSIONS = 256
+MAX_GLOB_CHARS = 512
+MAX_EXPANSIONS = 64
 """Brace alternatives one glob may expand to: `*.{ts,tsx}` is 2, seventeen `{a,b}` groups
 are 131,072 (the language server once stopped answering for 30 s on those)."""
+MAX_EXPANDED_CHARS = 4_096
+MAX_GLOBSTARS = 2
 
 
 class GlobTooComplex(ValueError):
@@ -40,6 +46,26 @@ def compile_glob(glob: str, *, braces: bool = False, ignore_case: bool = False) 
         raise GlobTooComplex(
             f"the glob is {len(glob):,} characters, over the {MAX_GLOB_CHARS:,} allowed"
         )
+    globstars = globstar_count(glob)
+    if globstars > MAX_GLOBSTARS:
+        raise GlobTooComplex(
+            f"the glob has {globstars} `**` folders, over the {MAX_GLOBSTARS} allowed (each "
+            "multiplies the work by the depth of the path)"
+        )
+    if braces:
+        import bracex
+
+        try:
+            expanded = sum(map(len, bracex.iexpand(glob, limit=MAX_EXPANSIONS)))
+        except (bracex.ExpansionLimitException, RecursionError) as exc:
+            raise GlobTooComplex(
+                f"the glob's braces expand to over {MAX_EXPANSIONS:,} alternatives"
+            ) from exc
+        if expanded > MAX_EXPANDED_CHARS:
+            raise GlobTooComplex(
+                f"the glob's alternatives come to {expanded:,} characters, over the "
+                f"{MAX_EXPANDED_CHARS:,} allowed"
+            )
     flags = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.NOUNIQUE
     if braces:
         flags |= wcglob.BRACE
@@ -51,6 +77,11 @@ def compile_glob(glob: str, *, braces: bool = False, ignore_case: bool = False) 
         raise GlobTooComplex(
             f"the glob's braces expand to over {MAX_EXPANSIONS:,} alternatives"
         ) from exc
+
+
+def globstar_count(glob: str) -> int:
+    """`**` that stand for any folders: whole path segments (`a**b` is `a*b`)."""
+    return sum(part == "**" for part in glob.split("/"))
 
 
 def glob_matches(glob: str, path: str, *, braces: bool = False, ignore_case: bool = False) -> bool:

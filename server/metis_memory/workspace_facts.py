@@ -320,7 +320,7 @@ MAX_TOX_GROUPS = 32
 
 def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
     """`[testenv:NAME]` sections and `env_list` (or `envlist`) of `[tox]`, as configparser
-    reads the INI (tox's own reader is a configparser too), each brace product expanded by
+    reads the INI (tox's own ini loader is a configparser too), each brace product expanded by
     bracex under a limit: a product that would exceed `MAX_TOX_NAMES` declares nothing."""
     import configparser
 
@@ -329,7 +329,10 @@ def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
     text = _text(path)
     if text is None:
         return None
-    parser = configparser.ConfigParser(interpolation=None, strict=False, delimiters=("=",))
+    # configparser's option pattern (`.*?\s*[=:]`) is quadratic in a run of spaces; runs are
+    # cut to one space first (no section or environment name holds two).
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
     except configparser.Error:
@@ -342,7 +345,8 @@ def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
         items += _split_outside_braces(listed)
     names: set[str] = set()
     for item in items:
-        item = item.strip()
+        # As tox reads factors: spaces inside braces dropped, a one-factor `{311}` is `311`.
+        item = re.sub(r"\{([^{},]*)\}", r"\1", "".join(item.split()))
         if len(item) > MAX_TOX_ITEM or item.count("{") > MAX_TOX_GROUPS:
             return None
         try:

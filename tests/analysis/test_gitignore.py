@@ -99,3 +99,22 @@ def test_plain_names_compare_as_the_compiled_glob_matches(
     """The string fast path for wildcard-free patterns agrees with wcmatch's compiled glob."""
     rule = _Rule(glob if anchored else f"**/{glob}", include=True, dir_only=False)
     assert rule.matches(path) == bool(compile_glob(rule.glob).match(path))
+
+
+@pytest.mark.parametrize(
+    "gitignore",
+    [
+        "**/a/" * 8 + "b\n",  # a `**` per level: 3 s a match at 32 levels
+        "".join(f"{'x' * 900}{i}*\n" for i in range(20)),  # 16 ms to compile each
+    ],
+)
+def test_patterns_that_would_be_slow_to_match_or_compile_claim_nothing(
+    workspace: Path, gitignore: str
+) -> None:
+    (workspace / ".gitignore").write_text(gitignore)
+    assert Ignores(workspace).ignored("a/" * 31 + "c.go")
+
+
+def test_a_path_too_deep_to_check_claims_nothing(workspace: Path) -> None:
+    (workspace / ".gitignore").write_text("*.log\n")
+    assert Ignores(workspace).ignored("a/" * 40 + "c.go")

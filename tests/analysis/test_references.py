@@ -172,9 +172,9 @@ def test_hostile_content_neither_hangs_nor_crashes(workspace: Path) -> None:
     (workspace / "package.json").write_text("[" * 1_001)
     (workspace / "tox.ini").write_text("[tox]\nenvlist = " + "{}" * 1_200 + "\n")
     text = "- `make build` `npm run x` `tox -e y` and a NUL `src/a\x00b.go`\n"
-    # The Makefile and package.json cannot be read to the end, and the tox.ini's 1,200 brace
-    # groups are past what is expanded: none of them claims anything.
-    assert stale(workspace, text) == []
+    # The Makefile and package.json cannot be read to the end: they claim nothing. The tox.ini's
+    # 1,200 empty groups are no environment at all, so `y` is not declared.
+    assert stale(workspace, text) == ["y"]
     assert time.perf_counter() - started < 2
 
 
@@ -215,3 +215,27 @@ def test_percent_encoded_link_targets_are_decoded(workspace: Path) -> None:
     assert stale(workspace, "- [design](Design%20Notes.md), [gone](Gone%20Notes.md)\n") == [
         "Gone%20Notes.md"
     ]
+
+
+def test_tox_reads_factors_as_tox_does_and_any_ini_syntax(workspace: Path) -> None:
+    """Spaces inside braces are dropped and a one-factor `{lint}` is `lint`; a `key: value`
+    line in another tool's section does not switch the check off."""
+    (workspace / "tox.ini").write_text(
+        "[tox]\nenv_list = py{311, 312}-{lint}, docs\n\n[flake8]\nmax-line-length: 100\n"
+    )
+    text = "- `tox -e py312-lint` `tox -e docs` `tox -e gone`\n"
+    assert stale(workspace, text) == ["gone"]
+
+
+def test_a_tox_ini_of_long_space_runs_is_read_in_linear_time(workspace: Path) -> None:
+    """configparser's option pattern is quadratic in a run of spaces: 40,000-space lines
+    took 9 s per read (and held the GIL past the hook's deadline). A line that is no option
+    makes the file unreadable: it declares nothing."""
+    (workspace / "tox.ini").write_text(
+        "[tox]\nenv_list = lint\n" + ("a" + " " * 40_000 + "b\n") * 20
+    )
+    assert stale(workspace, "- `tox -e gone`\n") == []
+    (workspace / "tox.ini").write_text(
+        "[tox]\nenv_list = lint\n" + ("k =" + " " * 40_000 + "v\n") * 20
+    )
+    assert stale(workspace, "- `tox -e lint` `tox -e gone`\n") == ["gone"]

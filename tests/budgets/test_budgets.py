@@ -327,3 +327,21 @@ def test_a_git_file_that_is_not_a_worktree_link_names_its_own_folder(tmp_path: P
     sub.mkdir()
     (sub / ".git").write_text("gitdir: ../.git/modules/mod\n")
     assert canonical_repository_root(sub) == sub  # a submodule: no commondir
+
+
+@pytest.mark.parametrize(
+    ("globs", "problem"),
+    [
+        (['"' + "**/a/" * 8 + 'b.md"'], "`**` folders, over the 2 allowed"),
+        ([f'"notes/{"x" * 400}{i}*.md"' for i in range(25)], "over the 8,192 allowed"),
+    ],
+)
+def test_globs_too_costly_to_match_are_a_problem_on_their_line(
+    globs: list[str], problem: str
+) -> None:
+    text = "".join(
+        f"[[budget]]\nname = 'b{i}'\nfiles = [{g}]\nunit = 'lines'\nlimit = 9\npast = 'warned'\n"
+        for i, g in enumerate(globs)
+    )
+    config = parse_config(text)
+    assert any(problem in p.message for p in config.problems), config.problems

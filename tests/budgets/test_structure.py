@@ -206,3 +206,16 @@ def test_apply_to_matches_like_vs_code(tmp_path: Path) -> None:
     for apply_to in ("*.ts", "**/*.ts", "src/*.ts"):
         text = f'---\napplyTo: "{apply_to}"\n---\nUse strict.\n'
         assert codes(path, text, tmp_path, tmp_path / "home") == [], apply_to
+
+
+def test_an_apply_to_too_costly_to_tell_says_nothing(tmp_path: Path) -> None:
+    """Seventeen brace groups (131,072 alternatives) held the server for 30 s; a hundred
+    globs, or a glob of `**` folders, would each be compiled on every keystroke."""
+    path = tmp_path / ".github" / "instructions" / "x.instructions.md"
+    for apply_to in (
+        "{a,b}" * 17,
+        ",".join(f"src/*.ext{i}" for i in range(100)),
+        "**/a/" * 6 + "*.py",
+    ):
+        text = f"---\napplyTo: '{apply_to}'\n---\nUse ruff.\n"
+        assert codes(path, text, tmp_path, tmp_path / "home") == []

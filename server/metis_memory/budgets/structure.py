@@ -255,6 +255,8 @@ def _apply_to_findings(text: str, workspace: Path) -> list[Finding]:
     if value is None:
         return []
     globs = [g for part in yaml_strings(value) for g in _split_commas(part) if g.strip()]
+    if len(globs) > APPLY_TO_MAX_GLOBS or sum(map(len, globs)) > APPLY_TO_MAX_CHARS:
+        return []  # more than can be compiled on a keystroke: say nothing rather than guess
     files, complete = _files(workspace, int(time.monotonic() // WALK_SECONDS))
     if not complete:
         return []  # too large a folder to tell on a keystroke: say nothing rather than guess
@@ -282,6 +284,9 @@ def _apply_to_findings(text: str, workspace: Path) -> list[Finding]:
     ]
 
 
+APPLY_TO_MAX_GLOBS = 64
+APPLY_TO_MAX_CHARS = 4_096
+"""Globs of one `applyTo`, and their characters: each is compiled on a keystroke."""
 APPLY_TO_MAX_DIRECTORIES = 2_000
 """The scan for `applyTo` runs on a keystroke: bounded well below a full `check` scan."""
 

@@ -276,8 +276,9 @@ def within(seconds: float, work: Callable[[], T]) -> tuple[bool, T | BaseExcepti
     """(True, what `work` returned or raised) when it finished within `seconds`, else
     (False, None). It runs in a daemon thread, left behind when late: the interpreter does
     not wait for daemon threads at exit, so a check stuck in a hung `lstat` ends with the
-    process instead of holding the user's prompt. (A C call that holds the GIL, which
-    nothing in the check makes for long, could still delay the answer.)"""
+    process instead of holding the user's prompt. (A C call that holds the GIL could still
+    delay the answer: the check's regexes and globs on repository input are bounded for
+    that reason, `globs.py` and `workspace_facts.py`.)"""
     if seconds <= 0:
         return False, None
     import threading  # (here: a memory without references never pays for it)

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..errors import short_repr
+
 BOM = "\ufeff"
 MAX_DEPTH = 256
 """Objects and arrays nested deeper than this are refused: hosts' files need a handful of
@@ -121,7 +123,8 @@ def merged(current: str | None, doc: dict[str, Any], shown: str) -> str:
 
 
 def _has_comment(text: str) -> bool:
-    return re.search(r"^\s*//|/\*", text, re.M) is not None
+    # `[ \t]*`, not `\s*`: under re.M, `\s*` from each of a million newlines is quadratic.
+    return re.search(r"^[ \t]*//|/\*", text, re.M) is not None
 
 
 def _a(value: object) -> str:
@@ -151,8 +154,8 @@ def child(
     if not isinstance(value, kind):
         wanted = "an object" if kind is dict else "an array"
         raise ConfigRefused(
-            f"{where}: {key!r} is {_a(value)}, but the host expects {wanted} there; nothing "
-            "was written. Fix it, or add the entries by hand."
+            f"{where}: {short_repr(key)} is {_a(value)}, but the host expects {wanted} there; "
+            "nothing was written. Fix it, or add the entries by hand."
         )
     return value
 
@@ -245,7 +248,7 @@ class _Reader:
                 key, after_key = self.string(pos)
                 if key in node:
                     raise ConfigRefused(
-                        f"{self.shown} has the key {key!r} twice in one object (again at "
+                        f"{self.shown} has the key {short_repr(key)} twice in one object (again at "
                         f"{self.where(pos)}); hosts read only one of them. Remove the other, "
                         "then run init again. Nothing was written."
                     )
@@ -460,10 +463,10 @@ class _Splice:
         bad = _SURROGATE.search(value)
         if bad:
             raise ConfigRefused(
-                f"{self.shown}: init would write {value!r}, which holds {bad.group()!r}: not a "
-                "character, so it cannot be written as UTF-8; nothing was written. If the "
-                "command given to init (--command) holds bytes that are not UTF-8, give it in "
-                "UTF-8."
+                f"{self.shown}: init would write {short_repr(value)}, which holds "
+                f"{bad.group()!r}: not a character, so it cannot be written as UTF-8; nothing "
+                "was written. If the command given to init (--command) holds bytes that are "
+                "not UTF-8, give it in UTF-8."
             )
         return json.dumps(value, ensure_ascii=False)
 
