@@ -164,20 +164,35 @@ class Ignores:
                     return rule.include
         return False
 
+    def warm(self, rel: str) -> bool:
+        """Whether every `.gitignore` that decides `rel` is read as it now is (so `ignored`
+        costs only `lstat`s and matching; else the caller may read them off its loop)."""
+        parts = [p for p in rel.split("/") if p][:MAX_DEPTH]
+        return all(self._fresh("/".join(parts[:depth])) for depth in range(len(parts)))
+
+    def _stamp(self, folder: str) -> tuple[int, int, int] | None:
+        """The `.gitignore` of `folder`'s stamp; None when there is no such regular file."""
+        try:
+            st = os.lstat(os.path.join(self.root, folder, ".gitignore"))
+        except (OSError, ValueError):
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+    def _fresh(self, folder: str) -> bool:
+        stamp = self._stamp(folder)
+        cached = self._files.get(folder)
+        return stamp is None or (cached is not None and cached[0] == stamp)
+
     def _rules(self, folder: str) -> tuple[_Rule, ...] | None:
         path = os.path.join(self.root, folder, ".gitignore")
-        try:
-            st = os.lstat(path)
-        except (OSError, ValueError):
+        stamp = self._stamp(folder)
+        if stamp is None:
             return ()
-        if not stat.S_ISREG(st.st_mode):
-            return ()
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         cached = self._files.get(folder)
         if cached is not None and cached[0] == stamp:
             return cached[1]
         rules: tuple[_Rule, ...] | None
-        if st.st_size > MAX_BYTES:
+        if stamp[1] > MAX_BYTES:
             rules = None
         else:
             from .budgets.reading import read_bounded
@@ -188,5 +203,8 @@ class Ignores:
                 rules = parse(read.text or "") if ok else None
             except TooMuch:
                 rules = None
+            for rule in rules or ():
+                if rule.literal is None:
+                    rule.matcher  # noqa: B018  compiled here, where the file is read
         self._files[folder] = (stamp, rules)
         return rules

@@ -16,6 +16,7 @@ import os
 import posixpath
 import re
 import stat
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,11 +41,23 @@ DECLARING: dict[Tool, tuple[str, ...]] = {
 }
 
 
-class WorkspaceFacts:
-    """One workspace's answers; declared targets cached per declaring file's (mtime, size)."""
+Defer = Callable[[Callable[[], object]], None]
+"""Runs a read in a worker thread and, once it is done, has the memory analysed again."""
 
-    def __init__(self, root: Path) -> None:
+
+class WorkspaceFacts:
+    """One workspace's answers; declared targets cached per declaring file's (mtime, size).
+
+    With `defer` (the language server), a declaring file or `.gitignore` not read since it
+    changed is never read on the main thread (the event loop): the read goes to `defer`,
+    and the answer meanwhile is "cannot tell" (no stale claim), never remembered."""
+
+    def __init__(self, root: Path, defer: Defer | None = None) -> None:
         self.root = root
+        self._defer = defer
+        self._pending: set[object] = set()
+        self._deferred = 0
+        """Answers given as "cannot tell yet" (on the main thread only)."""
         self._declared: dict[Tool, tuple[object, Targets | None, tuple[Path, ...]]] = {}
         """Per tool: the stamps of every file read (a Makefile and its includes), the answer."""
         self._ignores = Ignores(root)
@@ -73,9 +86,30 @@ class WorkspaceFacts:
         if known is not None:
             answer = known.get(rel)
             if answer is None:
-                answer = known[rel] = self._exists(rel)
+                before = self._deferred
+                answer = self._exists(rel)
+                if self._deferred == before:  # a "cannot tell yet" is not remembered
+                    known[rel] = answer
             return answer
         return self._exists(rel)
+
+    def _later(self, key: object, read: Callable[[], object]) -> bool:
+        """True when `read` was handed to a worker (on the main thread, with `defer`): the
+        caller answers "cannot tell" for now."""
+        if self._defer is None or threading.current_thread() is not threading.main_thread():
+            return False
+        self._deferred += 1
+        if key not in self._pending:
+            self._pending.add(key)
+
+            def job() -> None:
+                try:
+                    read()
+                finally:
+                    self._pending.discard(key)
+
+            self._defer(job)
+        return True
 
     def _exists(self, rel: str) -> bool:
         folder = rel.endswith("/")
@@ -103,7 +137,10 @@ class WorkspaceFacts:
 
     def _ignored(self, rel: str) -> bool:
         """Whether git ignores `rel`, or a `.gitignore` is past its bounds (`gitignore.py`)."""
-        return self._ignores.ignored(rel)
+        ignores = self._ignores
+        if not ignores.warm(rel) and self._later(("ignored", rel), lambda: ignores.ignored(rel)):
+            return True
+        return ignores.ignored(rel)
 
     def moved_to(self, rel: str) -> str | None:
         """Where a missing path went, when the workspace holds exactly one file (or folder,
@@ -140,6 +177,8 @@ class WorkspaceFacts:
         cached = self._declared.get(tool)  # (dict operations are atomic: no lock needed)
         if cached is not None and cached[2][0] == path and cached[0] == _stamps(cached[2]):
             return cached[1]
+        if self._later(("declared", tool), lambda: self.declared(tool)):
+            return None
         read: list[Path] = [path]
         try:
             targets = PARSERS[tool](self.root, path, read)

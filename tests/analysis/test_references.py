@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -239,3 +241,29 @@ def test_a_tox_ini_of_long_space_runs_is_read_in_linear_time(workspace: Path) ->
         "[tox]\nenv_list = lint\n" + ("k =" + " " * 40_000 + "v\n") * 20
     )
     assert stale(workspace, "- `tox -e lint` `tox -e gone`\n") == ["gone"]
+
+
+def test_with_a_defer_the_main_thread_never_reads_a_declaring_file_or_gitignore(
+    workspace: Path,
+) -> None:
+    """The language server passes `defer`: a Makefile or .gitignore not read since it
+    changed is read by the worker it is handed to, and meanwhile nothing is claimed (and
+    no "cannot tell" is remembered as an answer)."""
+    (workspace / "Makefile").write_text("build:\n")
+    (workspace / ".gitignore").write_text("out/\n")
+    jobs: list[Callable[[], object]] = []
+    facts = WorkspaceFacts(workspace, defer=jobs.append)
+    facts.remember()
+    outline = parse("- `make itest` and `src/gone.go` and `out/app.js`\n")
+
+    def claims() -> list[str]:
+        return [
+            f.message.split("`")[1] for f in stale_findings(outline, facts.exists, facts.declared)
+        ]
+
+    assert claims() == []  # on the main thread, cold: handed over, nothing claimed
+    assert len(jobs) == 3  # the Makefile, and the .gitignore for each missing path
+    reader = threading.Thread(target=lambda: [job() for job in jobs])
+    reader.start()
+    reader.join()
+    assert claims() == ["itest", "src/gone.go"]  # warm now: read on no thread but the worker's

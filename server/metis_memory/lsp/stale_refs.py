@@ -7,8 +7,10 @@ files. The server never walks the tree for this."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +36,8 @@ def check_for(ls: MetisLanguageServer, folder: Folder) -> StaleCheck | None:
 
     facts = ls.workspace_facts.get(folder.key)
     if facts is None or facts.root != folder.path:
-        facts = ls.workspace_facts[folder.key] = WorkspaceFacts(folder.path)
+        facts = WorkspaceFacts(folder.path, defer=functools.partial(_read_then_refresh, ls, folder))
+        ls.workspace_facts[folder.key] = facts
         ls.stale_checks.pop(folder.key, None)
     severity = ls.budget_docs.catalog(folder.path).stale_severity
     cached = ls.stale_checks.get(folder.key)
@@ -42,6 +45,24 @@ def check_for(ls: MetisLanguageServer, folder: Folder) -> StaleCheck | None:
         memory_dir = folder.store.path(MemoryFile.MEMORY).parent
         cached = ls.stale_checks[folder.key] = (severity, stale_check(facts, memory_dir, severity))
     return cached[1]
+
+
+def _read_then_refresh(ls: MetisLanguageServer, folder: Folder, read: Callable[[], object]) -> None:
+    """A repository's file read for the stale check (a Makefile, a tox.ini, a .gitignore):
+    in a worker thread, so no request waits behind a large or hostile one; the folder is
+    analysed again once it is read."""
+    loop = ls.loop
+    if loop is None:
+        read()
+        return
+
+    def done(future: asyncio.Future[object]) -> None:
+        if future.exception() is not None:
+            log.error("reading for the stale check failed", exc_info=future.exception())
+        if not ls.stopping and ls.folders.get(folder.key) is folder:
+            ls.refresher.request_folder(folder)
+
+    loop.run_in_executor(None, read).add_done_callback(done)
 
 
 def referenced(ls: MetisLanguageServer, folder: Folder) -> frozenset[tuple[str, str]]:
