@@ -91,3 +91,21 @@ def glob_matches(glob: str, path: str, *, braces: bool = False, ignore_case: boo
     except GlobTooComplex:
         return False
     return bool(matcher.match(path))
+
+
+def split_outside_braces(text: str, *, at_whitespace: bool = False) -> list[str]:
+    """`**/*.ts,**/*.{js,jsx}` -> `**/*.ts`, `**/*.{js,jsx}`: commas outside braces (and
+    whitespace, with `at_whitespace`: tox's `env_list`) separate; empty items are dropped.
+    Linear: one pass, slices, no string built a character at a time."""
+    items: list[str] = []
+    depth, start = 0, 0
+    for i, char in enumerate(text):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and (char == "," or (at_whitespace and char.isspace())):
+            items.append(text[start:i].strip())
+            start = i + 1
+    items.append(text[start:].strip())
+    return [item for item in items if item]

@@ -24,6 +24,7 @@ from .analysis.references import Tool
 from .analysis.stale import StaleCheck, Targets
 from .budgets.reading import read_bounded
 from .gitignore import Ignores
+from .globs import split_outside_braces
 
 MAX_DECLARING_BYTES = 1 * 2**20
 MAX_INCLUDES = 16
@@ -381,7 +382,7 @@ def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
         listed = parser["tox"].get("env_list", parser["tox"].get("envlist", ""))
         if len(listed) > MAX_TOX_LIST:
             return None
-        items += _split_outside_braces(listed)
+        items += split_outside_braces(listed, at_whitespace=True)
     names: set[str] = set()
     for item in items:
         # As tox reads factors: spaces inside braces dropped, a one-factor `{311}` is `311`.
@@ -396,24 +397,6 @@ def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
             return None
     # tox runs `pyXY` environments without any declaration.
     return Targets(frozenset(n.strip() for n in names if n.strip()), patterns=(("py", ""),))
-
-
-def _split_outside_braces(text: str) -> list[str]:
-    """`py{311,312}, lint` -> `py{311,312}`, `lint` (commas and whitespace separate)."""
-    items: list[str] = []
-    depth, start = 0, 0
-    for i, char in enumerate(text):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth = max(0, depth - 1)
-        elif depth == 0 and (char == "," or char.isspace()):
-            if i > start:
-                items.append(text[start:i])
-            start = i + 1
-    if len(text) > start:
-        items.append(text[start:])
-    return items
 
 
 PARSERS: dict[Tool, Callable[[Path, Path, list[Path]], Targets | None]] = {

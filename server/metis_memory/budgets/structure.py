@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..analysis.agent_rules import Frontmatter, frontmatter, imports, yaml_bool, yaml_strings
 from ..analysis.findings import Finding, Severity
-from ..globs import GlobTooComplex, compile_glob
+from ..globs import GlobTooComplex, compile_glob, split_outside_braces
 from .discover import scan
 from .paths import matches
 from .reading import read_bounded
@@ -254,7 +254,7 @@ def _apply_to_findings(text: str, workspace: Path) -> list[Finding]:
     value = fm.fields.get("applyTo") if fm.present else None
     if value is None:
         return []
-    globs = [g for part in yaml_strings(value) for g in _split_commas(part) if g.strip()]
+    globs = [g for part in yaml_strings(value) for g in split_outside_braces(part)]
     if len(globs) > APPLY_TO_MAX_GLOBS or sum(map(len, globs)) > APPLY_TO_MAX_CHARS:
         return []  # more than can be compiled on a keystroke: say nothing rather than guess
     files, complete = _files(workspace, int(time.monotonic() // WALK_SECONDS))
@@ -295,21 +295,6 @@ APPLY_TO_MAX_DIRECTORIES = 2_000
 def _files(workspace: Path, _epoch: int) -> tuple[tuple[str, ...], bool]:
     files, complete = scan(workspace, APPLY_TO_MAX_DIRECTORIES, skip=())
     return tuple(files), complete
-
-
-def _split_commas(value: str) -> list[str]:
-    """`**/*.ts,**/*.{js,jsx}` -> its globs: commas outside braces separate them."""
-    parts: list[str] = []
-    depth, start = 0, 0
-    for i, char in enumerate(value):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth = max(0, depth - 1)
-        elif char == "," and depth == 0:
-            parts.append(value[start:i].strip())
-            start = i + 1
-    return [*parts, value[start:].strip()]
 
 
 # ---- an index plus notes ----------------------------------------------------------------
