@@ -5,6 +5,7 @@ a document, keeps each workspace's catalogue current, and publishes."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,9 @@ class BudgetDocuments:
     on_config_closed: Callable[[], None] | None = None
     """Called when a budgets.toml buffer closes: its problems on disk are published again
     (`budget_config`)."""
+    defer_read: Callable[[Path, Callable[[], object]], None] | None = None
+    """Reads the stale check has not made since a file changed, off the event loop; the
+    workspace's open files are analysed again once done (`sync.read_then_reanalyse`)."""
     _catalogs: dict[Path, tuple[int | None, Catalog]] = field(default_factory=dict)
     _facts: dict[Path, WorkspaceFacts] = field(default_factory=dict)
 
@@ -61,7 +65,9 @@ class BudgetDocuments:
 
         facts = self._facts.get(workspace)
         if facts is None:
-            facts = self._facts[workspace] = WorkspaceFacts(workspace)
+            defer = self.defer_read
+            facts = WorkspaceFacts(workspace, defer and functools.partial(defer, workspace))
+            self._facts[workspace] = facts
         return stale_check(facts, path.parent, self.catalog(workspace).stale_severity)
 
     def catalog(self, workspace: Path) -> Catalog:

@@ -90,7 +90,10 @@ class MetisLanguageServer(LanguageServer):
         symlinked folder, `..` in a path, percent-encoding); the last opened is shown."""
         self.proposals: dict[str, tuple[Folder, MemoryFile]] = {}
         """Open consolidation proposals (by URI) and the file each is for."""
-        self.budget_docs = BudgetDocuments(on_config_closed=lambda: budget_config.closed(self))
+        self.budget_docs = BudgetDocuments(
+            on_config_closed=lambda: budget_config.closed(self),
+            defer_read=lambda workspace, read: sync.read_then_reanalyse(self, workspace, read),
+        )
         self.budget_configs = budget_config.ClosedConfigs()
         """Each client folder's budgets.toml, published while closed."""
         self.budget_checks: dict[str, asyncio.TimerHandle] = {}

@@ -5,7 +5,11 @@ a budget covers (another agent's file) gets its budget diagnostics (`budget_docs
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -15,6 +19,8 @@ from ..errors import MemoryStoreError
 from . import agent_memory, budget_docs, lifecycle
 from .refresh import INLINE_CHARS
 from .views import disk_view
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .server import MetisLanguageServer
@@ -124,6 +130,28 @@ def budget_changed(ls: MetisLanguageServer, uri: str) -> None:
         ls.budget_checks[uri] = ls.loop.call_later(
             ENTRY_CHECKS_PAUSE_S, _complete_budget, ls, uri, doc.version
         )
+
+
+def read_then_reanalyse(
+    ls: MetisLanguageServer, workspace: Path, read: Callable[[], object]
+) -> None:
+    """A repository's file the stale check of an agent's file needs (a Makefile, a
+    .gitignore), read in a worker; the workspace's open agent files are analysed again then."""
+    loop = ls.loop
+    if loop is None:
+        read()
+        return
+
+    def done(future: asyncio.Future[object]) -> None:
+        if future.exception() is not None:
+            log.error("reading for the stale check failed", exc_info=future.exception())
+        if ls.stopping:
+            return
+        for uri, root in list(ls.budget_docs.open.items()):
+            if root == workspace:
+                budget_changed(ls, uri)
+
+    loop.run_in_executor(None, read).add_done_callback(done)
 
 
 def _complete_budget(ls: MetisLanguageServer, uri: str, version: int | None) -> None:
