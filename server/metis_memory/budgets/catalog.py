@@ -21,12 +21,34 @@ def builtin_budgets() -> tuple[Budget, ...]:
     return tuple(Budget.from_dict(entry) for entry in data["budgets"])
 
 
+MAX_REMEMBERED = 4_096
+
+
 @dataclass(frozen=True)
 class Catalog:
     budgets: tuple[Budget, ...]
     problems: tuple[ConfigProblem, ...] = field(default=())
     """What is wrong with `.metis/budgets.toml` (the built-in budgets apply regardless)."""
     stale_severity: str = "information"
+    _covering: dict[tuple[Path, Path | None, Path | None], tuple[Budget, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def covering(
+        self, path: Path, workspace: Path | None, home: Path | None = None
+    ) -> tuple[Budget, ...]:
+        """`paths.budgets_for`, remembered per file for this catalogue (a new `budgets.toml`
+        makes a new catalogue): a keystroke in an agent's file asks it again each time, and
+        34 budgets' globs cost more than the rest of the keystroke."""
+        key = (path, workspace, home)
+        found = self._covering.get(key)
+        if found is None:
+            from .paths import budgets_for
+
+            if len(self._covering) >= MAX_REMEMBERED:
+                self._covering.clear()
+            found = self._covering[key] = tuple(budgets_for(path, workspace, self.budgets, home))
+        return found
 
 
 def catalog(config: UserConfig | None = None) -> Catalog:

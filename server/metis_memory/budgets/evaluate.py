@@ -14,7 +14,7 @@ from ..analysis.positions import utf8_size
 from .catalog import Catalog
 from .measure import Cut, budget_finding, find_cut, size_in
 from .model import Budget, describe
-from .paths import budgets_for, codex_position, repository_root
+from .paths import codex_position, repository_root
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,7 @@ def budget_uses(
     path: Path, text: str, workspace: Path | None, catalog: Catalog, home: Path | None = None
 ) -> list[BudgetUse]:
     return [
-        _use(path, text, workspace, budget)
-        for budget in budgets_for(path, workspace, catalog.budgets, home)
+        _use(path, text, workspace, budget) for budget in catalog.covering(path, workspace, home)
     ]
 
 

@@ -179,8 +179,10 @@ def _codex_file(directory: Path, root: Path) -> tuple[str, int] | None:
         if st is None:
             continue
         size = st.st_size
-        real = Path(os.path.realpath(directory / name))
-        if size <= BLANK_CHECK_BYTES and not _has_text(real, st.st_mtime_ns, size):
+        # Keyed by the file itself (device, inode), not its realpath: a keystroke asks the
+        # chain again, and a realpath costs an lstat per level of the path.
+        file_key = (st.st_dev, st.st_ino, st.st_mtime_ns, size)
+        if size <= BLANK_CHECK_BYTES and not _has_text(directory / name, file_key):
             size = 0
         return name, size
     return None
@@ -191,8 +193,8 @@ BLANK_CHECK_BYTES = 64 * 1024
 
 
 @functools.lru_cache(maxsize=1024)
-def _has_text(path: Path, _mtime_ns: int, _size: int) -> bool:
-    """Read again only when the file changed (its mtime and size are part of the key)."""
+def _has_text(path: Path, _file: tuple[int, int, int, int]) -> bool:
+    """Read again only when the file changed (its inode, mtime and size are the key)."""
     read = read_bounded(path, BLANK_CHECK_BYTES)
     return read.text is None or bool(read.text.strip())
 
