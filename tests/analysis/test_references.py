@@ -267,3 +267,14 @@ def test_with_a_defer_the_main_thread_never_reads_a_declaring_file_or_gitignore(
     reader.start()
     reader.join()
     assert claims() == ["itest", "src/gone.go"]  # warm now: read on no thread but the worker's
+
+
+@pytest.mark.timeout(30)  # a hang guard with 100x margin, not a speed target (make bench)
+def test_a_makefile_of_space_runs_is_read_in_linear_time(workspace: Path) -> None:
+    """The rule pattern was quadratic in a run of spaces: a 1 MiB Makefile of such lines
+    took 9.6 s a read, so these five reads ran past the guard; now they take milliseconds."""
+    line = "x" + " " * 3_990 + "y\n"
+    (workspace / "Makefile").write_text("build:\n" + line * (2**20 // len(line) - 1))
+    for _ in range(5):
+        make = WorkspaceFacts(workspace).declared("make")
+        assert make is not None and make.names == frozenset({"build"})
