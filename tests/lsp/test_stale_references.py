@@ -3,6 +3,7 @@ fresh by the client's file watching (no keystroke), and fixed by the quick fixes
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from lsprotocol import types
@@ -69,6 +70,29 @@ async def test_a_stale_path_is_squiggled_and_follows_the_disk_without_a_keystrok
     (workspace / "Makefile").write_text("test:\n\tpytest\n")
     changed(client, workspace / "Makefile", types.FileChangeType.Changed)
     await client.wait_for_codes(memory, ["stale-reference", "stale-reference"])
+
+
+async def test_a_change_before_the_editor_watches_is_seen_once_it_does(
+    client: MetisClient, workspace: Path
+) -> None:
+    """A slow editor starts its watchers a while after the server asks; a file deleted in
+    between sends no event. The server asks the disk once more when the watchers are up
+    (CI's code-server deleted `api/openapi.yaml` in that window, and the entry was never
+    marked)."""
+    spec = workspace / "api" / "openapi.yaml"
+    spec.parent.mkdir()
+    spec.write_text("openapi: 3.1.0\n")
+    memory = write_memory(workspace, "MEMORY.md", MEMORY + "- The API is in `api/openapi.yaml`.\n")
+    (workspace / "Makefile").write_text("itest:\n\tpytest -m pg\n")
+    gate = client.registration_gate = asyncio.Event()
+    await client.start_session([workspace])
+    client.open(memory)
+    await client.wait_for_codes(memory, ["stale-reference"])  # ratelimit/bucket.go
+    spec.unlink()  # no watcher yet: no event will come
+    gate.set()
+    await client.wait_until(lambda: watched(client), "the stale-reference watchers")
+    await client.wait_for_codes(memory, ["stale-reference", "stale-reference"])
+    assert "`api/openapi.yaml`" in client.diagnostics[file_uri(memory)][1].message
 
 
 async def test_the_moved_file_fix_rewrites_the_entry(client: MetisClient, workspace: Path) -> None:

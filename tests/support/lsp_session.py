@@ -62,6 +62,9 @@ class MetisClient(LanguageClient):
         self.live_registrations: dict[str, types.Registration] = {}
         """By id: registered and not unregistered since."""
         """What the server registered dynamically (`client/registerCapability`)."""
+        self.registration_gate: asyncio.Event | None = None
+        """When set, `client/registerCapability` is answered only once the event is set (a
+        slow editor, whose watchers start a while after the server asked)."""
         self.published_versions: dict[str, int | None] = {}
         self.versions_published: dict[str, list[int]] = {}
         """Every buffer version each URI's diagnostics were published for, in order."""
@@ -386,7 +389,9 @@ def make_client() -> MetisClient:
 
     features[types.WORKSPACE_APPLY_EDIT] = apply_edit
 
-    def register_capability(ls: MetisClient, params: types.RegistrationParams) -> None:
+    async def register_capability(ls: MetisClient, params: types.RegistrationParams) -> None:
+        if ls.registration_gate is not None:
+            await ls.registration_gate.wait()
         ls.registrations.extend(params.registrations)
         ls.live_registrations.update((r.id, r) for r in params.registrations)
         ls.pulse()

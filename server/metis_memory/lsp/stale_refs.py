@@ -153,6 +153,12 @@ async def _replace_registration(ls: MetisLanguageServer) -> None:
                 if facts is not None:
                     facts.remember()
                     facts.forget()
+        # A change made before the editor's watchers were up sent no event (CI's code-server
+        # answered the registration seconds after a file was deleted): ask the disk once more.
+        for key in list(ls.stale_watched):
+            folder = ls.folders.get(key)
+            if folder is not None:
+                ls.refresher.request_folder(folder)
     except Exception as exc:  # a client may refuse: the references are re-checked on edits
         log.info("the client did not register the stale-reference watchers: %s", exc)
 
