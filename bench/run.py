@@ -543,6 +543,50 @@ def hook_runs(ws: Path, n: int) -> dict[str, list[float]]:
 
 
 # ---- the run -------------------------------------------------------------
+def secret_check_writes(root: Path, n: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Each write tool's time through the dispatcher with the secret check and, alternately,
+    with it switched off (the floor): the check scans only the new text. The line cache is
+    cleared before every write, so every line is scanned as if it were new."""
+    from metis_memory import MemoryStore
+    from metis_memory.analysis import secrets
+    from metis_memory.tools import dispatch as tool_dispatch
+
+    root.mkdir(parents=True, exist_ok=True)
+    guard = tool_dispatch.refuse_new_secrets
+    dispatcher = tool_dispatch.memory_dispatcher(MemoryStore(root))
+    body = OVER_SOFT[:3_500]  # near MEMORY.md's 4,096 B hard cap
+
+    def add(i: int) -> tuple[str, dict[str, str]]:
+        return "memory_add", {"file": "USER.md", "entry": f"- prefers tabs, note {i}"}
+
+    def consolidate(i: int) -> tuple[str, dict[str, str]]:
+        return "memory_consolidate", {"file": "MEMORY.md", "content": f"- round {i}\n{body}"}
+
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    for name, make in (("memory_add", add), ("memory_consolidate, 3.5 KB", consolidate)):
+        checked: list[float] = []
+        unchecked: list[float] = []
+        try:
+            for i in range(n):
+                for on in (i % 2 == 0, i % 2 == 1):
+                    tool_dispatch.refuse_new_secrets = guard if on else _no_check
+                    secrets._line_secrets.cache_clear()
+                    tool, arguments = make(i)
+                    t0 = now()
+                    dispatcher.dispatch(tool, arguments)
+                    (checked if on else unchecked).append(now() - t0)
+                if name == "memory_add" and i % 20 == 19:
+                    dispatcher.dispatch("memory_consolidate", {"file": "USER.md", "content": ""})
+        finally:
+            tool_dispatch.refuse_new_secrets = guard
+        out[name] = (checked, unchecked)
+    return out
+
+
+def _no_check(*_args: object) -> None:
+    return None
+
+
 async def run(quick: bool) -> dict[str, Any]:
     keys = 60 if quick else 300
     writes = 10 if quick else 30
@@ -588,6 +632,21 @@ async def run(quick: bool) -> dict[str, Any]:
         )
         r.ok = r.ratio is not None and r.ratio <= 2
         report.add(r)
+
+        # Issue 25: the secret check at write time scans only the new text.
+        written = secret_check_writes(tmp / "ws-writes", 20 if quick else 100)
+        for label, (on, off) in written.items():
+            r = Row(
+                f"{label} with the secret check (p50)",
+                "ms",
+                statistics.median(on) * 1e3,
+                statistics.median(off) * 1e3,
+                "<= 1.2x",
+                None,
+                "floor = the same write, check off",
+            )
+            r.ok = r.ratio is not None and r.ratio <= 1.2
+            report.add(r)
 
         merges = [merge_driver_seconds(_made(tmp / f"merge{i}")) for i in range(1 if quick else 3)]
         r = Row("merge driver, 1,500 entries per side (p50)", "s", statistics.median(merges))

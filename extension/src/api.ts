@@ -33,7 +33,7 @@ export interface MemoryUpdatedEvent {
  * `folder` defaults to the active editor's workspace folder, else the only one. Writes reject
  * with an Error whose `message` is the user-visible text and whose `code` is one of
  * hard_cap_exceeded, not_found, not_unique, invalid_input, unsaved_changes, conflict,
- * server_unavailable.
+ * secret_detected, server_unavailable.
  */
 export interface MetisMemoryApi {
   readonly apiVersion: typeof API_VERSION;

@@ -11,7 +11,9 @@ Command semantics follow the SDK's own `BetaLocalFilesystemMemoryTool` (anthropi
 `lib/tools/_beta_builtin_memory_tool.py`, 2.12), so the model sees the texts it was
 trained on: line-numbered views, `create` refusing an existing file, `str_replace`
 requiring one occurrence. Two differences: the two files always exist (so `delete`
-empties one, and `create` fills an empty one), and nothing can be renamed.
+empties one, and `create` fills an empty one), and nothing can be renamed. As through every
+other door, a write that adds a suspected secret is refused (`tools/secret_guard.py`), and
+what the model is shown has secrets redacted (`tools/redaction.py`).
 
 Needs the `anthropic` extra: `pip install 'metis-memory[anthropic]'`.
 """
@@ -37,6 +39,9 @@ from .errors import MemoryConflict, MemoryStoreError, fmt_bytes
 from .files import CAPS, MemoryFile
 from .store import MemoryStore, WriteResult
 from .tools.dispatch import to_tool_error
+from .tools.errors import ToolExecutionError
+from .tools.redaction import redact
+from .tools.secret_guard import refuse_new_secrets
 
 T = TypeVar("T")
 
@@ -72,7 +77,7 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
                 f"excluding hidden items:\n" + "\n".join(rows) + f"\n(Metis Memory caps: {caps}.)"
             )
         f = _file(command.path)
-        lines = self._text(f).split("\n")
+        lines = redact(self._text(f)).split("\n")
         start = 1
         if command.view_range and len(command.view_range) == 2:
             first, last = command.view_range
@@ -95,10 +100,11 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
                 )
             return command.file_text
 
-        return self._written(command.path, self._rewrite(f, filled))
+        return self._written(command.path, self._rewrite(f, filled, "create", "file_text"))
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         f = _file(command.path)
+        _refuse_secrets("str_replace", "new_str", command.new_str, command.old_str)
         result = self._guard(lambda: self.store.replace(f, command.old_str, command.new_str))
         return self._written(command.path, result)
 
@@ -115,13 +121,15 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
             text = command.insert_text.rstrip("\n").split("\n")
             return "\n".join(lines[: command.insert_line] + text + lines[command.insert_line :])
 
-        return self._written(command.path, self._rewrite(f, inserted))
+        return self._written(
+            command.path, self._rewrite(f, inserted, "insert", "file after the insert")
+        )
 
     def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
         if command.path.rstrip("/") == ROOT:
             raise ToolError(f"{ROOT} itself cannot be deleted; delete one of its two files.")
         f = _file(command.path)
-        self._rewrite(f, lambda _text: "")
+        self._rewrite(f, lambda _text: "", "delete", "file")
         return f"File deleted: {command.path} (Metis keeps the file, now empty)"
 
     def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
@@ -138,13 +146,16 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
         size = self._guard(lambda: self.store.size_bytes(f))
         return f"{size}B" if size < 1024 else f"{size / 1024:.1f}K"
 
-    def _rewrite(self, f: MemoryFile, change: Callable[[str], str]) -> WriteResult:
+    def _rewrite(
+        self, f: MemoryFile, change: Callable[[str], str], command: str, part: str
+    ) -> WriteResult:
         """Read, change, and write back only if nothing was written in between (the store's
         compare-and-swap); a write that lands in between is re-read and the change made
         again, so a concurrent `add` from the CLI or an editor is never overwritten."""
         for _attempt in range(REWRITE_ATTEMPTS):
             snap = self._guard(lambda: self.store.snapshot(f))
             updated = change(snap.text)
+            _refuse_secrets(command, part, updated, snap.text)
             try:
                 return self.store.consolidate(f, updated, expected_hash=snap.sha256)
             except MemoryConflict:
@@ -173,8 +184,15 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
         )
         return (
             f"The memory file {path} has been saved ({fmt_bytes(result.after_size_bytes)} of "
-            f"{fmt_bytes(caps.hard)} at most).{note} It now reads:\n{result.content}"
+            f"{fmt_bytes(caps.hard)} at most).{note} It now reads:\n{redact(result.content)}"
         )
+
+
+def _refuse_secrets(command: str, part: str, text: str, before: str) -> None:
+    try:
+        refuse_new_secrets(command, part, text, before)
+    except ToolExecutionError as exc:
+        raise ToolError(exc.message) from exc
 
 
 def _file(path: str) -> MemoryFile:

@@ -369,6 +369,7 @@ def _mcp(workspace: str | None) -> int:
 
 def _check(workspace: str, fmt: str, stale: bool = False) -> int:
     from . import __version__
+    from .analysis.secret_report import secret_findings
     from .budgets.catalog import workspace_catalog
     from .budgets.report import sarif, workspace_budgets, workspace_rule_problems
     from .disk_state import read_disk
@@ -416,9 +417,12 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
 
         stale_refs = stale_references(store, texts)
     stale_lines = [f".metis/{s.file.value}:{s.line}:{s.column}: {s.message}" for s in stale_refs]
+    # The text read from disk (a file too large to read has none: it is reported above).
+    secrets = [found for f in MemoryFile for found in secret_findings(f.value, texts[f])]
     if fmt == "sarif":
         config = [(p.line, p.message) for p in budgets.problems]
-        print(json.dumps(sarif(budget_lines, __version__, rule_problems, config), indent=2))
+        log = sarif(budget_lines, __version__, rule_problems, config, secrets)
+        print(json.dumps(log, indent=2))
     elif fmt == "json":
         out: dict[str, object] = dict(report)
         out["budgets"] = [line.to_json() for line in budget_lines]
@@ -426,13 +430,15 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
         out["rule_problems"] = [p.to_json() for p in rule_problems]
         if stale:
             out["stale_references"] = [{"file": s.file.value, **s.to_json()} for s in stale_refs]
+        out["secrets"] = [s.to_json() for s in secrets]
         print(json.dumps(out, indent=2))
     else:
         lines += [line.text_line() for line in budget_lines]
         lines += [p.text_line() for p in rule_problems]
-        print("\n".join(lines + problems + stale_lines))
+        secret_lines = [s.text_line() for s in secrets]
+        print("\n".join(lines + problems + stale_lines + secret_lines))
     failed = failed or bool(problems) or any(line.loses_text for line in budget_lines)
-    failed = failed or bool(stale_refs)
+    failed = failed or bool(stale_refs) or bool(secrets)
     return EXIT_FAIL if failed else EXIT_OK
 
 
@@ -444,7 +450,9 @@ def _prompt(args: argparse.Namespace) -> int:
             base = args.base_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read --base-file {str(args.base_file)!r}: {exc}") from exc
-    sys.stdout.write(store.assemble_system_prompt(base) + "\n")
+    from .tools.redaction import redacted_prompt
+
+    sys.stdout.write(redacted_prompt(store, base) + "\n")
     return EXIT_OK
 
 

@@ -46,6 +46,7 @@ from .mcp_subscriptions import MemorySubscriptions, resource_uri
 from .store import MemoryStore
 from .tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 from .tools.read import memory_read
+from .tools.redaction import redacted_prompt, redacted_text
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +103,9 @@ class MemoryMCPServer(MCPServer):
         )
 
     def _add_resources_and_prompt(self) -> None:
-        """Each memory file as a resource (text/markdown, as on disk), and a `memory` prompt
-        with the assembled memory, for hosts that offer prompts as slash commands."""
+        """Each memory file as a resource (text/markdown, as on disk but for redacted
+        secrets), and a `memory` prompt with the assembled memory, for hosts that offer
+        prompts as slash commands."""
         for f in MemoryFile:
             self.resource(
                 resource_uri(f),
@@ -142,7 +144,7 @@ class MemoryMCPServer(MCPServer):
 
     def _read_file(self, f: MemoryFile) -> str:
         try:
-            return self.store.snapshot(f).text
+            return redacted_text(self.store, f)
         except MemoryStoreError as exc:
             from mcp.server.mcpserver.exceptions import ResourceError
 
@@ -151,10 +153,10 @@ class MemoryMCPServer(MCPServer):
     async def _on_read_resource(
         self, ctx: Any, params: ReadResourceRequestParams
     ) -> ReadResourceResult:
-        """A memory file as on disk, then, when entries in it may be stale, a second
-        (text/plain) part under its own URI naming them: an agent reading the resource
-        learns which facts to check, and a client keeping the file's part by its URI keeps
-        the file byte for byte."""
+        """A memory file as on disk (secrets redacted), then, when entries in it may be stale,
+        a second (text/plain) part under its own URI naming them: an agent reading the
+        resource learns which facts to check, and a client keeping the file's part by its URI
+        keeps the file's text whole."""
         uri = str(params.uri)
         file = _memory_file_of(uri)
         if file is None:
@@ -170,7 +172,7 @@ class MemoryMCPServer(MCPServer):
 
     def _read_or_fail(self, f: MemoryFile) -> str:
         try:
-            return self.store.snapshot(f).text
+            return redacted_text(self.store, f)
         except MemoryStoreError as exc:
             raise MCPError(INTERNAL_ERROR, str(exc), {"uri": resource_uri(f)}) from exc
 
@@ -291,7 +293,7 @@ class MemoryMCPServer(MCPServer):
 
     def _assemble(self, base: str) -> str:
         try:
-            return self.store.assemble_system_prompt(base)
+            return redacted_prompt(self.store, base)
         except MemoryStoreError as exc:
             raise _tool_error(exc) from exc
 
@@ -300,11 +302,13 @@ _STALE_PART = (
     " When entries name workspace paths or make/npm/just/task/tox targets that no longer "
     "exist, a second, text/plain part (its URI ends /stale-references) names them."
 )
+_RESOURCE_PART = (
+    " as it is on disk, suspected secrets redacted. Read-only here; change it with "
+    "memory_add, memory_replace or memory_consolidate." + _STALE_PART
+)
 RESOURCE_DESCRIPTIONS = {
-    MemoryFile.MEMORY: "Workspace facts: .metis/MEMORY.md as it is on disk. Read-only here; "
-    "change it with memory_add, memory_replace or memory_consolidate." + _STALE_PART,
-    MemoryFile.USER: "Facts about the user: .metis/USER.md as it is on disk. Read-only here; "
-    "change it with memory_add, memory_replace or memory_consolidate." + _STALE_PART,
+    MemoryFile.MEMORY: "Workspace facts: .metis/MEMORY.md" + _RESOURCE_PART,
+    MemoryFile.USER: "Facts about the user: .metis/USER.md" + _RESOURCE_PART,
 }
 STALE_META_KEY = "metis-memory/staleReferences"
 """The stale part's `_meta`: each reference's line, column, text and message, for clients."""

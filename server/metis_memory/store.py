@@ -163,7 +163,7 @@ class MemoryStore:
     def assemble_system_prompt(self, base: str) -> str:
         """Compose: base + USER.md section + MEMORY.md section, read fresh. A `base` that
         is not plain text (NUL, lone surrogates) is refused, like any text a write gets."""
-        _check_text("the system prompt", "base", base, "no prompt was assembled")
+        check_text("the system prompt", "base", base, "no prompt was assembled")
         return compose_prompt(
             base,
             self.snapshot(MemoryFile.USER).text,
@@ -173,7 +173,7 @@ class MemoryStore:
     # ---- writes -----------------------------------------------------------
     def add_entry(self, file: MemoryFile | str, entry: str) -> WriteResult:
         f = parse_memory_file(file)
-        _check_text(f.value, "entry", entry)
+        check_text(f.value, "entry", entry)
         if not entry.strip():
             raise EmptyEntry(f.value)
 
@@ -198,8 +198,8 @@ class MemoryStore:
         f = parse_memory_file(file)
         if not old_text:
             raise EmptyOldText(f.value)
-        _check_text(f.value, "old", old_text)
-        _check_text(f.value, "new", new_text)
+        check_text(f.value, "old", old_text)
+        check_text(f.value, "new", new_text)
 
         def substitute(current: str) -> str:
             count = count_occurrences(current, old_text)
@@ -219,7 +219,7 @@ class MemoryStore:
         compare-and-swap checked under the lock: a file changed since raises MemoryConflict
         and nothing is written, so a read-modify-write never drops a concurrent write."""
         f = parse_memory_file(file)
-        _check_text(f.value, "content", new_content)
+        check_text(f.value, "content", new_content)
         # Replacing the whole file is the deliberate way out of a non-UTF-8 file.
         return self._write(
             f,
@@ -505,9 +505,8 @@ def _resolve(path: Path) -> Path:
         raise StorageError("resolve", path, exc) from exc
 
 
-def _check_text(
-    where: str, field: str, text: str, consequence: str = "nothing was written"
-) -> None:
+def check_text(where: str, field: str, text: str, consequence: str = "nothing was written") -> None:
+    """Refuse what is not plain text (not a str, a NUL, a lone surrogate): `InvalidText`."""
     if not isinstance(text, str):
         raise InvalidText(where, field, f"is {type(text).__name__}, not text", consequence)
     if "\x00" in text:

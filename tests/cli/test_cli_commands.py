@@ -47,7 +47,15 @@ def test_check_json(cli: Runner, workspace: Path) -> None:
     result = cli("check", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert set(report) == {"MEMORY.md", "USER.md", "budgets", "config_problems", "rule_problems"}
+    assert set(report) == {
+        "MEMORY.md",
+        "USER.md",
+        "budgets",
+        "config_problems",
+        "rule_problems",
+        "secrets",
+    }
+    assert report["secrets"] == []
     assert report["MEMORY.md"] == {
         "size_bytes": 12,
         "soft_cap": 2048,

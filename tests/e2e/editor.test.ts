@@ -345,6 +345,32 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     assert.equal(read['USER.md']?.soft_cap, 1536);
   });
 
+  step('no secret reaches the model through the language-model tools', async () => {
+    // In pieces, so that secret scanners do not flag this file.
+    const token = ['ghp_', 'aB3dE5gH7jK9mN1p', 'Q3sT5vW7yZ9bC1dE3fG5'].join('');
+    const before = disk(userPath());
+    const refused = await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'USER.md', entry: `- deploy key: ${token}` } });
+    assert.match(refused, /^Error \(secret_detected\): .*GitHub.*line 1, column 15/s);
+    assert.ok(!refused.includes(token.slice(4, 12)), refused);
+    assert.equal(disk(userPath()), before, 'nothing written');
+    // A secret typed into the file by hand is redacted in what the model reads, the rest is not.
+    fs.writeFileSync(userPath(), `${before}- typed by hand: ${token}\n`);
+    try {
+      await buffersInSync();
+      const read = JSON.parse(await bridge.call<string>('/invokeTool', { name: 'memory_read', input: {} })) as Record<string, { content: string }>;
+      const content = read['USER.md']?.content ?? '';
+      assert.ok(!content.includes(token.slice(4, 12)), content);
+      assert.match(content, /- typed by hand: \[redacted: [^\]]*GitHub[^\]]*\]/);
+      assert.ok(content.startsWith(before.trimEnd()), 'every other entry reaches the model');
+      const added = await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'USER.md', entry: '- Reviews on Fridays.' } });
+      assert.ok(!added.startsWith('Error') && !added.includes(token.slice(4, 12)), added);
+      assert.match(added, /\[redacted: [^\]]*GitHub[^\]]*\]/);
+    } finally {
+      fs.writeFileSync(userPath(), before);
+    }
+    await buffersInSync();
+  });
+
   step('the exported API reports usage and fires onDidUpdateMemory for every write', async () => {
     assert.equal(await bridge.call<number>('/apiVersion'), 1);
     const usage = await bridge.call<Record<string, { size_bytes: number; soft_cap: number }>>('/api', { method: 'usage' });

@@ -90,7 +90,7 @@ async def test_a_change_before_the_editor_watches_is_seen_once_it_does(
     await client.wait_for_codes(memory, ["stale-reference"])  # ratelimit/bucket.go
     spec.unlink()  # no watcher yet: no event will come
     gate.set()
-    await client.wait_until(lambda: watched(client), "the stale-reference watchers")
+    await client.wait_until(lambda: bool(watched(client)), "the stale-reference watchers")
     await client.wait_for_codes(memory, ["stale-reference", "stale-reference"])
     assert "`api/openapi.yaml`" in client.diagnostics[file_uri(memory)][1].message
 

@@ -58,8 +58,10 @@ async def test_metis_dir_created_after_start_is_picked_up(
     await client.wait_for_note("metis/usageChanged", lambda p: True)
     assert not (workspace / ".metis").exists()
     (workspace / "unrelated.txt").write_text("noise at the top level is ignored\n")
-    await cli("add", "-w", str(workspace), "USER.md", "- token = abcdef123456")
-    await client.wait_for_codes(workspace / ".metis" / "USER.md", ["secret"], timeout=FOLLOW_S)
+    await cli("add", "-w", str(workspace), "USER.md", "- same fact\n- same fact")
+    await client.wait_for_codes(
+        workspace / ".metis" / "USER.md", ["duplicate-entry"], timeout=FOLLOW_S
+    )
 
 
 async def test_metis_dir_deleted_and_recreated(client: MetisClient, workspace: Path) -> None:

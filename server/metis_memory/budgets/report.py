@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.findings import Finding, Severity
+from ..analysis.secret_report import SecretFinding
 from .catalog import Catalog
 from .discover import budgeted_files, files_matching
 from .evaluate import BudgetUse, budget_uses, use_finding
@@ -91,11 +92,16 @@ def sarif(
     version: str,
     problems: list[RuleProblem] | None = None,
     config_problems: list[tuple[int, str]] | None = None,
+    secrets: list[SecretFinding] | None = None,
 ) -> dict[str, Any]:
     """SARIF 2.1.0 for code-scanning uploads: one result per exceeded budget, per rule
-    problem and per problem of `.metis/budgets.toml`."""
+    problem, per problem of `.metis/budgets.toml` and per suspected secret in a memory file
+    (a rule per kind, `metis-memory/secret/<kind>`; the value never appears)."""
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
+    for secret in secrets or []:
+        rules.setdefault(secret.rule_id, secret.sarif_rule())
+        results.append(secret.sarif_result())
     for line_number, message in config_problems or []:
         rules["budgets-config"] = {
             "id": "budgets-config",
@@ -172,6 +178,7 @@ def sarif(
                     }
                 },
                 "results": results,
+                "columnKind": "utf16CodeUnits",
             }
         ],
     }

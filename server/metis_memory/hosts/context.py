@@ -17,6 +17,7 @@ from ..errors import MemoryFileTooLarge, fmt_bytes
 from ..files import CAPS, MemoryFile
 from ..prompt import compose_prompt
 from ..store import MemoryStore
+from ..tools.redaction import redact
 
 OPEN_TAG, CLOSE_TAG = "<metis-memory>", "</metis-memory>"
 
@@ -96,7 +97,7 @@ def read_context(store: MemoryStore, *, stale: bool = True) -> MemoryContext:
             texts[f] = _too_large_note(f, exc.size)
             digest.update(f"{f.value}:too-large:{exc.size}\0".encode())
             continue
-        texts[f] = _within_hard_cap(f, snap.text)
+        texts[f] = _within_hard_cap(f, redact(snap.text))  # it goes to a model
         on_disk[f] = snap.text
         digest.update(f"{f.value}:{snap.sha256}\0".encode())
     context = MemoryContext(
@@ -108,10 +109,12 @@ def read_context(store: MemoryStore, *, stale: bool = True) -> MemoryContext:
 
 
 def stale_note_for(store: MemoryStore, on_disk: Mapping[MemoryFile, str]) -> str | None:
-    """The one-line stale note for the files' text, however long the check takes."""
+    """The one-line stale note for the files' text, however long the check takes; a
+    reference holding a secret (a token in a path) is named redacted, like the files."""
     from ..staleness import stale_note, stale_references
 
-    return stale_note(stale_references(store, on_disk))
+    note = stale_note(stale_references(store, on_disk))
+    return None if note is None else redact(note)
 
 
 def _within_hard_cap(f: MemoryFile, text: str) -> str:

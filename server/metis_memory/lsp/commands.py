@@ -141,24 +141,28 @@ async def refuse_unsaved(
 
 async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
     from ..tools.command_inputs import AssemblePromptArgs
+    from ..tools.redaction import redacted_prompt
 
     params = parse(ASSEMBLE_PROMPT, args, AssemblePromptArgs)
     folder = take_folder(ls, ASSEMBLE_PROMPT, params.workspace)
     try:
-        return await asyncio.to_thread(folder.store.assemble_system_prompt, params.base)
+        return await asyncio.to_thread(redacted_prompt, folder.store, params.base)
     except MemoryStoreError as exc:
         raise from_store_error(exc) from None
 
 
 def consolidation_prompt(args: tuple[Any, ...]) -> str:
     """`metis.consolidationPrompt {file, text}`: what a language model is asked, so that every
-    editor drafts a consolidation with the same instruction."""
+    editor drafts a consolidation with the same instruction. Suspected secrets in the text
+    are redacted (the draft then holds `[redacted: KIND]` where they were: applying it takes
+    them out of the file)."""
     from ..consolidation_prompt import consolidation_prompt as prompt
     from ..files import MemoryFile
     from ..tools.command_inputs import ConsolidationPromptArgs
+    from ..tools.redaction import redact
 
     params = parse(CONSOLIDATION_PROMPT, args, ConsolidationPromptArgs)
-    return prompt(MemoryFile(params.file), params.text)
+    return prompt(MemoryFile(params.file), redact(params.text))
 
 
 async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:

@@ -1,14 +1,29 @@
-"""The agent-facing tools: input schemas, definitions, and the dispatcher over the store."""
+"""The agent-facing tools: input schemas, definitions, and the dispatcher over the store.
 
-from .definitions import MEMORY_TOOL_DEFINITIONS, SideEffects, ToolDefinition
-from .dispatch import (
-    ErrorCode,
-    ToolDispatcher,
-    ToolExecutionError,
-    ToolResult,
-    memory_dispatcher,
-    register_memory_tools,
-)
+The names below load on first use: the hooks import `tools.redaction` on every prompt and
+must not pay for pydantic (about 0.12 s) to do so."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .definitions import MEMORY_TOOL_DEFINITIONS, SideEffects, ToolDefinition
+    from .dispatch import ToolDispatcher, ToolResult, memory_dispatcher, register_memory_tools
+    from .errors import ErrorCode, ToolExecutionError
+
+_HOME = {
+    "MEMORY_TOOL_DEFINITIONS": "definitions",
+    "SideEffects": "definitions",
+    "ToolDefinition": "definitions",
+    "ToolDispatcher": "dispatch",
+    "ToolResult": "dispatch",
+    "memory_dispatcher": "dispatch",
+    "register_memory_tools": "dispatch",
+    "ErrorCode": "errors",
+    "ToolExecutionError": "errors",
+}
 
 __all__ = [
     "MEMORY_TOOL_DEFINITIONS",
@@ -21,3 +36,10 @@ __all__ = [
     "memory_dispatcher",
     "register_memory_tools",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{home}", __name__), name)

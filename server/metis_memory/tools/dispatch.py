@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -35,39 +35,17 @@ from ..events import EventSink, Operation, events_for_write
 from ..files import CAPS, MemoryFile
 from ..store import MemoryStore, WriteResult
 from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE, ToolDefinition
+from .errors import ErrorCode, ToolExecutionError
 from .inputs import (
     MemoryAddInput,
     MemoryConsolidateInput,
     MemoryReplaceInput,
     describe_problems,
 )
-
-ErrorCode = Literal[
-    "hard_cap_exceeded",
-    "not_found",
-    "not_unique",
-    "invalid_input",
-    "unsaved_changes",
-    "conflict",
-    "not_utf8",
-    "unsafe_path",
-    "storage_error",
-    "busy",
-    "unknown_tool",
-]
-ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
+from .redaction import redact
+from .secret_guard import refuse_new_secrets
 
 SOFT_CAP_HINT = "— over soft cap; consider memory_consolidate"
-
-
-class ToolExecutionError(Exception):
-    """A tool failure an agent or user caused; `str(error)` is the text to show them."""
-
-    def __init__(self, code: ErrorCode, message: str, *, is_user_visible: bool = True) -> None:
-        super().__init__(message)
-        self.code: ErrorCode = code
-        self.message = message
-        self.is_user_visible = is_user_visible
 
 
 @dataclass(frozen=True)
@@ -78,15 +56,17 @@ class ToolResult:
 
     @property
     def agent_text(self) -> str:
-        """The spec's result line, then the whole file as it now is: an agent that wrote
-        sees the current memory within its session, with no hook and no second call."""
+        """The spec's result line, then the whole file as it now is (secrets redacted, as
+        everywhere memory reaches a model): an agent that wrote sees the current memory
+        within its session, with no hook and no second call."""
         write = self.write
         if write is None:
             return self.text
         name = write.file.value
         if not write.content.strip():
             return f"{self.text}\n\n{name} is now empty."
-        return f"{self.text}\n\n{name} now reads (the whole file):\n\n{write.content.rstrip()}"
+        content = redact(write.content).rstrip()
+        return f"{self.text}\n\n{name} now reads (the whole file):\n\n{content}"
 
     def to_json(self) -> dict[str, object]:
         """A write as the LSP command and `metis-memory ... --json` return it: the
@@ -240,17 +220,23 @@ def register_memory_tools(
 
     def add(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryAddInput)
+        refuse_new_secrets(MEMORY_ADD.name, "entry", params.entry)
         return finish(
             "add", "Added entry to", store.add_entry(MemoryFile(params.file), params.entry)
         )
 
     def replace(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryReplaceInput)
+        refuse_new_secrets(MEMORY_REPLACE.name, "new text", params.new, params.old)
         result = store.replace(MemoryFile(params.file), params.old, params.new)
         return finish("replace", "Replaced text in", result)
 
     def consolidate(params: BaseModel, expected_hash: str | None) -> ToolResult:
         assert isinstance(params, MemoryConsolidateInput)
+        file = MemoryFile(params.file)
+        refuse_new_secrets(
+            MEMORY_CONSOLIDATE.name, "content", params.content, lambda: store.snapshot(file).text
+        )
         result = store.consolidate(
             MemoryFile(params.file), params.content, expected_hash=expected_hash
         )

@@ -1,5 +1,6 @@
 """The read-only `memory_read` answer, one shape for every host (MCP, the language
-server's `metis.read`, the VS Code language-model tool): each file's text on disk and
+server's `metis.read`, the VS Code language-model tool): each file's text on disk (suspected
+secrets redacted, `redaction.py`: this answer goes to a model) and
 its usage against the caps, and the references its entries make that the workspace no
 longer bears out (`stale_references`: line, column, reference, message). A file that cannot
 be read is reported in its own entry (`error`, empty `content`), so the other file still
@@ -10,6 +11,7 @@ from __future__ import annotations
 from ..disk_state import read_disk
 from ..files import MemoryFile
 from ..store import MemoryStore
+from .redaction import redact
 
 
 def memory_read(store: MemoryStore) -> dict[str, dict[str, object]]:
@@ -19,7 +21,7 @@ def memory_read(store: MemoryStore) -> dict[str, dict[str, object]]:
     texts: dict[MemoryFile, str] = {}
     for f in MemoryFile:
         state = read_disk(store, f)
-        texts[f] = state.snapshot.text if state.snapshot else ""
+        texts[f] = redact(state.snapshot.text) if state.snapshot else ""
         entry: dict[str, object] = {
             **state.usage.to_json(),
             "utf8_valid": state.snapshot.utf8_valid if state.snapshot else None,
