@@ -148,6 +148,19 @@ def test_rule_files_agents_ignore_are_listed_in_every_format(cli: Runner, worksp
     assert regions["missing-import"] == {"startLine": 2, "startColumn": 5}
 
 
+def test_sarif_columns_are_utf16_code_units_as_its_run_declares(
+    cli: Runner, workspace: Path
+) -> None:
+    """After an emoji (two UTF-16 units, one character) the SARIF column is one more than the
+    text report's."""
+    (workspace / "CLAUDE.md").write_text("# Rules\n😀 See @docs/gone.md for setup.\n")
+    assert "CLAUDE.md:2:7: missing-import" in cli("check").stdout
+    run = json.loads(cli("check", "--format", "sarif").stdout)["runs"][0]
+    assert run["columnKind"] == "utf16CodeUnits"
+    region = run["results"][0]["locations"][0]["physicalLocation"]["region"]
+    assert region == {"startLine": 2, "startColumn": 8}
+
+
 def test_a_budgets_toml_cannot_reach_outside_the_workspace(
     cli: Runner, workspace: Path, home: Path
 ) -> None:

@@ -134,7 +134,10 @@ def sarif(
                     {
                         "physicalLocation": {
                             "artifactLocation": {"uri": problem.shown},
-                            "region": {"startLine": problem.line, "startColumn": problem.column},
+                            "region": {
+                                "startLine": problem.line,
+                                "startColumn": problem.utf16_column or problem.column,
+                            },
                         }
                     }
                 ],
@@ -191,7 +194,10 @@ class RuleProblem:
     shown: str
     line: int
     column: int
+    """In characters, as the text and JSON reports count."""
     finding: Finding
+    utf16_column: int = 0
+    """In UTF-16 code units, SARIF's `columnKind` (differs after an emoji on the line)."""
 
     def text_line(self) -> str:
         return (
@@ -217,6 +223,10 @@ def workspace_rule_problems(workspace: Path, home: Path | None = None) -> list[R
             continue
         for finding in structure_findings(path, read.text, workspace, home):
             line = read.text.count("\n", 0, finding.start) + 1
-            column = finding.start - (read.text.rfind("\n", 0, finding.start) + 1) + 1
-            problems.append(RuleProblem(shown_path(path, workspace, home), line, column, finding))
+            line_start = read.text.rfind("\n", 0, finding.start) + 1
+            column = finding.start - line_start + 1
+            before = read.text[line_start : finding.start]
+            utf16 = len(before.encode("utf-16-le", "surrogatepass")) // 2 + 1
+            shown = shown_path(path, workspace, home)
+            problems.append(RuleProblem(shown, line, column, finding, utf16))
     return problems
