@@ -23,8 +23,8 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check server tests
-	$(VENV)/bin/ruff format --check server tests
+	$(VENV)/bin/ruff check server tests scripts bench
+	$(VENV)/bin/ruff format --check server tests scripts bench
 	@scripts/apt-install.sh shellcheck  # actionlint checks the workflows' shell steps with it
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-import time
+import re
 from importlib import resources
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metis_memory.analysis.secrets import (
+    OVERLAP,
     RULES_FILE,
     SecretMatch,
     find_secrets,
@@ -22,19 +25,54 @@ KEY_BLOCK = (
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
     "-----END OPENSSH PRIVATE KEY-----"
 )
+ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def random_part(size: int, seed: str, alphabet: str = ALNUM) -> str:
+    """`size` characters that look random (a key's body), the same on every run. Keys are
+    put together here, never written out, so that secret scanners do not flag this file."""
+    out = ""
+    while len(out) < size:
+        digest = hashlib.sha256(f"{seed}/{len(out)}".encode()).digest()
+        out += "".join(alphabet[b % len(alphabet)] for b in digest)
+    return out[:size]
+
+
+GITHUB_CLASSIC = "ghp_" + random_part(36, "ghp")
+GITHUB_FINE_GRAINED = "github_pat_" + random_part(22, "pat1") + "_" + random_part(59, "pat2")
+SLACK_BOT = "xoxb-" + "1234567890-1234567890123-" + random_part(24, "xoxb")
+SLACK_USER = "xoxp-" + "1234567890-1234567890-1234567890123-" + random_part(32, "xoxp")
+SLACK_WEBHOOK = (
+    "https://hooks.slack.com/services/T"
+    + random_part(8, "T", ALNUM[:36])
+    + "/B"
+    + random_part(8, "B", ALNUM[:36])
+    + "/"
+    + random_part(24, "hook")
+)
+OPENAI_MARKED = (
+    "sk-proj-" + random_part(74, "oa1") + "T3Blbk" + "FJ" + random_part(74, "oa2")
+)  # the shape gitleaks knows (`T3BlbkFJ` is "OpenAI" in base64)
+OPENAI_PROJECT = "sk-proj-" + random_part(48, "oa3")
+ANTHROPIC = "sk-ant-api03-" + random_part(93, "ant") + "AA"
+GOOGLE = "AIza" + random_part(35, "gcp")
+STRIPE_LIVE = "sk_live_" + random_part(24, "stripe")
 
 
 @pytest.mark.parametrize(
     ("kind", "secret"),
     [
         ("AWS access key", "AKIAIOSFODNN7EXAMPLE"),
-        ("GitHub token", "ghp_" + "a1B2" * 9),
-        ("GitHub token", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop"),
-        ("Anthropic API key", "sk-ant-api03-" + "x1Y2z3" * 5),
-        ("OpenAI API key", "sk-proj-" + "Ab12Cd34" * 4),
-        ("Slack token", "xoxb-1234567890-abcdefghij"),
-        ("Google API key", "AIza" + "Sy" + "A1b2C3d4E5" * 3 + "f6G"),
-        ("Stripe key", "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"),
+        ("GitHub token", GITHUB_CLASSIC),
+        ("GitHub token", GITHUB_FINE_GRAINED),
+        ("Anthropic API key", ANTHROPIC),
+        ("OpenAI API key", OPENAI_MARKED),
+        ("OpenAI API key", OPENAI_PROJECT),
+        ("Slack token", SLACK_BOT),
+        ("Slack token", SLACK_USER),
+        ("Slack webhook", SLACK_WEBHOOK),
+        ("Google API key", GOOGLE),
+        ("Stripe key", STRIPE_LIVE),
         ("JSON web token", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.c2lnbmF0dXJlMTIz"),
         ("private key", KEY_BLOCK),
     ],
@@ -83,7 +121,7 @@ def test_an_unterminated_key_block_runs_to_the_end() -> None:
 
 
 def test_matches_do_not_overlap_and_come_in_order() -> None:
-    text = "token=ghp_" + "a1B2" * 9 + " and AKIAIOSFODNN7EXAMPLE"
+    text = f"token={GITHUB_CLASSIC} and AKIAIOSFODNN7EXAMPLE"
     found = find_secrets(text)
     assert [m.kind for m in found] == ["GitHub token", "AWS access key"]
     assert found[0].end <= found[1].start
@@ -136,7 +174,7 @@ MISSED_BEFORE = {
         "xapp-1-A0123456789-1234567890123-abcdef0123456789"
     ),
     "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX1234567": (
-        "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX1234567"
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX1234567"
     ),
     "pypi-AgEIcHlwaS5vcmcAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2n": (
         "pypi-AgEIcHlwaS5vcmcAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2nAb3dEf6hIj9kLm2n"
@@ -187,40 +225,171 @@ def test_formats_that_were_missed_are_found(text: str) -> None:
         "- password: changeme (the dev container's default)",
         "- use https://user@host/path for clones",
         "- key bindings: ctrl+k then ctrl+s",
+        "- Build with `make test`; CI runs `bash .ci/run`.",
+        "- Docs at https://example.com/docs/api?version=2",
+        "- api_key: see ${OPENAI_API_KEY}",
+        "- The app sends password reset emails via SES.",
+        "- Requires Python 3.11.7 and node v24.3.0",
+        "- Fixed in commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 (see PR #412)",
+        "- sha256 of the release tarball is "
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "- token = lexer output",
+        "- UUIDs look like 123e4567-e89b-12d3-a456-426614174000",
+        "- the deploy key lives in 1Password under `Deploy`; use $DEPLOY_KEY",
+        "- client_secret comes from the vault (`vault kv get secret/app`)",
+        "- auth: OAuth device flow, tokens cached in ~/.config/app/token.json",
     ],
 )
 def test_memory_entries_that_are_not_secrets(text: str) -> None:
     assert find_secrets(text) == []
 
 
-# ---- hostile input: every rule stays linear --------------------------------------------------
-
-HOSTILE_SIZE = 4 * 1024 * 1024
-"""The analysis limit: above it only the cap and UTF-8 findings are computed."""
-HOSTILE_BOUND_S = 20.0
-"""For all hostile inputs together on a loaded two-core machine; the JWT run alone took
-about an hour at this size before the patterns were bounded. Speed targets are in `make bench`."""
+def test_a_key_below_its_rules_entropy_is_a_placeholder() -> None:
+    """gitleaks' entropy threshold: a token of the right shape made of few characters is
+    not reported, the same shape with a random body is."""
+    assert find_secrets("- CI token: ghp_" + "x" * 36) == []
+    assert [m.kind for m in find_secrets(f"- CI token: {GITHUB_CLASSIC}")] == ["GitHub token"]
 
 
-def hostile_inputs() -> dict[str, str]:
-    runs = {"eyJ-", "eyJa.", "ghp_", "sk-", "a", "a_", "password=", "://a:", "AKIA", "9:AA"}
-    runs |= {k for rule in rules() for k in rule.keywords}
-    return {run: (run * (HOSTILE_SIZE // len(run) + 1))[:HOSTILE_SIZE] for run in sorted(runs)}
+def test_gitleaks_allowlists_are_honoured() -> None:
+    """A rule's allowlist (here, Google's documented sample key) and the global one (a
+    value that is only a variable) keep a finding out."""
+    documented = "AIza" + "Sy" + "abcdefghijklmnopqrstuvwxyz" + "1234567"
+    assert find_secrets(f"- maps: {documented}") == []
+    assert find_secrets("- google_api_key = ${GOOGLE_API_KEY}") == []
 
 
-def test_hostile_runs_of_every_rules_keywords_are_scanned_in_bounded_time() -> None:
-    started = time.monotonic()
-    slowest = ("", 0.0)
-    for run, text in hostile_inputs().items():
-        t0 = time.monotonic()
-        find_secrets(text)
-        took = time.monotonic() - t0
-        slowest = max(slowest, (run, took), key=lambda s: s[1])
-        elapsed = time.monotonic() - started
-        assert elapsed < HOSTILE_BOUND_S, (
-            f"{elapsed:.1f} s after the {run!r} run ({took:.1f} s): a rule is super-linear"
-        )
-    print(f"\nslowest hostile 4 MiB input: {slowest[0]!r} in {slowest[1]:.2f} s")
+def test_a_rule_whose_keyword_is_context_needs_it_on_the_line() -> None:
+    """gitleaks runs a rule on a file holding one of its keywords; here, on a line holding
+    one (an Airtable token's `pat...` shape means nothing without the word airtable)."""
+    token = "pat" + random_part(14, "air") + "." + random_part(64, "air2", "0123456789abcdef")
+    found = find_secrets(f"- airtable: {token}")
+    assert [(m.kind, m.end - m.start) for m in found] == [("Airtable personal access token", 82)]
+    assert find_secrets(f"- airtable base\n- {token}") == []
+
+
+# ---- bounded cost: every rule, as compiled ---------------------------------------------------
+#
+# Python's `re` backtracks. A pattern runs at a bounded cost per position when every repeat
+# is bounded, no repeat that can take several rounds holds another variable repeat that can
+# match the characters around it (the shape whose splits multiply), and no match is longer
+# than OVERLAP (the windows' overlap, which also bounds the work from one position). Checked
+# here from each rule's compiled pattern, not taken from the generator; the timing of hostile
+# inputs is the benchmark's business, not a test's.
+
+try:
+    import re._constants as sre  # type: ignore[import-not-found,unused-ignore]
+    import re._parser as sre_parse  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # Python 3.10
+    import sre_constants as sre  # type: ignore[no-redef,unused-ignore]
+    import sre_parse  # type: ignore[no-redef,unused-ignore]
+
+_ALL = frozenset(range(129))  # ASCII, and 128 for any other character
+_SPACE = frozenset(map(ord, " \t\n\r\f\v"))
+_DIGIT = frozenset(range(48, 58))
+_WORD = _DIGIT | frozenset(range(65, 91)) | frozenset(range(97, 123)) | {95}
+_CATEGORIES = {
+    sre.CATEGORY_DIGIT: _DIGIT,
+    sre.CATEGORY_NOT_DIGIT: _ALL - _DIGIT,
+    sre.CATEGORY_SPACE: _SPACE,
+    sre.CATEGORY_NOT_SPACE: _ALL - _SPACE,
+    sre.CATEGORY_WORD: _WORD,
+    sre.CATEGORY_NOT_WORD: _ALL - _WORD,
+}
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT)
+Node = tuple[Any, Any]
+
+
+def _one_char(op: Any, av: Any) -> frozenset[int] | None:
+    """What a one-character node matches, either case (None: not such a node)."""
+    codes: set[int] = set()
+    negated = op is sre.NOT_LITERAL
+    if op is sre.LITERAL or op is sre.NOT_LITERAL:
+        codes = {min(av, 128)}
+    elif op is sre.ANY:
+        return _ALL - {10}
+    elif op is sre.IN:
+        for item, value in av:
+            if item is sre.NEGATE:
+                negated = True
+            elif item is sre.LITERAL:
+                codes.add(min(value, 128))
+            elif item is sre.RANGE:
+                codes.update(range(min(value[0], 128), min(value[1], 128) + 1))
+            elif item is sre.CATEGORY:
+                codes |= _CATEGORIES[value]
+    else:
+        return None
+    codes |= {ord(chr(c).swapcase()) for c in codes if c < 128 and chr(c).isalpha()}
+    return _ALL - codes if negated else frozenset(codes)
+
+
+def _nodes(seq: Any) -> list[Node]:
+    """Every node under `seq`, depth first (a node's subtree follows it)."""
+    out: list[Node] = []
+    for op, av in seq:
+        out.append((op, av))
+        if op is sre.SUBPATTERN:
+            out += _nodes(av[3])
+        elif op is sre.BRANCH:
+            for alternative in av[1]:
+                out += _nodes(alternative)
+        elif op in _REPEATS:
+            out += _nodes(av[2])
+        elif op in (sre.ASSERT, sre.ASSERT_NOT):
+            out += _nodes(av[1])
+    return out
+
+
+def _chars(nodes: list[Node]) -> set[int]:
+    found: set[int] = set()
+    for op, av in nodes:
+        found |= _one_char(op, av) or set()
+    return found
+
+
+def bounded_cost_problems(pattern: re.Pattern[str]) -> list[str]:
+    parsed = sre_parse.parse(pattern.pattern)
+    problems = []
+    if parsed.getwidth()[1] > OVERLAP:
+        problems.append(f"a match can be {parsed.getwidth()[1]} characters long")
+    for op, av in _nodes(parsed.data):
+        chars = _one_char(op, av)
+        if chars is not None and 10 in chars:
+            problems.append("a match (or a lookaround) can span lines")
+        if op not in _REPEATS:
+            continue
+        low, high, body = av
+        if high == sre.MAXREPEAT:
+            problems.append("an unbounded repeat")
+        if high <= 1 or low == high:
+            continue  # `x?` or `x{4}`: no rounds to split differently
+        inside = _nodes(body)
+        for k, node in enumerate(inside):
+            if node[0] not in _REPEATS or node[1][0] == node[1][1]:
+                continue
+            held = _nodes(node[1][2])
+            rest = inside[:k] + inside[k + 1 + len(held) :]
+            if not rest or _chars(held) & _chars(rest):
+                problems.append("a variable repeat in a repeat, over the same characters")
+    return problems
+
+
+@pytest.mark.parametrize("rule_id", RULE_IDS)
+def test_every_rule_runs_at_a_bounded_cost(rule_id: str) -> None:
+    """Replaces a wall-clock test over 4 MiB hostile inputs (which flaked under load)."""
+    (rule,) = [r for r in rules() if r.id == rule_id]
+    assert bounded_cost_problems(rule.pattern) == []
+
+
+def test_the_bounded_cost_check_catches_what_backtracks() -> None:
+    assert "an unbounded repeat" in bounded_cost_problems(re.compile(r"ey[A-Za-z0-9]+\."))
+    assert bounded_cost_problems(re.compile(r"(?:[a-z]{1,9}){1,9}!")) != []
+    assert bounded_cost_problems(re.compile(r"(?:[a-z]{1,9}_){0,4}!")) == []
+    assert bounded_cost_problems(re.compile(r"x[^a]{1,9}")) == [
+        "a match (or a lookaround) can span lines"
+    ]
+    assert bounded_cost_problems(re.compile(r"a{4000}b{100}")) != []
 
 
 PIECES = (

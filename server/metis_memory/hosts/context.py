@@ -8,6 +8,7 @@ stays under Claude Code's 10,000-character hook limit whatever is on disk.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
@@ -58,18 +59,34 @@ def neutralise_tags(text: str) -> str:
 class MemoryContext:
     """The two files as read once: what to inject, and a digest that says whether it changed."""
 
-    user: str
-    memory: str
     digest: str
     stale: str | None = None
     """One line naming the entries that may be stale (`staleness.stale_note`), if any, or
     saying that they were not checked this time (the hook's time budget ran out)."""
     on_disk: Mapping[MemoryFile, str] = field(default_factory=dict, repr=False, compare=False)
     """The files' text as read (uncut), for a stale check made after the read."""
+    too_large: Mapping[MemoryFile, int] = field(default_factory=dict)
+    """The sizes of the files too large to read."""
+
+    @functools.cached_property
+    def user(self) -> str:
+        return self._shown(MemoryFile.USER)
+
+    @functools.cached_property
+    def memory(self) -> str:
+        return self._shown(MemoryFile.MEMORY)
+
+    def _shown(self, f: MemoryFile) -> str:
+        """What the model reads of `f`: redacted, then cut at its hard cap (so a secret at
+        the cut is redacted whole), only when asked: a prompt whose memory did not change
+        sends nothing, and pays for no redaction."""
+        if f in self.too_large:
+            return _too_large_note(f, self.too_large[f])
+        return _within_hard_cap(f, redact(self.on_disk.get(f, "")))
 
     @property
     def empty(self) -> bool:
-        return not self.user.strip() and not self.memory.strip()
+        return not self.too_large and not any(t.strip() for t in self.on_disk.values())
 
     def text(self, *, changed: bool = False) -> str:
         """The injection: the tag-wrapped header and sections (never over MAX_CONTEXT_CHARS)."""
@@ -87,22 +104,19 @@ def read_context(store: MemoryStore, *, stale: bool = True) -> MemoryContext:
     (a symlink out of the workspace, a permission problem). With `stale=False` the stale
     check is left to the caller (the hook runs it against a deadline: `hook.STALE_BUDGET_S`).
     """
-    texts: dict[MemoryFile, str] = {}
+    too_large: dict[MemoryFile, int] = {}
     on_disk: dict[MemoryFile, str] = {}
     digest = hashlib.sha256()
     for f in (MemoryFile.USER, MemoryFile.MEMORY):
         try:
             snap = store.snapshot(f)
         except MemoryFileTooLarge as exc:
-            texts[f] = _too_large_note(f, exc.size)
+            too_large[f] = exc.size
             digest.update(f"{f.value}:too-large:{exc.size}\0".encode())
             continue
-        texts[f] = _within_hard_cap(f, redact(snap.text))  # it goes to a model
         on_disk[f] = snap.text
         digest.update(f"{f.value}:{snap.sha256}\0".encode())
-    context = MemoryContext(
-        texts[MemoryFile.USER], texts[MemoryFile.MEMORY], digest.hexdigest(), on_disk=on_disk
-    )
+    context = MemoryContext(digest.hexdigest(), on_disk=on_disk, too_large=too_large)
     if not stale:
         return context
     return replace(context, stale=stale_note_for(store, on_disk))

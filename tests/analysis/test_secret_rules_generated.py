@@ -1,0 +1,194 @@
+"""The shipped secret rules are what scripts/generate_secret_rules.py makes of gitleaks'
+configuration at the pinned commit (vendored, no network) and our overlay."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="the generator needs tomllib (Python 3.11)"
+)
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "generate_secret_rules.py"
+INPUT = ROOT / "scripts" / "secret_rules"
+RULES = ROOT / "server" / "metis_memory" / "analysis" / "secret_rules.json"
+
+
+@pytest.fixture(scope="module")
+def script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("generate_secret_rules", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (dataclasses look their module up)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def generated(script: ModuleType) -> tuple[dict[str, Any], str]:
+    data, _log = script.generate(
+        (INPUT / "gitleaks.toml").read_text("utf-8"), (INPUT / "local.toml").read_text("utf-8")
+    )
+    return data, script.render(data)
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(RULES.read_text("utf-8"))
+    return data
+
+
+def test_the_committed_rules_are_the_generators_output(
+    generated: tuple[dict[str, Any], str],
+) -> None:
+    assert RULES.read_text("utf-8") == generated[1], (
+        "secret_rules.json is not current: run python3 scripts/generate_secret_rules.py"
+    )
+
+
+def test_check_mode_agrees(script: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    assert script.main(["--check"]) == 0
+    assert "is current" in capsys.readouterr().err
+
+
+def test_the_vendored_config_and_licence_are_gitleaks_at_the_pinned_commit(
+    script: ModuleType, committed: dict[str, Any]
+) -> None:
+    commit = script.UPSTREAM_COMMIT
+    assert re.fullmatch(r"[0-9a-f]{40}", commit)
+    assert committed["upstream_commit"] == commit and commit in committed["source"]
+    assert commit in (INPUT / "README.md").read_text("utf-8")
+    upstream = (INPUT / "gitleaks.toml").read_text("utf-8")
+    assert upstream.startswith("# This file has been auto-generated. Do not edit manually.")
+    licence = (INPUT / "LICENSE").read_text("utf-8")
+    assert licence.startswith("MIT License") and "Zachary Rice" in licence
+    shipped = (RULES.parent / "secret_rules.LICENSE").read_text("utf-8")
+    assert shipped.endswith(licence)
+
+
+def test_every_gitleaks_rule_is_kept_or_dropped_with_its_reason(
+    script: ModuleType, committed: dict[str, Any]
+) -> None:
+    config = (INPUT / "gitleaks.toml").read_text("utf-8")
+    upstream = {r["id"] for r in script.tomllib.loads(config)["rules"]}
+    kept = {r["id"] for r in committed["rules"] if "local" not in r}
+    dropped = {d["id"]: d["reason"] for d in committed["dropped"]}
+    assert kept | set(dropped) == upstream
+    assert not kept & set(dropped)
+    assert all(reason.strip() for reason in dropped.values())
+    assert len(kept) >= 200, f"only {len(kept)} of gitleaks' {len(upstream)} rules kept"
+    ours = [r for r in committed["rules"] if "local" in r]
+    assert ours and all(r["local"].strip() and r["id"] not in upstream for r in ours)
+
+
+@pytest.mark.parametrize(
+    "rule_id",
+    [
+        "github-pat",
+        "github-fine-grained-pat",
+        "github-oauth",
+        "github-app-token",
+        "aws-access-token",
+        "slack-bot-token",
+        "slack-user-token",
+        "slack-webhook-url",
+        "openai-api-key",
+        "anthropic-api-key",
+        "gcp-api-key",
+        "stripe-access-token",
+        "generic-api-key",
+    ],
+)
+def test_the_common_formats_are_kept(committed: dict[str, Any], rule_id: str) -> None:
+    assert rule_id in {r["id"] for r in committed["rules"]}
+
+
+def test_rules_shown_to_users_stay_short_and_never_hold_their_example(
+    committed: dict[str, Any],
+) -> None:
+    for rule in committed["rules"]:
+        kind = rule["kind"]
+        assert 0 < len(kind) <= 40 and "\n" not in kind, rule["id"]
+        assert not re.search(r"[A-Za-z0-9_-]{16}", kind), rule["id"]  # nothing key-like
+
+
+def test_key_like_text_is_stored_in_pieces(committed: dict[str, Any]) -> None:
+    """So that secret scanners (vsce's) do not flag the rules file."""
+    for rule in committed["rules"]:
+        for field in ("example", "near_miss"):
+            assert isinstance(rule[field], list) and all(len(p) <= 4 for p in rule[field])
+        for allowlist in rule.get("allowlists", []):
+            for regex in allowlist.get("regexes", []):
+                assert isinstance(regex, list) or not re.search(r"[A-Za-z0-9_-]{16,}", regex)
+
+
+@pytest.mark.parametrize(
+    ("go", "python"),
+    [
+        # Go's mid-pattern flags last to the end of their group, across its alternatives.
+        (r"\b(p8e-(?i)[a-z0-9]{32})", r"(?a)(p8e-(?<![A-Za-z0-9_-]p8e-)(?i:[0-9a-z]{32}))"),
+        (r"a(?i)b|c", r"(?a)a(?i:b)|(?i:c)"),
+        (r"x(?-i:[Aa]pi|API)", r"(?a)x(?-i:[Aa]pi|API)"),
+        # Ends of text are ends of lines; no class matches a line break.
+        (
+            r"""key=[\s'"]{0,3}(\w{8})(?:\s|\z)""",
+            r"""(?a)key=[\t\f\r "']{0,3}(\w{8})(?:[\t\f\r ]|(?![^\n]))""",
+        ),
+        (r"^[^a]{2}$", r"(?a)(?<![^\n])[^\na]{2}(?![^\n])"),
+        # POSIX classes, and a `\b` before a group of alternatives anchors them all.
+        (r"\b(pat[[:alnum:]]{14})\b", r"(?a)(pat(?<![A-Za-z0-9_-]pat)[0-9A-Za-z]{14})\b"),
+        (r"\b(?:ab|cd)x", r"(?a)(?<![A-Za-z0-9_-])(?:ab|cd)x"),
+        # Unbounded repeats of one character get a bound; of a group, the rule is refused.
+        (r"xox[os]-\d+", r"(?a)xox[os]-\d{1,1024}"),
+    ],
+)
+def test_go_patterns_are_translated(script: ModuleType, go: str, python: str) -> None:
+    assert script.go_to_python(go, rule=True) == python
+    re.compile(python)
+
+
+def test_what_cannot_be_bounded_is_refused(script: ModuleType) -> None:
+    with pytest.raises(script.Rejected, match="unbounded repeat of a group"):
+        script.go_to_python(r"(?:ab)+", rule=True)
+    with pytest.raises(script.Rejected, match="line break"):
+        script.go_to_python(r"a\nb", rule=True)
+    with pytest.raises(script.Rejected, match="same characters"):
+        script.check_pattern(r"(?:[a-z]{1,9}){1,9}!")
+    with pytest.raises(script.Rejected, match="characters long"):
+        script.check_pattern(r"a{1000}b{1000}c{1000}d{1000}e{1000}")
+
+
+def test_a_repeat_is_made_atomic_only_where_giving_back_cannot_help(script: ModuleType) -> None:
+    atomic = script.go_to_python(
+        r"""(k[ \t\w.-]{0,20}[\s'"]{0,3}=)(\w{10,150})(?:\s|$)""", rule=True
+    )
+    assert atomic.count("(?=(?P<_a") == 2  # both long runs: nothing after either continues it
+    kept = script.go_to_python(r"(\w{10,150})\w", rule=True)
+    assert "(?=(?P<_a" not in kept  # the next `\w` could take back what the run gave
+    # The same matches and secrets as without atomic repeats.
+    go = r"""(k[ \t\w.-]{0,20}[\s'"]{0,3}=)(\w{10,150})\s"""
+    ours = re.compile(script.go_to_python(go, rule=True))
+    plain = re.compile(r"""(k[ \t\w.-]{0,20}[\t\f\r '"]{0,3}=)(\w{10,150})[\t\f\r ]""")
+    own = [n for n in range(1, ours.groups + 1) if n not in ours.groupindex.values()]
+    for text in (
+        "k = Ab1Ab1Ab1Ab1 x",
+        "k\t\t= " + "Ab1" * 60 + " ",
+        "kk" * 12 + "=" + "x" * 9 + " ",
+    ):
+        a, b = ours.search(text), plain.search(text)
+        assert (a and (a.span(), a.group(*own))) == (b and (b.span(), b.group(1, 2))), text
+
+
+def test_keyword_rules_start_at_their_keyword(script: ModuleType) -> None:
+    go = r"(?i)[\w.-]{0,50}?(?:adafruit)(?:[ \t\w.-]{0,20})="
+    assert script.without_identifier_prefix(go) == (r"(?i)(?:adafruit)(?:[ \t\w.-]{0,20})=", 50)
+    double = r"[\w.-]{0,50}?(?i:[\w.-]{0,50}?(?:okta))="
+    assert script.without_identifier_prefix(double) == (r"(?i:(?:okta))=", 100)
