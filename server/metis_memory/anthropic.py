@@ -41,7 +41,7 @@ from .store import MemoryStore, WriteResult
 from .tools.dispatch import to_tool_error
 from .tools.errors import ToolExecutionError
 from .tools.redaction import redact
-from .tools.secret_guard import refuse_new_secrets
+from .tools.secret_guard import refuse_new_secrets, refuse_replace
 
 T = TypeVar("T")
 
@@ -105,6 +105,11 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         f = _file(command.path)
         _refuse_secrets("str_replace", "new_str", command.new_str, command.old_str)
+        try:
+            text = self._text(f)
+            refuse_replace("str_replace", f.value, text, command.old_str, command.new_str)
+        except ToolExecutionError as exc:
+            raise ToolError(exc.message) from exc
         result = self._guard(lambda: self.store.replace(f, command.old_str, command.new_str))
         return self._written(command.path, result)
 

@@ -414,8 +414,13 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
     stale_refs = []
     if stale:
         from .staleness import stale_references
+        from .tools.redaction import redact
 
-        stale_refs = stale_references(store, texts)
+        # Positions from the real text; a path holding a token is named redacted.
+        stale_refs = [
+            s._replace(reference=redact(s.reference), message=redact(s.message))
+            for s in stale_references(store, texts)
+        ]
     stale_lines = [f".metis/{s.file.value}:{s.line}:{s.column}: {s.message}" for s in stale_refs]
     # The text read from disk (a file too large to read has none: it is reported above).
     secrets = [found for f in MemoryFile for found in secret_findings(f.value, texts[f])]

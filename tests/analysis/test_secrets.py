@@ -427,3 +427,39 @@ def test_a_line_at_a_time_finds_what_a_scan_of_the_whole_text_finds(pieces: list
         if not merged or match.start >= merged[-1].end:
             merged.append(match)
     assert find_secrets(text) == merged
+
+
+LONG_BASE = "".join(
+    f"- entry {i}: {'lorem ipsum ' * 4}{PIECES[i % len(PIECES)]}\n" for i in range(1_500)
+)
+"""Past LINE_SCAN_MAX_CHARS, with every rule's example and near miss on some line."""
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=len(LONG_BASE)),
+            st.integers(min_value=0, max_value=40),
+            st.lists(st.sampled_from(PIECES), max_size=3),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_long_text_edited_finds_what_a_scan_of_it_from_scratch_finds(
+    edits: list[tuple[int, int, list[str]]],
+) -> None:
+    """A keystroke in a 1 MiB file has only its lines scanned again; each edit (a deletion
+    and an insertion anywhere, line breaks included) must leave the same matches as a scan
+    of the new text from scratch."""
+    from metis_memory.analysis.secrets import LINE_SCAN_MAX_CHARS, find_secrets_with
+    from metis_memory.analysis.secrets import _rule_set as rule_set
+
+    text = LONG_BASE
+    assert len(text) > LINE_SCAN_MAX_CHARS
+    find_secrets(text)
+    for at, cut, pieces in edits:
+        at = min(at, len(text))
+        text = text[:at] + "".join(pieces) + text[at + cut :]
+        assert find_secrets(text) == find_secrets_with(rule_set(), text)

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,12 +52,17 @@ OVERLAP = 4 * 1024
 """Windows overlap by this much: no rule matches more than this (every quantifier is bounded),
 so a secret across a window edge is found whole in the next window."""
 KEYWORD_HITS = 1_000
+"""Past this many keyword occurrences in a window, each rule it calls for runs over the whole
+window instead of over the lines that hold its keywords (the lines are then nearly all)."""
 SHORT_TEXT = 8 * 1024
 """Up to this many characters, keywords are looked for one by one with `in` (about 1 ms for
 4 KiB and 400 keywords) rather than with the one keyword pattern, whose compiling (about
 16 ms) would be most of what a hook process spends on its memory."""
-"""Past this many keyword occurrences in a window, each rule it calls for runs over the whole
-window instead of over the lines that hold its keywords (the lines are then nearly all)."""
+PATTERN_AFTER = 128
+"""Word lists (keywords, stop words) are searched one word at a time with `in` for their
+first this many texts, then with one compiled pattern: a short-lived process (a hook, the
+CLI) never pays for compiling a pattern of hundreds of words, a long-lived one (the
+language server, MCP) soon searches at the pattern's speed. The answers are the same."""
 
 
 def _joined(value: str | Sequence[str]) -> str:
@@ -69,13 +75,19 @@ class _Words:
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = tuple(sorted({w.lower() for w in words if w}))
+        self.uses = 0
 
     @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
         return re.compile(_trie(self.words))
 
     def any_in(self, lowered: str) -> bool:
-        return bool(self.words) and self.pattern.search(lowered) is not None
+        if not self.words:
+            return False
+        if self.uses < PATTERN_AFTER:
+            self.uses += 1
+            return any(w in lowered for w in self.words)
+        return self.pattern.search(lowered) is not None
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,6 +191,7 @@ class RuleSet:
         self.keywords = sorted({k for rule in rules for k in rule.keywords})
         self.by_keyword: dict[str, set[int]] = {}
         self._gates: dict[str, frozenset[int]] = {}
+        self.line_checks = 0
         self._spills: dict[str, tuple[str, ...]] = {}
         for i, rule in enumerate(rules):
             for k in rule.keywords:
@@ -316,12 +329,13 @@ class RuleSet:
         return [k for k in self.keywords if k in lowered]
 
     def has_keyword(self, lowered: str) -> bool:
-        """Whether a short lower-cased text holds any keyword: with the keyword pattern once a
-        long text has had it compiled (3 µs a line), else one by one (16 µs a line, and no
-        16 ms compile for a process that only ever sees a memory file)."""
-        if "any_keyword" in self.__dict__:
-            return self.any_keyword.search(lowered) is not None
-        return any(k in lowered for k in self.keywords)
+        """Whether a short lower-cased text (a line) holds any keyword: one by one (16 µs a
+        line) for a process's first lines, then with the keyword pattern (3 µs a line; its
+        16 ms compile paid once a process has shown it scans more than a memory file)."""
+        if "any_keyword" not in self.__dict__ and self.line_checks < PATTERN_AFTER:
+            self.line_checks += 1
+            return any(k in lowered for k in self.keywords)
+        return self.any_keyword.search(lowered) is not None
 
     def _rules_for(self, words: set[str], lowered: str, start: int, end: int) -> set[int]:
         """The rules whose keywords are in `lowered[start:end]`, where the search found
@@ -490,18 +504,92 @@ def find_secrets(text: str) -> list[SecretMatch]:
     if _PUTTY in text:
         found.extend(_putty_keys(text))
     if len(text) > LINE_SCAN_MAX_CHARS or text.count("\n") >= LINE_CACHE_SIZE // 2:
-        found.extend(_scan(text, 0))
+        found.extend(_scan_long(text))
         return _merged(found)
+    keyed = _lines_with_keywords(text)
     offset = 0
     for line in text.split("\n"):
         if len(line) > LINE_CACHE_CHARS:
             found.extend(_scan(line, offset))
-        elif line:
+        elif line and (keyed is None or offset in keyed):
             hits = _line_secrets(line)
             if hits:
                 found.extend(SecretMatch(kind, offset + a, offset + b) for kind, a, b in hits)
         offset += len(line) + 1
     return _merged(found)
+
+
+RECENT_LONG = 2
+"""Long texts whose matches are kept, to scan again only what a keystroke changed."""
+_recent_long: list[tuple[str, tuple[SecretMatch, ...]]] = []
+_recent_lock = threading.Lock()
+
+
+def _scan_long(text: str) -> list[SecretMatch]:
+    """The rules' matches in a long text. One that differs from a text scanned just before
+    in a few lines (a keystroke in a 1 MiB file) has only those lines scanned again: no rule
+    matches across a line break, so every other line's matches stand, moved by the edit."""
+    with _recent_lock:
+        recent = list(_recent_long)
+    found = None
+    for before, matches in reversed(recent):
+        found = _rescanned(before, matches, text)
+        if found is not None:
+            break
+    if found is None:
+        found = _merged(_scan(text, 0))
+    with _recent_lock:
+        _recent_long[:] = [*_recent_long, (text, tuple(found))][-RECENT_LONG:]
+    return found
+
+
+def _rescanned(before: str, matches: Sequence[SecretMatch], text: str) -> list[SecretMatch] | None:
+    """`text`'s matches from `before`'s, or None when more than a quarter of it changed."""
+    size = min(len(before), len(text))
+    prefix = _common_prefix(before, text, size)
+    suffix = _common_suffix(before, text, size - prefix)
+    if len(text) - prefix - suffix > len(text) // 4:
+        return None
+    delta = len(text) - len(before)
+    start = text.rfind("\n", 0, prefix) + 1  # the changed lines, whole
+    end = text.find("\n", len(text) - suffix)
+    end = len(text) if end < 0 else end
+    # One line more on each side, so lookarounds see what they saw in the whole text.
+    around_start = text.rfind("\n", 0, start - 1) + 1 if start > 0 else 0
+    around_end = text.find("\n", end + 1) if end < len(text) else -1
+    around_end = len(text) if around_end < 0 else around_end
+    fresh = _scan(text[around_start:around_end], around_start)
+    kept = [m for m in matches if m.start < start]
+    kept += [m for m in _merged(fresh) if start <= m.start < end]
+    kept += [
+        SecretMatch(m.kind, m.start + delta, m.end + delta)
+        for m in matches
+        if m.start >= end - delta
+    ]
+    return kept
+
+
+COMPARED = 4096
+"""Texts are compared a block of this many characters at a time (a slice comparison in C)."""
+
+
+def _common_prefix(a: str, b: str, limit: int) -> int:
+    at = 0
+    while at + COMPARED <= limit and a[at : at + COMPARED] == b[at : at + COMPARED]:
+        at += COMPARED
+    while at < limit and a[at] == b[at]:
+        at += 1
+    return at
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    n = 0
+    la, lb = len(a), len(b)
+    while n + COMPARED <= limit and a[la - n - COMPARED : la - n] == b[lb - n - COMPARED : lb - n]:
+        n += COMPARED
+    while n < limit and a[la - n - 1] == b[lb - n - 1]:
+        n += 1
+    return n
 
 
 def find_secrets_with(rule_set: RuleSet, text: str) -> list[SecretMatch]:
@@ -533,6 +621,17 @@ would only churn the cache, and is scanned whole."""
 LINE_CACHE_CHARS = 2_000
 """Lines up to this long are scanned once and their matches kept (a keystroke changes one
 line); no rule matches across a line break, so a line alone finds what the whole text would."""
+
+
+def _lines_with_keywords(text: str) -> set[int] | None:
+    """Where the lines holding a keyword start, found in one search of the whole text, once
+    the keyword pattern is compiled (a long-lived process): the other lines hold no secret
+    and are passed over without a call each. None: ask line by line."""
+    rule_set = _rule_set()
+    if "any_keyword" not in rule_set.__dict__:
+        return None
+    lowered = _lower(text)
+    return {lowered.rfind("\n", 0, m.start()) + 1 for m in rule_set.any_keyword.finditer(lowered)}
 
 
 @functools.lru_cache(maxsize=LINE_CACHE_SIZE)

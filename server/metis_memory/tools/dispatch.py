@@ -43,7 +43,7 @@ from .inputs import (
     describe_problems,
 )
 from .redaction import redact
-from .secret_guard import refuse_new_secrets
+from .secret_guard import refuse_new_secrets, refuse_replace
 
 SOFT_CAP_HINT = "— over soft cap; consider memory_consolidate"
 
@@ -227,24 +227,45 @@ def register_memory_tools(
 
     def replace(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryReplaceInput)
+        file = MemoryFile(params.file)
         refuse_new_secrets(MEMORY_REPLACE.name, "new text", params.new, params.old)
+        refuse_replace(
+            MEMORY_REPLACE.name, file.value, _text_or_empty(store, file), params.old, params.new
+        )
         result = store.replace(MemoryFile(params.file), params.old, params.new)
         return finish("replace", "Replaced text in", result)
 
     def consolidate(params: BaseModel, expected_hash: str | None) -> ToolResult:
         assert isinstance(params, MemoryConsolidateInput)
         file = MemoryFile(params.file)
-        refuse_new_secrets(
-            MEMORY_CONSOLIDATE.name, "content", params.content, lambda: store.snapshot(file).text
-        )
-        result = store.consolidate(
-            MemoryFile(params.file), params.content, expected_hash=expected_hash
-        )
+        read: list[str] = []
+
+        def before() -> str:
+            try:
+                snap = store.snapshot(file)
+            except MemoryStoreError:  # unreadable (16 MiB+): nothing in it counts as known
+                return ""
+            read.append(snap.sha256)
+            return snap.text
+
+        refuse_new_secrets(MEMORY_CONSOLIDATE.name, "content", params.content, before)
+        # Secrets let through as already in the file must still be there when it is written.
+        expected = expected_hash or (read[0] if read else None)
+        result = store.consolidate(file, params.content, expected_hash=expected)
         return finish("consolidate", "Consolidated", result)
 
     dispatcher.register(MEMORY_ADD, add)
     dispatcher.register(MEMORY_REPLACE, replace)
     dispatcher.register(MEMORY_CONSOLIDATE, consolidate)
+
+
+def _text_or_empty(store: MemoryStore, file: MemoryFile) -> str:
+    """The file's text for the secret checks; one that cannot be read is the store's to
+    report (the write that follows fails with its reason)."""
+    try:
+        return store.snapshot(file).text
+    except MemoryStoreError:
+        return ""
 
 
 def memory_dispatcher(store: MemoryStore, sink: EventSink | None = None) -> ToolDispatcher:

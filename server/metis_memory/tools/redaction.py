@@ -24,7 +24,10 @@ def redaction(kind: str) -> str:
 
 
 def redact(text: str) -> str:
-    """`text` with every suspected secret replaced (the rest byte for byte)."""
+    """`text` with every suspected secret replaced (the rest byte for byte). A secret over
+    several lines (a private key block) keeps its line breaks after the placeholder, so every
+    later line keeps its number: the Anthropic tool's `insert` and stale references count
+    lines of the real file."""
     from ..analysis.secrets import find_secrets  # (a hook that sends nothing never loads it)
 
     found = find_secrets(text)
@@ -33,7 +36,8 @@ def redact(text: str) -> str:
     parts: list[str] = []
     last = 0
     for match in found:
-        parts += [text[last : match.start], redaction(match.kind)]
+        breaks = text.count("\n", match.start, match.end)
+        parts += [text[last : match.start], redaction(match.kind) + "\n" * breaks]
         last = match.end
     parts.append(text[last:])
     return "".join(parts)

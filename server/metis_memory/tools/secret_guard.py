@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..analysis.secrets import SecretMatch, find_secrets
+from ..errors import OldTextNotFound
 from .errors import ToolExecutionError
 
 SHOWN = 5
@@ -62,3 +63,34 @@ def _where(text: str, index: int) -> str:
 
 def _article(kind: str) -> str:
     return "an" if kind[:1].lower() in "aeiou" else "a"
+
+
+def refuse_replace(tool: str, file: str, text: str, old: str, new: str) -> None:
+    """`memory_replace` of `old` by `new` in `text` (the file as read before the write):
+
+    - refused when the spliced line holds a suspected secret it did not hold before, though
+      `new` alone does not (`ghp_PLACEHOLDER`, then `PLACEHOLDER` replaced by the rest);
+    - answered "not found", word for word as when `old` is not in the file, when `old`
+      overlaps a secret already in the file (typed by hand): the agent never saw that text
+      (it reads `[redacted: KIND]`), so a replace could only un-redact it or, answer by
+      answer, guess it. `memory_consolidate` is the way to take it out.
+    """
+    at = text.find(old)
+    if at < 0 or text.find(old, at + 1) >= 0:
+        return  # the store answers not found / not unique
+    there = find_secrets(text)
+    if any(m.start < at + len(old) and at < m.end for m in there):
+        raise ToolExecutionError("not_found", str(OldTextNotFound(file, old)))
+    after = text[:at] + new + text[at + len(old) :]
+    start = after.rfind("\n", 0, at) + 1
+    end = after.find("\n", at + len(new))
+    lines = after[start : len(after) if end < 0 else end]
+    spliced = [
+        SecretMatch(m.kind, start + m.start, start + m.end)
+        for m in find_secrets(lines)
+        if start + m.start < at + len(new)
+        and at < start + m.end
+        and lines[m.start : m.end] not in text
+    ]
+    if spliced:
+        raise ToolExecutionError("secret_detected", _message(tool, "file after it", after, spliced))
