@@ -18,6 +18,7 @@ ALL_FILES = {
     ".claude/settings.json",
     ".mcp.json",
     ".codex/hooks.json",
+    ".codex/config.toml",
     ".gemini/settings.json",
     ".cursor/hooks.json",
     ".cursor/mcp.json",

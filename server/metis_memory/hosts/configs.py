@@ -137,8 +137,18 @@ def _split(command: str) -> list[str]:
 # ---- OpenAI Codex ------------------------------------------------------------------------
 # https://developers.openai.com/codex/hooks: project `.codex/hooks.json` in the Claude
 # shape (SessionStart matchers `startup|resume|clear`, timeout in seconds); project hooks
-# run only once the user trusts them. Codex's MCP servers live in config.toml, which
-# init does not edit: `codex mcp add` does it (https://developers.openai.com/codex/mcp).
+# run only once the user trusts them. https://developers.openai.com/codex/mcp and
+# https://developers.openai.com/codex/config-reference: `[mcp_servers.NAME]` in a trusted
+# project's `.codex/config.toml`; `required = true` makes `codex exec` wait for the server
+# before its first request (without it the tools were missing from that request whenever
+# the server took more than ~1 s to answer `initialize`, which ours can on a cold start).
+CODEX_CONFIG = ".codex/config.toml"
+CODEX_CONFIG_HEAD = (
+    f"# {OWNED_MARK} (the metis-memory table); Codex reads this file only in a trusted\n"
+    "# project. Everything else here is yours: init keeps it byte for byte.\n\n"
+)
+
+
 def _codex(command: str) -> list[Edit]:
     run = f"{command} hook --host codex"
     handler = {"type": "command", "command": run, "timeout": 10}
@@ -149,8 +159,16 @@ def _codex(command: str) -> list[Edit]:
         _grouped_hook(doc, where, "SessionStart", start, "codex")
         _grouped_hook(doc, where, "UserPromptSubmit", {"hooks": [handler]}, "codex")
 
+    def config(current: str | None) -> str:
+        from .tomlfiles import set_table
+
+        server = {**_stdio(command), "required": True}
+        keys = ("mcp_servers", SERVER_NAME)
+        return set_table(current, CODEX_CONFIG, keys, server, CODEX_CONFIG_HEAD)
+
     return [
-        _json_edit("codex", ".codex/hooks.json", "SessionStart and UserPromptSubmit hooks", hooks)
+        _json_edit("codex", ".codex/hooks.json", "SessionStart and UserPromptSubmit hooks", hooks),
+        Edit("codex", CODEX_CONFIG, f"MCP server {SERVER_NAME!r}, required", config, json=False),
     ]
 
 
@@ -271,9 +289,10 @@ SETUPS: dict[str, HostSetup] = {
             "codex",
             "OpenAI Codex",
             _codex,
-            "Codex runs project hooks only once you trust them: open /hooks in Codex and "
-            "trust both. Add the MCP server with `codex mcp add metis-memory -- "
-            "metis-memory mcp`.",
+            "Codex reads a project's .codex/ folder only once you trust the project (Codex "
+            "asks when it starts here), and runs its hooks only once you trust them too: open "
+            "/hooks and trust both. Approve the metis-memory tools when Codex first calls them "
+            "(`codex exec` needs them allowed in advance; see the README).",
         ),
         HostSetup(
             "gemini",

@@ -1,0 +1,127 @@
+"""Hosts' TOML configuration files (Codex's `.codex/config.toml`), merged the way
+`jsonfiles` merges JSON: every byte that was there stays, and only the keys init owns change.
+
+The edit goes through tomlkit, which keeps comments, spacing and literals as written, and
+is then checked twice: tomlkit must give back the file unchanged before the edit (else its
+model of the file is not faithful), and the standard library's parser must read the result
+as exactly the old document plus init's keys. A table that is new is appended as text, so
+not even tomlkit rewrites what was there. Whatever fails a check is refused with where and
+why, before any file is written.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from typing import Any
+
+from .jsonfiles import ConfigRefused
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - 3.10
+    import tomli as tomllib
+
+
+def set_table(
+    current: str | None, path: str, keys: tuple[str, ...], values: dict[str, Any], head: str
+) -> str:
+    """`current` with the table at `keys` holding `values` (its other keys kept);
+    `head` (comment lines) starts a file that did not exist."""
+    if current is None or not current.strip():
+        return head + _table_text(keys, values, "\n")
+    old = _loads(current, path, _table_text(keys, values, "\n"))
+    existed = _has_table(old, keys)
+    expected = copy.deepcopy(old)
+    table: Any = expected
+    for i, key in enumerate(keys):
+        found = table.setdefault(key, {})
+        if not isinstance(found, dict):
+            shown = ".".join(keys[: i + 1])
+            raise ConfigRefused(
+                f"{path}: `{shown}` is a {_kind(found)}, where init expects a table; nothing "
+                f"was written. Add this by hand, or fix {shown} and run init again:\n"
+                + _table_text(keys, values, "\n")
+            )
+        table = found
+    table.update(values)
+    if not existed:
+        eol = "\r\n" if "\r\n" in current else "\n"
+        gap = "" if current.endswith(eol * 2) else eol if current.endswith(eol) else eol * 2
+        new = current + gap + _table_text(keys, values, eol)
+    else:
+        new = _edited(current, path, keys, values)
+    try:
+        faithful = tomllib.loads(new) == expected
+    except tomllib.TOMLDecodeError:
+        faithful = False
+    if not faithful:
+        raise ConfigRefused(
+            f"{path}: init's entry could not be merged without changing other settings (the "
+            "file defines this table in a way init does not edit, such as an inline table or "
+            "dotted keys); nothing was written. Add this by hand:\n"
+            + _table_text(keys, values, "\n")
+        )
+    return new
+
+
+def _edited(current: str, path: str, keys: tuple[str, ...], values: dict[str, Any]) -> str:
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        doc = tomlkit.parse(current)
+        if tomlkit.dumps(doc) != current:
+            raise ConfigRefused(
+                f"{path}: init cannot edit this file without rewriting parts it does not own; "
+                "nothing was written. Add this by hand:\n" + _table_text(keys, values, "\n")
+            )
+        table: Any = doc
+        for key in keys:
+            table = table[key]
+        for key, value in values.items():
+            table[key] = value
+        return tomlkit.dumps(doc)
+    except TOMLKitError as exc:
+        raise ConfigRefused(
+            f"{path}: init could not edit its entry ({exc}); nothing was written. Add this "
+            "by hand:\n" + _table_text(keys, values, "\n")
+        ) from exc
+
+
+def _table_text(keys: tuple[str, ...], values: dict[str, Any], eol: str) -> str:
+    import tomlkit
+
+    doc = tomlkit.document()
+    table = tomlkit.table()
+    for key, value in values.items():
+        table.add(key, value)
+    inner: Any = table
+    for key in reversed(keys[1:]):
+        outer = tomlkit.table(is_super_table=True)
+        outer.add(key, inner)
+        inner = outer
+    doc.add(keys[0], inner)
+    return tomlkit.dumps(doc).replace("\n", eol)
+
+
+def _loads(text: str, path: str, entry: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigRefused(
+            f"{path} is not valid TOML ({exc}); nothing was written. Fix it (Codex will not "
+            "read it either), then run init again, or add this by hand:\n" + entry
+        ) from exc
+
+
+def _has_table(doc: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    for key in keys:
+        if not isinstance(doc.get(key), dict):
+            return False
+        doc = doc[key]
+    return True
+
+
+def _kind(value: object) -> str:
+    return {list: "array", str: "string", bool: "boolean"}.get(type(value), type(value).__name__)
