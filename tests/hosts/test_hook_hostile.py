@@ -17,7 +17,8 @@ import pytest
 from metis_memory import MemoryStore
 from metis_memory.cache import CACHE_ENV
 from metis_memory.hosts.adapters import HOSTS
-from metis_memory.hosts.context import CLOSE_TAG, OPEN_TAG, neutralise_tags, read_context
+from metis_memory.hosts.context import read_context
+from metis_memory.hosts.delimiters import CLOSE_TAG, OPEN_TAG, neutralise_tags
 from metis_memory.hosts.hook import (
     MAX_INPUT_BYTES,
     NOT_CHECKED_NOTE,

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .delimiters import BRACKETS, TAGS, Delimiters
+
 
 @dataclass(frozen=True)
 class HookInput:
@@ -38,6 +40,7 @@ class HostContract:
     parse: Callable[[Mapping[str, Any]], HookInput]
     render: Callable[[str, str | None], str]
     """(event, context or None) -> the exact stdout; "" prints nothing."""
+    delimiters: Delimiters = TAGS
 
     @property
     def events(self) -> frozenset[str]:
@@ -119,6 +122,9 @@ CODEX = HostContract(
 # packages/core/src/core/client.ts appends it as a `<hook_context>` part of the user message,
 # which stays in the chat history: so it is sent only when changed, like Claude's);
 # `$GEMINI_PROJECT_DIR` is set; stdout must hold nothing but the JSON; exit 2 blocks.
+# Gemini writes every `<` and `>` of hook context as `&lt;` and `&gt;` (packages/core
+# hookOutput `getAdditionalContext`, seen in 0.61.0's bundle), so the memory is delimited
+# with brackets there: `<metis-memory>` would reach the model as `&lt;metis-memory&gt;`.
 def _render_gemini(event: str, text: str | None) -> str:
     # Exit 0 means "stdout is parsed as JSON": an empty answer is `{}`, as Gemini's own
     # examples give it (docs/hooks/writing-hooks.md).
@@ -133,6 +139,7 @@ GEMINI = HostContract(
     project_env=("GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
     parse=_parse_claude_like,
     render=_render_gemini,
+    delimiters=BRACKETS,
 )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -19,8 +18,7 @@ from ..files import CAPS, MemoryFile
 from ..prompt import compose_prompt
 from ..store import MemoryStore
 from ..tools.redaction import redact
-
-OPEN_TAG, CLOSE_TAG = "<metis-memory>", "</metis-memory>"
+from .delimiters import TAGS, Delimiters
 
 HEADER = (
     "This is the persistent memory of this workspace, kept by Metis Memory in "
@@ -36,23 +34,6 @@ CHANGED_HEADER = (
 
 MAX_CONTEXT_CHARS = 9000
 """Below Claude Code's 10,000-character limit on hook output, the tightest of the hosts."""
-
-_TAG = re.compile(r"<(?=\s*(?:/\s*)?metis-memory)", re.IGNORECASE)
-
-
-def neutralise_tags(text: str) -> str:
-    """`text` with the `<` of every `<metis-memory>` or `</metis-memory>` (any case, any
-    spacing, any attributes) written `&lt;`.
-
-    What an entry says must stay inside the tag that wraps the memory: an entry holding
-    `</metis-memory>` would otherwise end it early, and the lines after it would read as
-    instructions from outside the memory. `&lt;` is the escape HTML and XML use for that
-    very character: visible, read back by any human or model at a glance, and no parser or
-    model takes `&lt;/metis-memory>` for a closing tag. Invisible characters (a zero-width
-    space inside the tag) would hide the change from a user reading the transcript and
-    survive copy-paste back into memory; a lookalike `<` would too.
-    """
-    return _TAG.sub("&lt;", text)
 
 
 @dataclass(frozen=True)
@@ -88,14 +69,15 @@ class MemoryContext:
     def empty(self) -> bool:
         return not self.too_large and not any(t.strip() for t in self.on_disk.values())
 
-    def text(self, *, changed: bool = False) -> str:
-        """The injection: the tag-wrapped header and sections (never over MAX_CONTEXT_CHARS)."""
+    def text(self, *, changed: bool = False, delimiters: Delimiters = TAGS) -> str:
+        """The injection: the delimited header and sections (never over MAX_CONTEXT_CHARS)."""
         header = CHANGED_HEADER if changed else HEADER
-        body = neutralise_tags(compose_prompt("", self.user, self.memory))
-        note = f"\n\n{neutralise_tags(self.stale)}" if self.stale else ""
-        text = f"{OPEN_TAG}\n{header}\n\n{body}{note}\n{CLOSE_TAG}"
+        opening, closing, neutralise = delimiters
+        body = neutralise(compose_prompt("", self.user, self.memory))
+        note = f"\n\n{neutralise(self.stale)}" if self.stale else ""
+        text = f"{opening}\n{header}\n\n{body}{note}\n{closing}"
         if len(text) > MAX_CONTEXT_CHARS:  # only reachable through multi-line cut notes
-            text = text[: MAX_CONTEXT_CHARS - len(CLOSE_TAG) - 2] + "…\n" + CLOSE_TAG
+            text = text[: MAX_CONTEXT_CHARS - len(closing) - 2] + "…\n" + closing
         return text
 
 

@@ -241,7 +241,7 @@ def _context_for(
     memory, stale_warning = _with_stale_note(store, memory, budget)
     if stale_warning:
         warnings.append(stale_warning)
-    return memory.text(changed=changed), "; ".join(warnings) or None
+    return memory.text(changed=changed, delimiters=host.delimiters), "; ".join(warnings) or None
 
 
 # ---- the stale check, against a deadline -----------------------------------------------------
