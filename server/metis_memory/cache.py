@@ -111,6 +111,32 @@ def read_private(path: Path, limit: int) -> bytes | None:
         return None
 
 
+@contextlib.contextmanager
+def locked_private(path: Path) -> Iterator[bool]:
+    """An exclusive lock on the file `path` in the cache (created 0600), held for the
+    block; yields False, unlocked, where no lock can be had (no `fcntl`, a cache that fails
+    the checks or cannot be written): callers then go on as if alone."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield False
+        return
+    fd = -1
+    try:
+        with held_private_dir(path.parent) as directory:
+            fd = directory.open(path.name, os.O_RDWR | os.O_CREAT | _NONBLOCK, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        if fd >= 0:
+            os.close(fd)
+        fd = -1
+    try:
+        yield fd >= 0
+    finally:
+        if fd >= 0:
+            os.close(fd)  # (which releases the lock)
+
+
 def prune_private(
     directory: Path, max_age_s: float, *, depth: int = 1, now: float | None = None
 ) -> None:

@@ -51,11 +51,11 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     const text = await waitFor('the instructions file', () => (fs.existsSync(instructions) ? fs.readFileSync(instructions, 'utf8') : undefined), 20_000);
     assert.match(text, /^applyTo: '\*\*'$/m);
     assert.match(text, /\]\(\.\.\/\.\.\/\.metis\/MEMORY\.md\)/);
-    await notification(page, /Metis Memory: connected Claude Code, .*VS Code \/ GitHub Copilot in workspace \(10 files written\)/).waitFor({ timeout: 10_000 });
+    await notification(page, /Metis Memory: connected Claude Code, .*GitHub Copilot in VS Code, GitHub Copilot CLI in workspace \(12 files written\)/).waitFor({ timeout: 10_000 });
     await screenshot(page, '21-agents-connected');
     // VS Code gets its MCP server from the extension: no .vscode/mcp.json beside it.
     assert.equal(fs.existsSync(path.join(fixture.path, '.vscode', 'mcp.json')), false);
-    for (const file of ['.claude/settings.json', '.codex/hooks.json', '.gemini/settings.json', '.cursor/hooks.json', '.clinerules/hooks/UserPromptSubmit']) {
+    for (const file of ['.claude/settings.json', '.codex/hooks.json', '.codex/config.toml', '.gemini/settings.json', '.cursor/hooks.json', '.clinerules/hooks/UserPromptSubmit', '.github/hooks/metis-memory.json']) {
       assert.ok(fs.existsSync(path.join(fixture.path, file)), `${file} was not written`);
     }
   });
@@ -72,6 +72,28 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     const context = (JSON.parse(out) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext;
     const memory = fs.readFileSync(path.join(fixture.path, '.metis', 'MEMORY.md'), 'utf8').trim();
     assert.ok(context.includes(memory), `the hook's context lacks MEMORY.md:\n${context.slice(0, 500)}`);
+  });
+
+  it('writes a Copilot hook that VS Code\'s agent runs and reads', () => {
+    const file = JSON.parse(fs.readFileSync(path.join(fixture.path, '.github', 'hooks', 'metis-memory.json'), 'utf8')) as {
+      hooks: Record<string, { bash: string }[]>;
+    };
+    const command = file.hooks.sessionStart?.[0]?.bash;
+    assert.ok(command, 'no sessionStart hook in .github/hooks/metis-memory.json');
+    // The input Copilot Chat 0.67.0 builds for SessionStart; its answer must name the event.
+    const input = JSON.stringify({
+      timestamp: new Date().toISOString(),
+      hook_event_name: 'SessionStart',
+      session_id: 'e2e-vscode',
+      transcript_path: '/tmp/e2e-vscode.jsonl',
+      source: 'new',
+      cwd: fixture.path,
+    });
+    const out = execFileSync('/bin/bash', ['-c', command], { input, encoding: 'utf8', cwd: fixture.path });
+    const answer = JSON.parse(out) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+    assert.equal(answer.hookSpecificOutput.hookEventName, 'SessionStart');
+    const memory = fs.readFileSync(path.join(fixture.path, '.metis', 'MEMORY.md'), 'utf8').trim();
+    assert.ok(answer.hookSpecificOutput.additionalContext.includes(memory), `the hook's context lacks MEMORY.md:\n${out.slice(0, 500)}`);
   });
 
   it('"Metis: Connect Agents…" runs again and changes nothing', async () => {

@@ -32,18 +32,22 @@ from support.host_inputs import (
     CLAUDE_SESSION_START,
     CLINE_TASK_START,
     CODEX_SESSION_START,
+    COPILOT_CLI_SESSION_START,
     CURSOR_SESSION_START,
-    GEMINI_SESSION_START,
+    GEMINI_BEFORE_AGENT,
+    VSCODE_SESSION_START,
     filled,
 )
 from support.memory_files import write_memory
 
-START = {
+START = {  # the first event that sends each host the memory
     "claude": CLAUDE_SESSION_START,
     "codex": CODEX_SESSION_START,
-    "gemini": GEMINI_SESSION_START,
+    "gemini": GEMINI_BEFORE_AGENT,  # (its SessionStart adds nothing: adapters.GEMINI)
     "cursor": CURSOR_SESSION_START,
     "cline": CLINE_TASK_START,
+    "copilot": VSCODE_SESSION_START,
+    "copilot-cli": COPILOT_CLI_SESSION_START,
 }
 assert set(START) == set(HOSTS), "a new host needs its hostile-input tests"
 
@@ -289,7 +293,7 @@ def test_a_record_planted_in_a_shared_cache_does_not_hide_the_memory(
     shared.chmod(0o777)
     log = SessionLog(shared)
     digest = read_context(MemoryStore(workspace)).digest
-    log._record("claude", str(workspace), "s").write_text(digest)
+    log._record(str(workspace), "s").write_text(digest)
     payload = json.dumps(_prompt(workspace)).encode()
     outcome = run_hook(HOSTS["claude"], payload, env={}, sessions=log)
     assert "Fridays" in context_of(outcome.stdout)

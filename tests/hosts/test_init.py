@@ -26,6 +26,7 @@ ALL_FILES = {
     ".clinerules/hooks/TaskResume",
     ".clinerules/hooks/UserPromptSubmit",
     INSTRUCTIONS_PATH,
+    ".github/hooks/metis-memory.json",
     ".vscode/mcp.json",
 }
 
@@ -234,6 +235,7 @@ def test_only_the_chosen_hosts_are_written(workspace: Path) -> None:
     assert init("--host", "copilot", "--host", "claude", cwd=workspace).returncode == 0
     assert set(tree(workspace)) == {
         INSTRUCTIONS_PATH,
+        ".github/hooks/metis-memory.json",
         ".vscode/mcp.json",
         ".claude/settings.json",
         ".mcp.json",
@@ -280,3 +282,30 @@ def test_clinerules_as_a_single_file_is_refused_clearly(workspace: Path) -> None
     done = init("--host", "cline", cwd=workspace)
     assert done.returncode == 1 and "is a file, not a folder" in done.stderr
     assert (workspace / ".clinerules").read_text() == "Always write tests.\n"
+
+
+def test_copilot_hooks_are_one_file_both_copilots_run(workspace: Path) -> None:
+    """Copilot CLI and VS Code read the same `.github/hooks` file (adapters.COPILOT); init
+    for either, or both, writes it once, and keeps every hook of someone else's there."""
+    hooks = workspace / ".github/hooks/metis-memory.json"
+    hooks.parent.mkdir(parents=True)
+    theirs = {"type": "command", "bash": "./audit.sh", "timeoutSec": 5}
+    hooks.write_text(json.dumps({"version": 1, "hooks": {"sessionStart": [theirs]}}))
+    for hosts in (["copilot"], ["copilot-cli"], ["copilot", "copilot-cli"]):
+        done = init(*[a for h in hosts for a in ("--host", h)], cwd=workspace)
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(hooks.read_text())
+        ours = {
+            "type": "command",
+            "bash": "metis-memory hook --host copilot",
+            "powershell": "metis-memory hook --host copilot",
+            "timeoutSec": 10,
+        }
+        assert doc == {
+            "version": 1,
+            "hooks": {"sessionStart": [theirs, ours], "userPromptSubmitted": [ours]},
+        }
+    assert load(workspace, ".mcp.json")["mcpServers"]["metis-memory"] == {
+        "command": "metis-memory",
+        "args": ["mcp"],
+    }

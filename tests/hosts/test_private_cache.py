@@ -16,6 +16,7 @@ import pytest
 from metis_memory.cache import (
     CACHE_ENV,
     UnsafeCacheDir,
+    locked_private,
     prune_private,
     read_private,
     write_private,
@@ -112,3 +113,34 @@ def test_prune_removes_old_files_only_and_never_through_a_link(root: Path, tmp_p
     prune_private(root / "proposals", 24 * 3600, depth=2)
     assert os.listdir(root / "proposals" / "ws") == ["new.md"]
     assert (outside / "old").read_bytes() == b"keep"
+
+
+def test_a_held_record_lock_excludes_every_other_holder(root: Path) -> None:
+    """Copilot CLI starts a session's hooks side by side: while one decides, another that
+    asks for the same lock waits (flock is per open file, so a second open here stands in
+    for the other process)."""
+    import fcntl
+
+    lock = root / "sessions" / "abc.lock"
+    with locked_private(lock) as held:
+        assert held
+        assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released with the block
+    finally:
+        os.close(fd)
+
+
+def test_a_record_lock_in_an_unsafe_cache_is_no_lock(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "sessions").symlink_to(root.parent)
+    with locked_private(root / "sessions" / "abc.lock") as held:
+        assert not held
+    assert not (root.parent / "abc.lock").exists(), "nothing was made through the symlink"

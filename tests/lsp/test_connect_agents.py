@@ -21,8 +21,9 @@ async def test_agent_hosts_lists_every_host_with_its_files(
     hosts = await client.command("metis.agentHosts", {})
     assert [h["name"] for h in hosts] == list(SETUPS)
     copilot = next(h for h in hosts if h["name"] == "copilot")
-    assert copilot["title"] == "VS Code / GitHub Copilot"
+    assert copilot["title"] == "GitHub Copilot in VS Code"
     assert INSTRUCTIONS_PATH in copilot["files"]
+    assert ".github/hooks/metis-memory.json" in copilot["files"]
 
 
 async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, workspace: Path) -> None:
@@ -31,6 +32,7 @@ async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, worksp
         "metis.connectAgents", {"hosts": ["copilot", "claude"], "editorProvidesMcp": True}
     )
     assert {f["path"]: f["change"] for f in result["files"]} == {
+        ".github/hooks/metis-memory.json": "created",
         INSTRUCTIONS_PATH: "created",
         ".claude/settings.json": "created",
         ".mcp.json": "created",
@@ -40,7 +42,10 @@ async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, worksp
     settings = json.loads((workspace / ".claude/settings.json").read_text())
     command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     assert command == f"{result['command']} hook --host claude"
-    assert [t["host"] for t in result["todo"]] == ["VS Code / GitHub Copilot", "Claude Code"]
+    hooks = json.loads((workspace / ".github/hooks/metis-memory.json").read_text())
+    command = hooks["hooks"]["userPromptSubmitted"][0]["bash"]
+    assert command == f"{result['command']} hook --host copilot"
+    assert [t["host"] for t in result["todo"]] == ["GitHub Copilot in VS Code", "Claude Code"]
     again = await client.command("metis.connectAgents", {"hosts": ["copilot", "claude"]})
     assert {f["change"] for f in again["files"] if f["path"] != ".vscode/mcp.json"} == {"unchanged"}
 

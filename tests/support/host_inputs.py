@@ -108,6 +108,58 @@ CLINE_PROMPT: dict[str, Any] = {
     "userPromptSubmit": {"prompt": "Add error handling", "attachments": []},
 }
 
+# GitHub Copilot CLI 1.0.102, as recorded from the real binary (a hook that saved its stdin):
+# camelCase events (`.github/hooks/*.json`) name no event; `timestamp` is epoch ms.
+COPILOT_CLI_SESSION_START: dict[str, Any] = {
+    "sessionId": "{session}",
+    "timestamp": 1795501596090,
+    "cwd": "{cwd}",
+    "source": "new",
+    "initialPrompt": "first prompt hello",
+}
+COPILOT_CLI_PROMPT: dict[str, Any] = {
+    "sessionId": "{session}",
+    "timestamp": 1795501596227,
+    "cwd": "{cwd}",
+    "prompt": "first prompt hello",
+}
+# ... and the same two events as a PascalCase file (`.claude/settings.json`) receives them.
+COPILOT_CLI_CLAUDE_FILE_SESSION_START: dict[str, Any] = {
+    "hook_event_name": "SessionStart",
+    "session_id": "{session}",
+    "timestamp": "2026-11-24T06:26:36.090Z",
+    "cwd": "{cwd}",
+    "source": "new",
+    "initial_prompt": "first prompt hello",
+}
+COPILOT_CLI_CLAUDE_FILE_PROMPT: dict[str, Any] = {
+    "hook_event_name": "UserPromptSubmit",
+    "session_id": "{session}",
+    "timestamp": "2026-11-24T06:26:36.227Z",
+    "cwd": "{cwd}",
+    "prompt": "first prompt hello",
+}
+# VS Code 1.139's agent (Copilot Chat 0.67.0 in code-server's lib/vscode/extensions/copilot):
+# the input it builds for a `.github/hooks` (or Claude-format) command hook.
+VSCODE_SESSION_START: dict[str, Any] = {
+    "timestamp": "2026-11-24T07:00:00.000Z",
+    "hook_event_name": "SessionStart",
+    "session_id": "{session}",
+    "transcript_path": "/home/u/.config/Code/User/workspaceStorage/x/transcripts/{session}.jsonl",
+    "source": "new",
+    "model": "gpt-5-mini",
+    "agent_type": "agent",
+    "cwd": "{cwd}",
+}
+VSCODE_COPILOT_PROMPT: dict[str, Any] = {
+    "timestamp": "2026-11-24T07:00:00.412Z",
+    "hook_event_name": "UserPromptSubmit",
+    "session_id": "{session}",
+    "transcript_path": "/home/u/.config/Code/User/workspaceStorage/x/transcripts/{session}.jsonl",
+    "prompt": "Add a test for the parser",
+    "cwd": "{cwd}",
+}
+
 
 def filled(template: dict[str, Any], *, cwd: str, session: str) -> dict[str, Any]:
     """`template` with `{cwd}` and `{session}` replaced, everywhere they occur."""

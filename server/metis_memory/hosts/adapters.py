@@ -11,36 +11,81 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from .delimiters import BRACKETS, TAGS, Delimiters
 
+# Plain classes, not dataclasses: this module is on the path of the hook that runs before
+# every prompt, and `dataclasses` alone costs it about 8 ms of imports (`inspect`, `ast`).
 
-@dataclass(frozen=True)
+
 class HookInput:
     """What the hook needs from a host's input, whatever the host calls it."""
 
-    event: str
-    session: str | None
-    directories: tuple[str, ...]
-    """Where the agent runs, most specific first (`cwd`, or the workspace roots)."""
+    __slots__ = ("directories", "event", "session", "source", "stamp")
+
+    def __init__(
+        self,
+        event: str,
+        session: str | None,
+        directories: tuple[str, ...],
+        *,
+        stamp: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.event = event
+        self.session = session
+        self.directories = directories
+        """Where the agent runs, most specific first (`cwd`, or the workspace roots)."""
+        self.stamp = stamp
+        """When the host fired this event, as epoch milliseconds: the same for every hook
+        file the host runs for one event (VS Code, Copilot CLI), so that a second file's
+        hook knows the first already answered. None when the host sends no time."""
+        self.source = source
+        """Why a session started (`startup`, `resume`, `clear`, `new`...), when given."""
 
 
-@dataclass(frozen=True)
 class HostContract:
-    name: str
-    title: str
-    session_start: frozenset[str]
-    """Events that begin a context: the memory is always sent."""
-    per_turn: frozenset[str]
-    """Events before each prompt whose context stays in the transcript: sent when changed."""
-    project_env: tuple[str, ...]
-    """Environment variables the host sets to the project directory, in order of trust."""
-    parse: Callable[[Mapping[str, Any]], HookInput]
-    render: Callable[[str, str | None], str]
-    """(event, context or None) -> the exact stdout; "" prints nothing."""
-    delimiters: Delimiters = TAGS
+    __slots__ = (
+        "delimiters",
+        "name",
+        "parse",
+        "per_turn",
+        "project_env",
+        "render",
+        "session_start",
+        "start_sends",
+        "title",
+    )
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        title: str,
+        session_start: frozenset[str],
+        per_turn: frozenset[str],
+        project_env: tuple[str, ...],
+        parse: Callable[[Mapping[str, Any]], HookInput],
+        render: Callable[[str, str | None], str],
+        delimiters: Delimiters = TAGS,
+        start_sends: bool = True,
+    ) -> None:
+        self.name = name
+        self.title = title
+        self.session_start = session_start
+        """Events that begin a context: the memory is sent (once per event)."""
+        self.per_turn = per_turn
+        """Events before each prompt whose context stays in the transcript: sent when changed."""
+        self.project_env = project_env
+        """Environment variables the host sets to the project directory, in order of trust."""
+        self.parse = parse
+        self.render = render
+        """(event, context or None) -> the exact stdout; "" prints nothing."""
+        self.delimiters = delimiters
+        self.start_sends = start_sends
+        """False: the session-start event adds nothing, and the first per-turn event sends the
+        memory instead (a host that mishandles session-start context; see GEMINI)."""
 
     @property
     def events(self) -> frozenset[str]:
@@ -61,6 +106,27 @@ def _paths(value: object) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str) and v)
 
 
+def _stamp(value: object) -> str | None:
+    """An event's time as epoch milliseconds: hosts send a number of milliseconds (Copilot
+    CLI's camelCase payloads) or an ISO 8601 string (the same instant, in the snake_case
+    payloads of VS Code and Copilot CLI), and one event must give one stamp either way."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return str(int(value))
+    if not isinstance(value, str) or not value or len(value) > 64:
+        return None
+    from datetime import datetime
+
+    try:  # Python 3.10's fromisoformat does not take the "Z" every host writes
+        when = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    except ValueError:
+        return value
+    if when.tzinfo is None:
+        return value
+    return str(round(when.timestamp() * 1000))
+
+
 def _json(value: object) -> str:
     """One line of ASCII JSON: safe on any console encoding, read the same everywhere."""
     return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
@@ -72,14 +138,17 @@ def _json(value: object) -> str:
 # UserPromptSubmit); `$CLAUDE_PROJECT_DIR` is set; SessionStart and UserPromptSubmit add
 # `hookSpecificOutput.additionalContext` to the context; exit 2 blocks the prompt. Claude
 # Code also reads a top-level `additionalContext` spelling, so only one is emitted.
-# VS Code (code.visualstudio.com/docs/copilot/customization/hooks) runs the same file and
-# sends camelCase common fields (`sessionId`, `hookEventName`): both are read.
+# VS Code runs the same file when `chat.useClaudeHooks` is on (off by default), with the
+# same snake_case fields plus `timestamp` (Copilot Chat 0.67.0, as bundled in VS Code
+# 1.139); its docs show camelCase (`sessionId`, `hookEventName`), so both are read.
 def _parse_claude_like(data: Mapping[str, Any]) -> HookInput:
     cwd = _text(data, "cwd")
     return HookInput(
-        event=_text(data, "hook_event_name", "hookEventName") or "",
-        session=_text(data, "session_id", "sessionId", "transcript_path", "transcriptPath"),
+        _text(data, "hook_event_name", "hookEventName") or "",
+        _text(data, "session_id", "sessionId", "transcript_path", "transcriptPath"),
         directories=(cwd,) if cwd else (),
+        stamp=_stamp(data.get("timestamp")),
+        source=_text(data, "source"),
     )
 
 
@@ -131,6 +200,12 @@ def _render_gemini(event: str, text: str | None) -> str:
     return "{}" if text is None else _render_specific(event, text)
 
 
+# And SessionStart adds nothing here: headless Gemini puts SessionStart context in front of
+# the prompt (`<hook_context>…</hook_context>\n\nprompt`), and on `--resume`
+# `convertSessionToClientHistory` (packages/core/src/utils/sessionUtils.ts) drops every user
+# message that starts with `<hook_context>`, the user's own prompt with it. BeforeAgent's
+# context is a part after the prompt, which a resume keeps: it carries the memory, the
+# first time in a session and after each change; after `/clear`, again in full.
 GEMINI = HostContract(
     name="gemini",
     title="Gemini CLI",
@@ -140,6 +215,7 @@ GEMINI = HostContract(
     parse=_parse_claude_like,
     render=_render_gemini,
     delimiters=BRACKETS,
+    start_sends=False,
 )
 
 
@@ -150,9 +226,9 @@ GEMINI = HostContract(
 # memory reaches Cursor at session start (and through the write tools' results after).
 def _parse_cursor(data: Mapping[str, Any]) -> HookInput:
     return HookInput(
-        event=_text(data, "hook_event_name") or "",
-        session=_text(data, "conversation_id", "session_id"),
-        directories=_paths(data.get("workspace_roots")),
+        _text(data, "hook_event_name") or "",
+        _text(data, "conversation_id", "session_id"),
+        _paths(data.get("workspace_roots")),
     )
 
 
@@ -178,9 +254,9 @@ CURSOR = HostContract(
 # and `"cancel": true` would stop the task, so it is always false here.
 def _parse_cline(data: Mapping[str, Any]) -> HookInput:
     return HookInput(
-        event=_text(data, "hookName") or "",
-        session=_text(data, "taskId"),
-        directories=_paths(data.get("workspaceRoots")),
+        _text(data, "hookName") or "",
+        _text(data, "taskId"),
+        _paths(data.get("workspaceRoots")),
     )
 
 
@@ -200,4 +276,82 @@ CLINE = HostContract(
     render=_render_cline,
 )
 
-HOSTS: dict[str, HostContract] = {h.name: h for h in (CLAUDE, CODEX, GEMINI, CURSOR, CLINE)}
+
+# ---- GitHub Copilot: the CLI, and the agent in VS Code ---------------------------------
+# Both read `.github/hooks/*.json` and run the same command; each reads its own answer.
+#
+# Copilot CLI (1.0.102, checked against the binary; docs.github.com/en/copilot/reference/
+# hooks-configuration; the CLI's changelog: sessionStart context since 1.0.11,
+# userPromptSubmitted since 1.0.65): camelCase events get `{sessionId, timestamp (epoch ms),
+# cwd, source | prompt}` with no event name, PascalCase ones (`.claude/settings.json`
+# included) the snake_case payload below. Only a flat `{"additionalContext": ...}` reaches
+# the model, from any file: sessionStart's as a user message of its own, a prompt's
+# inside `<system_reminder>` on that prompt. Hooks run with `COPILOT_CLI=1` and
+# `COPILOT_PROJECT_DIR`; every file's handler of one event gets the same session and time.
+#
+# VS Code 1.139's agent (Copilot Chat 0.67.0, `lib/vscode/extensions/copilot` in
+# code-server; code.visualstudio.com/docs/copilot/customization/hooks): maps `sessionStart`
+# to SessionStart and `userPromptSubmitted` to UserPromptSubmit, runs `bash` on Linux and
+# macOS and `powershell` on Windows, and sends `{timestamp (ISO), hook_event_name,
+# session_id, transcript_path, cwd, source | prompt}`. SessionStart reads only
+# `hookSpecificOutput.additionalContext` (whose `hookEventName` must be the event's),
+# UserPromptSubmit that or a flat `additionalContext`. No COPILOT_* variable is set.
+def _parse_copilot(data: Mapping[str, Any]) -> HookInput:
+    hook = _parse_claude_like(data)
+    if hook.event:
+        return hook
+    # The CLI's camelCase payloads name no event: a prompt, or a source, tells them apart.
+    event = (
+        "userPromptSubmitted" if "prompt" in data else "sessionStart" if "source" in data else ""
+    )
+    return HookInput(event, hook.session, hook.directories, stamp=hook.stamp, source=hook.source)
+
+
+def _render_flat(_event: str, text: str | None) -> str:
+    return "" if text is None else _json({"additionalContext": text})
+
+
+COPILOT_CLI = HostContract(
+    name="copilot-cli",
+    title="GitHub Copilot CLI",
+    session_start=frozenset({"sessionStart", "SessionStart"}),
+    per_turn=frozenset({"userPromptSubmitted", "UserPromptSubmit"}),
+    project_env=("COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
+    parse=_parse_copilot,
+    render=_render_flat,
+)
+
+
+def _render_copilot(event: str, text: str | None) -> str:
+    """VS Code names its events in PascalCase; the CLI's camelCase input names none, and
+    `_parse_copilot` names them the CLI's way: each gets the answer its host reads."""
+    if event in ("sessionStart", "userPromptSubmitted"):
+        return _render_flat(event, text)
+    return _render_specific(event, text)
+
+
+COPILOT = HostContract(
+    name="copilot",
+    title="GitHub Copilot",
+    session_start=frozenset({"SessionStart", "sessionStart"}),
+    per_turn=frozenset({"UserPromptSubmit", "userPromptSubmitted"}),
+    project_env=(),
+    parse=_parse_copilot,
+    render=_render_copilot,
+)
+
+COPILOT_CLI_ENV = "COPILOT_CLI"
+
+
+def contract_for(host: HostContract, env: Mapping[str, str]) -> HostContract:
+    """The contract of the host that is really running the hook: Copilot CLI also runs the
+    hooks of `.claude/settings.json` and sets `COPILOT_CLI=1` for them, and reads only its
+    own flat answer, whichever file the hook came from."""
+    if env.get(COPILOT_CLI_ENV) == "1" and host.name in ("claude", "copilot"):
+        return COPILOT_CLI
+    return host
+
+
+HOSTS: dict[str, HostContract] = {
+    h.name: h for h in (CLAUDE, CODEX, GEMINI, CURSOR, CLINE, COPILOT, COPILOT_CLI)
+}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .jsonfiles import ConfigRefused, child
@@ -43,8 +43,13 @@ class HostSetup:
 
 
 def _is_ours(entry: object, host: str) -> bool:
-    command = entry.get("command") if isinstance(entry, dict) else None
-    return isinstance(command, str) and re.search(rf"\bhook --host {host}\b", command) is not None
+    if not isinstance(entry, dict):
+        return False
+    pattern = rf"\bhook --host {re.escape(host)}(?![\w-])"
+    return any(
+        isinstance(command, str) and re.search(pattern, command) is not None
+        for command in (entry.get("command"), entry.get("bash"))
+    )
 
 
 def _grouped_hook(
@@ -264,14 +269,54 @@ tool (`/memories/`), whose files are not this workspace's memory.
 """
 
 
+COPILOT_HOOKS = ".github/hooks/metis-memory.json"
+
+
+def _copilot_hooks(command: str) -> Edit:
+    """One file both Copilots run (adapters.COPILOT cites each one's contract): the CLI's
+    own format, which VS Code maps to SessionStart and UserPromptSubmit; `bash` runs on
+    Linux and macOS, `powershell` on Windows."""
+    run = f"{command} hook --host copilot"
+    handler = {"type": "command", "bash": run, "powershell": run, "timeoutSec": 10}
+
+    def hooks(doc: dict[str, Any]) -> None:
+        doc.setdefault("version", 1)
+        events = child(doc, "hooks", dict, COPILOT_HOOKS)
+        for event in ("sessionStart", "userPromptSubmitted"):
+            entries = child(events, event, list, f"{COPILOT_HOOKS} hooks")
+            for i, existing in enumerate(entries):
+                if _is_ours(existing, "copilot"):
+                    entries[i] = dict(handler)
+                    break
+            else:
+                entries.append(dict(handler))
+
+    return _json_edit("copilot", COPILOT_HOOKS, "sessionStart and userPromptSubmitted hooks", hooks)
+
+
 def _copilot(command: str) -> list[Edit]:
     def mcp(doc: dict[str, Any]) -> None:
         entry = {"type": "stdio", **_stdio(command, "${workspaceFolder}")}
         _mcp_server(doc, ".vscode/mcp.json", "servers", entry)
 
     return [
+        _copilot_hooks(command),
         _owned_file("copilot", INSTRUCTIONS_PATH, "instructions file", INSTRUCTIONS),
         _json_edit("copilot", ".vscode/mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
+    ]
+
+
+# ---- GitHub Copilot CLI ----------------------------------------------------------------
+# The hooks file above, and the MCP server where the CLI looks in a project: `.mcp.json`
+# when there is one, else `.github/mcp.json` (1.0.102; not `.vscode/mcp.json` any more).
+# Both are read only in a folder the user trusts.
+def _copilot_cli(command: str) -> list[Edit]:
+    def mcp(doc: dict[str, Any]) -> None:
+        _mcp_server(doc, ".mcp.json", "mcpServers", _stdio(command))
+
+    return [
+        replace(_copilot_hooks(command), host="copilot-cli"),
+        _json_edit("copilot-cli", ".mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
     ]
 
 
@@ -321,12 +366,23 @@ SETUPS: dict[str, HostSetup] = {
         ),
         HostSetup(
             "copilot",
-            "VS Code / GitHub Copilot",
+            "GitHub Copilot in VS Code",
             _copilot,
-            "turn on `chat.includeReferencedInstructions` (off by default): VS Code then "
-            "attaches the two files the instructions link to on every chat request. The "
-            "instructions themselves apply without it, and VS Code starts the MCP server when "
-            "a chat needs it.",
+            "trust this workspace: VS Code runs no hook file in an untrusted one. The agent "
+            "then gets the memory from the hooks at its first prompt and again after each "
+            "change, unless `chat.useHooks` is off or your organisation has disabled hooks "
+            "(Copilot's preview features policy). VS Code starts the MCP server when a chat "
+            "needs it; approve its tools when asked. Turning on "
+            "`chat.includeReferencedInstructions` also attaches the two files themselves.",
+        ),
+        HostSetup(
+            "copilot-cli",
+            "GitHub Copilot CLI",
+            _copilot_cli,
+            "trust this folder when Copilot CLI asks (it reads a project's hooks and MCP "
+            "servers only in a trusted folder; `copilot --trust-folder` for a prompt run), "
+            "and allow the metis-memory tools when it asks (`--allow-tool metis-memory` for "
+            "`copilot -p`).",
         ),
     )
 }

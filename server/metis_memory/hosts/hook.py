@@ -20,9 +20,9 @@ from ..cache import UnsafeCacheDir
 from ..errors import MemoryStoreError
 from ..files import METIS_DIR
 from ..store import MemoryStore
-from .adapters import HookInput, HostContract
+from .adapters import HookInput, HostContract, contract_for
 from .context import MemoryContext, read_context, stale_note_for
-from .sessions import SessionLog
+from .sessions import SessionLog, decide
 
 MAX_INPUT_BYTES = 8 * 2**20
 """A prompt can hold a pasted file; more than this is not a hook input we can trust."""
@@ -71,6 +71,7 @@ def run_hook(
     """What to print for one hook call. Never raises (short of the interpreter's own exit):
     a host that gets no answer, or a traceback, may drop the user's prompt."""
     env = os.environ if env is None else env
+    host = contract_for(host, env)
     event = ""
     try:
         hook = _parse(host, raw_input)
@@ -217,31 +218,59 @@ def _context_for(
     store = MemoryStore(folder)
     memory = read_context(store, stale=False)
     workspace = str(folder.absolute())
-    if hook.event in host.per_turn and hook.session is not None:
-        last = sessions.last_sent(host.name, workspace, hook.session)
-        if last == memory.digest:
-            return None, None
-        changed = last is not None
-    else:
-        changed = False
+    start = hook.event in host.session_start
     warnings: list[str] = []
-    if hook.session is not None:
-        try:
-            sessions.remember(host.name, workspace, hook.session, memory.digest)
-        except UnsafeCacheDir as exc:
-            warnings.append(f"{exc}; the memory was sent, and will be sent again next prompt")
-        except OSError as exc:
-            warnings.append(
-                f"could not record what this session received in {sessions.directory} "
-                f"({exc.strerror or exc}); the memory will be sent again next prompt. Set "
-                "METIS_MEMORY_CACHE_DIR to a writable directory"
-            )
-    if memory.empty:
+    if hook.session is None:
+        send, changed = start, False
+    else:
+        send, changed = _decide(host, hook, workspace, sessions, memory.digest, warnings)
+    if not send or memory.empty:
         return None, "; ".join(warnings) or None
     memory, stale_warning = _with_stale_note(store, memory, budget)
     if stale_warning:
         warnings.append(stale_warning)
     return memory.text(changed=changed, delimiters=host.delimiters), "; ".join(warnings) or None
+
+
+def _decide(
+    host: HostContract,
+    hook: HookInput,
+    workspace: str,
+    sessions: SessionLog,
+    digest: str,
+    warnings: list[str],
+) -> tuple[bool, bool]:
+    """(send?, as a change?) for a session the host named, recorded under the session's
+    lock (`sessions.decide` says when)."""
+    assert hook.session is not None
+    start = hook.event in host.session_start
+    with sessions.locked(workspace, hook.session):
+        record = sessions.read(workspace, hook.session)
+        if start and not host.start_sends:
+            if hook.source == "clear":  # the context is gone: the next prompt sends it all
+                _recorded(
+                    lambda: sessions.forget(workspace, hook.session or ""), sessions, warnings
+                )
+            return False, False
+        send, new = decide(record, digest, start=start, stamp=hook.stamp)
+        if new is not None:
+            _recorded(
+                lambda: sessions.write(workspace, hook.session or "", new), sessions, warnings
+            )
+    return send, send and not start and record is not None
+
+
+def _recorded(write: Callable[[], None], sessions: SessionLog, warnings: list[str]) -> None:
+    try:
+        write()
+    except UnsafeCacheDir as exc:
+        warnings.append(f"{exc}; the memory was sent, and will be sent again next prompt")
+    except OSError as exc:
+        warnings.append(
+            f"could not record what this session received in {sessions.directory} "
+            f"({exc.strerror or exc}); the memory will be sent again next prompt. Set "
+            "METIS_MEMORY_CACHE_DIR to a writable directory"
+        )
 
 
 # ---- the stale check, against a deadline -----------------------------------------------------

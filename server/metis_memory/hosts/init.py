@@ -126,7 +126,7 @@ def plan_init(
                 FileChange(
                     path,
                     tuple(dict.fromkeys(e.host for e in edits)),
-                    tuple(e.what for e in edits),
+                    tuple(dict.fromkeys(e.what for e in edits)),
                     before,
                     after,
                     edits[0].mode,
