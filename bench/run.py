@@ -601,19 +601,21 @@ async def run(quick: bool) -> dict[str, Any]:
 
         hooks = hook_runs(workspace(tmp / "hook-ws"), 10 if quick else 40)
         bare = statistics.median(hooks["bare"])
-        for key, label in (
-            ("start", "session start"),
-            ("unchanged", "prompt, memory unchanged"),
-            ("changed", "prompt after a write"),
+        # The hook runs before every prompt, and nearly every prompt finds the memory
+        # unchanged: that answer (hosts/hook_command.py) must cost at most 4 Python starts.
+        for key, label, limit in (
+            ("start", "session start", 6),
+            ("unchanged", "prompt, memory unchanged", 4),
+            ("changed", "prompt after a write", 6),
         ):
             r = Row(
                 f"hook --host claude: {label} (p50)",
                 "ms",
                 statistics.median(hooks[key]),
                 bare,
-                "<= 6x",
+                f"<= {limit}x",
             )
-            r.ok = r.ratio is not None and r.ratio <= 6
+            r.ok = r.ratio is not None and r.ratio <= limit
             r.note = "floor = python -c pass"
             report.add(r)
 

@@ -111,7 +111,7 @@ def main(argv: list[str]) -> int:
     if problem is not None:
         sys.stderr.write(f"metis-memory: cannot start the {NAMES[mode]}: {problem}\n")
         return 0 if mode == "hook" else 3  # a hook's failure must never block the agent
-    from metis_memory.cli import main as cli_main
+    from metis_memory.entry import main as cli_main
 
     return cli_main(args)
 

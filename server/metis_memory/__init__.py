@@ -7,9 +7,14 @@ does not pay for pydantic (the event models) before it answers `initialize`.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+from ._version import __version__ as __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook before every prompt
+    # loads this package, and `typing` alone costs it a third of Python's start-up)
+    from typing import Any
+
     from .errors import (
         EmptyEntry,
         InvalidMemoryFile,
@@ -28,7 +33,6 @@ if TYPE_CHECKING:
     from .files import MemoryFile
     from .store import MemorySnapshot, MemoryStore, WriteResult
 
-from ._version import __version__ as __version__
 
 _HOMES = {
     "EmptyEntry": "errors",

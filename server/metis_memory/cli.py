@@ -87,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     source.add_argument("-", dest="stdin", action="store_true", help="read it from standard input")
 
-    _hook_arguments(
+    from .hosts.hook_command import hook_arguments
+
+    hook_arguments(
         sub.add_parser("hook", help="print the memory as context for an agent host's hook")
     )
 
@@ -149,32 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _hook_arguments(hook: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    from .hosts.adapters import HOSTS
-
-    hook.description = (
-        "Run as a session-start or per-prompt hook of an agent host: reads the host's hook "
-        "input on stdin and prints the memory in that host's output shape. Always exits 0."
-    )
-    hook.add_argument("--host", required=True, choices=sorted(HOSTS), help="the agent host")
-    hook.add_argument(
-        "--workspace", "-w", metavar="DIR", help="workspace (default: the host's project dir)"
-    )
-    return hook
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv_list = list(sys.argv[1:] if argv is None else argv)
-    if argv_list[:1] == ["hook"]:  # runs before every prompt: no more parser than it needs
-        try:
-            hook = _hook_arguments(argparse.ArgumentParser(prog="metis-memory hook"))
-            hook_args = hook.parse_args(argv_list[1:])
-        except SystemExit:
-            # argparse's 2 would block the user's prompt in most hosts; a host it can name
-            # still gets its no-op answer (Gemini parses stdout as JSON).
-            _hook_no_op(_named_host(argv_list[1:]))
-            return EXIT_OK
-        return _hook(hook_args.host, hook_args.workspace)
+    if argv_list[:1] == ["hook"]:  # runs before every prompt: a module of its own
+        from .hosts.hook_command import hook_command
+
+        return hook_command(argv_list[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(argv_list)
@@ -247,66 +229,6 @@ def _workspace(path: str) -> MemoryStore:
     if not folder.is_dir():
         raise UsageError(f"workspace {path!r} is not a directory")
     return MemoryStore(folder)
-
-
-def _hook(host_name: str, workspace: str | None) -> int:
-    """Always exit 0: a hook that fails must never fail (or block) the agent's turn."""
-    from .hosts.adapters import HOSTS
-    from .hosts.hook import MAX_INPUT_BYTES, run_hook
-
-    host = HOSTS[host_name]
-    answered = False
-    try:
-        if sys.stdin is None:
-            raise OSError("stdin is closed: the host sent no hook input")
-        raw = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
-        outcome = run_hook(host, raw, workspace=workspace)
-        if outcome.warning:
-            _hook_warning(outcome.warning)
-        if outcome.stdout:
-            answered = True
-            _hook_stdout(outcome.stdout)
-    except Exception as exc:  # a bug here must not cost the user their prompt
-        _hook_warning(f"unexpected error, no context added: {exc!r}")
-        if not answered:
-            _hook_no_op(host_name)
-    return EXIT_OK
-
-
-def _named_host(args: list[str]) -> str | None:
-    """The `--host` a hook's arguments name, when its other arguments could not be read."""
-    for i, arg in enumerate(args):
-        if arg == "--host" and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith("--host="):
-            return arg.split("=", 1)[1]
-    return None
-
-
-def _hook_no_op(host_name: str | None) -> None:
-    from .hosts.adapters import HOSTS
-
-    host = HOSTS.get(host_name or "")
-    if host is None:
-        return
-    with contextlib.suppress(Exception):
-        no_op = host.render("", None)
-        if no_op:
-            _hook_stdout(no_op)
-
-
-def _hook_stdout(text: str) -> None:
-    if sys.stdout is not None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-
-
-def _hook_warning(text: str) -> None:
-    """One line on stderr; never `print(file=None)`, which would write it to stdout, the
-    host's channel, when stderr is closed."""
-    if sys.stderr is not None:
-        with contextlib.suppress(OSError, ValueError):
-            print(f"metis-memory hook: {text}", file=sys.stderr)
 
 
 def _init(args: argparse.Namespace) -> int:

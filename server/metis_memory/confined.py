@@ -19,7 +19,6 @@ import errno
 import os
 import stat
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from .errors import StorageError, UnsafePath
@@ -41,7 +40,6 @@ MAX_SYMLINKS = 40
 """Symlinks followed in one resolution before it is a loop (Linux's limit)."""
 
 
-@dataclass
 class Dir:
     """A directory held open (`fd`), or, without `dir_fd` support, named by `path`.
 
@@ -49,9 +47,17 @@ class Dir:
     (on POSIX).
     """
 
-    path: Path
-    fd: int | None = None
-    _closed: bool = field(default=False, repr=False)
+    # A plain class: the hook before every prompt reads its session record through this
+    # module, and `dataclasses` would add ~8 ms of imports to it.
+    __slots__ = ("_closed", "fd", "path")
+
+    def __init__(self, path: Path, fd: int | None = None) -> None:
+        self.path = path
+        self.fd = fd
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"Dir({self.path!r}, fd={self.fd})"
 
     @classmethod
     def open_root(cls, path: Path) -> Dir:
@@ -135,14 +141,16 @@ def _lstat_or_none(path: Path) -> int:
         return 0
 
 
-@dataclass
 class Located:
     """Where a name resolved to: the directory holding it (held open) and its name there."""
 
-    directory: Dir
-    name: str
-    st: os.stat_result | None
-    """The entry's `lstat` (never a symlink's), None when it does not exist."""
+    __slots__ = ("directory", "name", "st")
+
+    def __init__(self, directory: Dir, name: str, st: os.stat_result | None) -> None:
+        self.directory = directory
+        self.name = name
+        self.st = st
+        """The entry's `lstat` (never a symlink's), None when it does not exist."""
 
     @property
     def path(self) -> Path:

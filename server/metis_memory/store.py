@@ -38,6 +38,7 @@ from .errors import (
     StorageError,
 )
 from .files import CAPS, METIS_DIR, MemoryFile, parse_memory_file
+from .fingerprint import READ_LIMIT_BYTES
 from .prompt import compose_prompt
 
 
@@ -410,9 +411,6 @@ class MemoryStore:
         return _Current(data, len(data), st)
 
 
-READ_LIMIT_BYTES = 16 * 2**20
-"""The most the store reads of a memory file: 4,096 times MEMORY.md's hard cap. Only an
-edit behind the store's back makes a file this large; past it, reads refuse."""
 _RACE_RETRIES = 3
 """Resolutions tried when the path changes under a read or while a writer waits."""
 

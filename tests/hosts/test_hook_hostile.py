@@ -20,11 +20,11 @@ from metis_memory.hosts.adapters import HOSTS
 from metis_memory.hosts.context import read_context
 from metis_memory.hosts.delimiters import CLOSE_TAG, OPEN_TAG, neutralise_tags
 from metis_memory.hosts.hook import (
-    MAX_INPUT_BYTES,
     NOT_CHECKED_NOTE,
     STALE_BUDGET_ENV,
     run_hook,
 )
+from metis_memory.hosts.hook_command import MAX_INPUT_BYTES
 from metis_memory.hosts.sessions import SessionLog
 from support.hooks import Hook
 from support.host_inputs import (

@@ -85,7 +85,7 @@ def test_claude_shaped_hosts_get_exactly_hook_specific_output(
 ) -> None:
     _write(store)
     context = _specific(_call(host, template, workspace, sessions), event)
-    opening, closing, _ = HOSTS[host].delimiters
+    opening, closing = HOSTS[host].delimiters.open, HOSTS[host].delimiters.close
     assert context.startswith(opening + "\n" + HEADER)
     assert context.endswith(closing)
     user_at = context.index("## User context (USER.md)\n\n" + USER.strip())

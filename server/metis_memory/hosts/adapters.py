@@ -10,10 +10,13 @@ nothing to say.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
 
 from .delimiters import BRACKETS, TAGS, Delimiters
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (not at run time: `typing` would cost the hook before every prompt)
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 # Plain classes, not dataclasses: this module is on the path of the hook that runs before
 # every prompt, and `dataclasses` alone costs it about 8 ms of imports (`inspect`, `ast`).

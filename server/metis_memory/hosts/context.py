@@ -9,10 +9,10 @@ stays under Claude Code's 10,000-character hook limit whatever is on disk.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from .. import fingerprint
 from ..errors import MemoryFileTooLarge, fmt_bytes
 from ..files import CAPS, MemoryFile
 from ..prompt import compose_prompt
@@ -72,7 +72,7 @@ class MemoryContext:
     def text(self, *, changed: bool = False, delimiters: Delimiters = TAGS) -> str:
         """The injection: the delimited header and sections (never over MAX_CONTEXT_CHARS)."""
         header = CHANGED_HEADER if changed else HEADER
-        opening, closing, neutralise = delimiters
+        opening, closing, neutralise = delimiters.open, delimiters.close, delimiters.neutralise
         body = neutralise(compose_prompt("", self.user, self.memory))
         note = f"\n\n{neutralise(self.stale)}" if self.stale else ""
         text = f"{opening}\n{header}\n\n{body}{note}\n{closing}"
@@ -88,17 +88,17 @@ def read_context(store: MemoryStore, *, stale: bool = True) -> MemoryContext:
     """
     too_large: dict[MemoryFile, int] = {}
     on_disk: dict[MemoryFile, str] = {}
-    digest = hashlib.sha256()
-    for f in (MemoryFile.USER, MemoryFile.MEMORY):
+    parts: list[str] = []
+    for f in (MemoryFile.USER, MemoryFile.MEMORY):  # (fingerprint.FILES' order)
         try:
             snap = store.snapshot(f)
         except MemoryFileTooLarge as exc:
             too_large[f] = exc.size
-            digest.update(f"{f.value}:too-large:{exc.size}\0".encode())
+            parts.append(fingerprint.too_large_part(f.value, exc.size))
             continue
         on_disk[f] = snap.text
-        digest.update(f"{f.value}:{snap.sha256}\0".encode())
-    context = MemoryContext(digest.hexdigest(), on_disk=on_disk, too_large=too_large)
+        parts.append(fingerprint.part_of_sha(f.value, snap.sha256))
+    context = MemoryContext(fingerprint.digest(parts), on_disk=on_disk, too_large=too_large)
     if not stale:
         return context
     return replace(context, stale=stale_note_for(store, on_disk))

@@ -4,8 +4,10 @@ says can never pass for something outside the memory."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (not at run time: the hook before every prompt imports this module)
+    from collections.abc import Callable
 
 OPEN_TAG, CLOSE_TAG = "<metis-memory>", "</metis-memory>"
 
@@ -34,13 +36,16 @@ def neutralise_brackets(text: str) -> str:
     return _BRACKET.sub(r"\\[", text)
 
 
-class Delimiters(NamedTuple):
+class Delimiters:
     """How the memory is marked off from the rest of the context."""
 
-    open: str
-    close: str
-    neutralise: Callable[[str], str]
-    """Makes what the memory says unable to close the delimiters early."""
+    __slots__ = ("close", "neutralise", "open")
+
+    def __init__(self, open: str, close: str, neutralise: Callable[[str], str]) -> None:
+        self.open = open
+        self.close = close
+        self.neutralise = neutralise
+        """Makes what the memory says unable to close the delimiters early."""
 
 
 TAGS = Delimiters(OPEN_TAG, CLOSE_TAG, neutralise_tags)

@@ -18,16 +18,11 @@ from typing import Any, TypeVar
 
 from ..cache import UnsafeCacheDir
 from ..errors import MemoryStoreError
-from ..files import METIS_DIR
 from ..store import MemoryStore
 from .adapters import HookInput, HostContract, contract_for
 from .context import MemoryContext, read_context, stale_note_for
+from .hook_command import MAX_INPUT_BYTES, HookProblem, find_workspace, middle_cut
 from .sessions import SessionLog, decide
-
-MAX_INPUT_BYTES = 8 * 2**20
-"""A prompt can hold a pasted file; more than this is not a hook input we can trust."""
-
-MAX_ANCESTORS = 64
 
 STALE_BUDGET_S = 1.0
 """How long the hook waits for the stale-reference check. It takes ~40 ms on an ordinary
@@ -47,10 +42,6 @@ take the missing note for "every reference holds"."""
 MAX_WARNING_CHARS = 1000
 
 T = TypeVar("T")
-
-
-class HookProblem(Exception):
-    """Something that stops this hook from sending context; its text goes to stderr."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +73,7 @@ def run_hook(
                 f"{host.title} sent event {event or '(none)'!r}, which this hook does not "
                 f"handle (it handles {known}); nothing was added to the context"
             )
-        folder = find_workspace(host, hook, workspace=workspace, env=env, cwd=cwd)
+        folder = Path(find_workspace(host, hook, workspace=workspace, env=env, cwd=cwd))
         budget = stale_budget(env)
         text, warning = _context_for(host, hook, folder, sessions or SessionLog(), budget)
         return HookOutcome(host.render(event, text), _one_line(warning))
@@ -106,14 +97,7 @@ def _one_line(text: str | None) -> str | None:
     if text is None:
         return None
     line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return _middle_cut(line, MAX_WARNING_CHARS)
-
-
-def _middle_cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    half = (limit - 1) // 2
-    return f"{text[:half]}…{text[-half:]}"
+    return middle_cut(line, MAX_WARNING_CHARS)
 
 
 def stale_budget(env: Mapping[str, str]) -> float:
@@ -155,69 +139,13 @@ def _parse(host: HostContract, raw: bytes) -> HookInput:
     return host.parse(data)
 
 
-def find_workspace(
-    host: HostContract,
-    hook: HookInput,
-    *,
-    workspace: str | None,
-    env: Mapping[str, str],
-    cwd: str | None = None,
-) -> Path:
-    """`--workspace`, else the host's project variable, else the nearest ancestor of the
-    input's directories that holds `.metis/`, else the first of them (or the process's
-    directory)."""
-    if workspace:
-        return _existing(Path(workspace), "--workspace")
-    for name in host.project_env:
-        value = env.get(name)
-        if value and os.path.isabs(value) and os.path.isdir(value):
-            return Path(value)
-    starts = [Path(d) for d in hook.directories if os.path.isabs(d)]
-    for start in starts:
-        found = _with_metis(start)
-        if found is not None:
-            return found
-    if starts:
-        return _existing(starts[0], f"the directory {host.title} reported")
-    if cwd:
-        return Path(cwd)
-    try:
-        return Path(os.getcwd())
-    except OSError as exc:  # the directory the host started us in was removed
-        raise HookProblem(
-            f"{host.title} named no directory and this process's own is gone "
-            f"({exc.strerror or exc}); nothing was added. Pass --workspace DIR"
-        ) from None
-
-
-# `os.path.isdir`, not `Path.is_dir`: this one says False for every OSError (a name too
-# long, a folder we may not search) and for names no OS takes (a NUL, a lone surrogate),
-# where `Path.is_dir` raises on all but "not found".
-def _existing(path: Path, what: str) -> Path:
-    if not os.path.isdir(path):
-        shown = _middle_cut(repr(str(path)), 200)
-        raise HookProblem(f"{what} {shown} is not a directory; nothing was added")
-    return path
-
-
-def _with_metis(start: Path) -> Path | None:
-    here = start
-    for _ in range(MAX_ANCESTORS):
-        if os.path.isdir(here / METIS_DIR):
-            return here
-        if here.parent == here:
-            return None
-        here = here.parent
-    return None
-
-
 def _context_for(
     host: HostContract, hook: HookInput, folder: Path, sessions: SessionLog, budget: float
 ) -> tuple[str | None, str | None]:
     """The context to send (None: nothing) and a warning for stderr."""
     store = MemoryStore(folder)
     memory = read_context(store, stale=False)
-    workspace = str(folder.absolute())
+    workspace = os.path.abspath(folder)  # (as quick.py keys it)
     start = hook.event in host.session_start
     warnings: list[str] = []
     if hook.session is None:

@@ -1,0 +1,135 @@
+"""The hook's first look (issue 26, item 6): a prompt whose session already has this very
+memory is answered from `hosts/hook_command.py` and `fingerprint.py` alone, without the
+store, the CLI's parser, `dataclasses` or `typing`; anything it is not sure of goes to the
+full hook, which decides as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metis_memory import MemoryStore
+from metis_memory.fingerprint import READ_LIMIT_BYTES, quick_digest
+from metis_memory.hosts.context import read_context
+from support.hooks import Hook
+from support.host_inputs import CLAUDE_PROMPT, CLAUDE_SESSION_START, filled
+
+MEMORY = "- the payments service retries webhooks 5 times\n"
+HEAVY = ("metis_memory.store", "metis_memory.cli", "argparse", "dataclasses", "typing")
+"""What an unchanged prompt must not load: each costs more than the whole quick answer."""
+
+
+def payload(template: dict[str, object], workspace: Path, session: str = "q-1") -> bytes:
+    return json.dumps(filled(template, cwd=str(workspace), session=session)).encode()
+
+
+def loaded_by_prompt(workspace: Path, cache: Path, data: bytes) -> tuple[str, set[str]]:
+    """Run `metis-memory hook --host claude` in a fresh interpreter as the console script
+    does; its stdout and the modules it had loaded when it answered."""
+    probe = (
+        "import sys\n"
+        "from metis_memory.entry import main\n"
+        "sys.argv = ['metis-memory', 'hook', '--host', 'claude']\n"
+        "code = main()\n"
+        "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))\n"
+        "sys.exit(code)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_PROJECT_DIR")}
+    env["METIS_MEMORY_CACHE_DIR"] = str(cache)
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=data,
+        capture_output=True,
+        cwd=workspace,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    err = done.stderr.decode()
+    return done.stdout.decode(), set(err.rsplit("MODULES ", 1)[1].split())
+
+
+def test_an_unchanged_prompt_is_answered_without_the_store(
+    store: MemoryStore, workspace: Path, tmp_path: Path
+) -> None:
+    store.add_entry("MEMORY.md", MEMORY)
+    cache = tmp_path / "cache"
+    out, _ = loaded_by_prompt(workspace, cache, payload(CLAUDE_SESSION_START, workspace))
+    assert MEMORY.strip() in out
+    out, modules = loaded_by_prompt(workspace, cache, payload(CLAUDE_PROMPT, workspace))
+    assert out == ""
+    assert not modules & set(HEAVY), f"an unchanged prompt loaded {modules & set(HEAVY)}"
+    # ... and a change is seen (by the full hook, which the quick look hands it to).
+    store.add_entry("MEMORY.md", "- CI runs on Fridays only")
+    out, modules = loaded_by_prompt(workspace, cache, payload(CLAUDE_PROMPT, workspace))
+    assert "Fridays" in out and "metis_memory.store" in modules
+
+
+def test_a_record_planted_in_a_shared_cache_still_gets_the_memory_sent(
+    store: MemoryStore, workspace: Path, tmp_path: Path, hook: Hook
+) -> None:
+    """The quick look reads the record through the same checks as the full hook: a cache
+    others may write in is no record, so the memory is sent (with the full hook's warning)."""
+    del hook
+    store.add_entry("MEMORY.md", MEMORY)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    cache_run = loaded_by_prompt(workspace, shared, payload(CLAUDE_SESSION_START, workspace))
+    assert MEMORY.strip() in cache_run[0]
+    shared.chmod(0o777)  # now anyone could have planted "this session has it"
+    out, _ = loaded_by_prompt(workspace, shared, payload(CLAUDE_PROMPT, workspace))
+    assert MEMORY.strip() in out
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    user=st.none() | st.binary(max_size=300),
+    memory=st.none() | st.binary(max_size=300) | st.text(max_size=200).map(str.encode),
+)
+def test_the_quick_digest_is_the_full_reads_digest(
+    tmp_path_factory: pytest.TempPathFactory, user: bytes | None, memory: bytes | None
+) -> None:
+    """Missing files, empty ones, bytes that are not UTF-8, CRLF: equal digests, so "the
+    session has it" means the same to both looks."""
+    ws = tmp_path_factory.mktemp("ws")
+    metis = ws / ".metis"
+    if user is not None or memory is not None:
+        metis.mkdir()
+    for name, data in (("USER.md", user), ("MEMORY.md", memory)):
+        if data is not None:
+            (metis / name).write_bytes(data)
+    assert quick_digest(str(ws)) == read_context(MemoryStore(ws), stale=False).digest
+
+
+def test_anything_but_plain_files_is_left_to_the_store(store: MemoryStore, workspace: Path) -> None:
+    store.add_entry("MEMORY.md", MEMORY)
+    metis = workspace / ".metis"
+    real = metis / "MEMORY.md"
+    assert quick_digest(str(workspace)) is not None
+    (workspace / "notes.md").write_bytes(real.read_bytes())
+    real.unlink()
+    real.symlink_to(workspace / "notes.md")  # inside the workspace: the store follows it
+    assert quick_digest(str(workspace)) is None
+    real.unlink()
+    os.mkfifo(real)
+    assert quick_digest(str(workspace)) is None  # (and nothing blocked on the FIFO)
+    real.unlink()
+    with real.open("wb") as f:  # sparse: past the read limit without writing 16 MiB
+        f.truncate(READ_LIMIT_BYTES + 1)
+    assert quick_digest(str(workspace)) is None
+    real.unlink()
+    other = workspace.parent / "elsewhere"
+    other.mkdir()
+    metis.rename(other / ".metis")
+    metis.symlink_to(other / ".metis")
+    assert quick_digest(str(workspace)) is None
