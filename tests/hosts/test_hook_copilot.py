@@ -77,14 +77,20 @@ def specific(stdout: str, event: str) -> str:
 
 
 # ---- Copilot CLI ----------------------------------------------------------------------------
-def test_copilot_cli_gets_the_flat_answer_once_then_only_changes(
+def test_copilot_cli_gets_the_flat_answer_with_the_first_prompt_then_only_changes(
     memory: MemoryStore, workspace: Path, sessions: SessionLog
 ) -> None:
-    start = flat(call("copilot", COPILOT_CLI_SESSION_START, workspace, sessions, IN_COPILOT_CLI))
-    assert start.startswith("<metis-memory>\n" + HEADER) and MEMORY.strip() in start
-    assert call("copilot", COPILOT_CLI_PROMPT, workspace, sessions, IN_COPILOT_CLI) == ""
-    memory.add_entry("MEMORY.md", "- CI runs on Fridays only")
+    """The CLI keeps a prompt's context in the session's history but replaces
+    sessionStart's on every run: the prompt hook sends, the session-start hook does not."""
+    assert call("copilot", COPILOT_CLI_SESSION_START, workspace, sessions, IN_COPILOT_CLI) == ""
+    first = flat(call("copilot", COPILOT_CLI_PROMPT, workspace, sessions, IN_COPILOT_CLI))
+    assert first.startswith("<metis-memory>\n" + HEADER) and MEMORY.strip() in first
     later = {**COPILOT_CLI_PROMPT, "timestamp": 1795501700000}
+    assert call("copilot", later, workspace, sessions, IN_COPILOT_CLI) == ""
+    resume = {**COPILOT_CLI_SESSION_START, "source": "resume", "timestamp": 1795501800000}
+    assert call("copilot", resume, workspace, sessions, IN_COPILOT_CLI) == ""
+    assert call("copilot", later, workspace, sessions, IN_COPILOT_CLI) == ""  # history has it
+    memory.add_entry("MEMORY.md", "- CI runs on Fridays only")
     changed = flat(call("copilot", later, workspace, sessions, IN_COPILOT_CLI))
     assert changed.startswith("<metis-memory>\n" + CHANGED_HEADER)
     assert "Fridays" in changed
@@ -94,7 +100,7 @@ def test_copilot_cli_is_told_apart_by_its_input_even_without_its_environment(
     memory: MemoryStore, workspace: Path, sessions: SessionLog
 ) -> None:
     """No event name in the input is the CLI's camelCase payload: it reads the flat shape."""
-    assert flat(call("copilot-cli", COPILOT_CLI_SESSION_START, workspace, sessions))
+    assert flat(call("copilot-cli", COPILOT_CLI_PROMPT, workspace, sessions))
     assert flat(call("copilot", COPILOT_CLI_PROMPT, workspace, sessions, session="s-2"))
 
 
@@ -102,49 +108,36 @@ def test_claude_hooks_run_by_copilot_cli_answer_in_its_shape(
     memory: MemoryStore, workspace: Path, sessions: SessionLog
 ) -> None:
     """Copilot CLI runs `.claude/settings.json`'s hooks too, with `COPILOT_CLI=1`, and drops
-    `hookSpecificOutput` from them: the Claude hook answers flat there."""
-    answer = call(
-        "claude", COPILOT_CLI_CLAUDE_FILE_SESSION_START, workspace, sessions, IN_COPILOT_CLI
-    )
+    `hookSpecificOutput` from them: the Claude hook answers flat there, and by its rules."""
+    env = IN_COPILOT_CLI
+    assert call("claude", COPILOT_CLI_CLAUDE_FILE_SESSION_START, workspace, sessions, env) == ""
+    answer = call("claude", COPILOT_CLI_CLAUDE_FILE_PROMPT, workspace, sessions, env)
     assert MEMORY.strip() in flat(answer)
 
 
 @pytest.mark.parametrize(
     ("first", "second"),
     [
-        (("copilot", COPILOT_CLI_SESSION_START), ("claude", COPILOT_CLI_CLAUDE_FILE_SESSION_START)),
-        (("claude", COPILOT_CLI_CLAUDE_FILE_SESSION_START), ("copilot", COPILOT_CLI_SESSION_START)),
+        (("copilot", COPILOT_CLI_PROMPT), ("claude", COPILOT_CLI_CLAUDE_FILE_PROMPT)),
+        (("claude", COPILOT_CLI_CLAUDE_FILE_PROMPT), ("copilot", COPILOT_CLI_PROMPT)),
     ],
 )
-def test_two_hook_files_for_one_event_send_the_memory_once(
+def test_two_hook_files_for_one_prompt_send_the_memory_once(
     first: tuple[str, dict[str, Any]],
     second: tuple[str, dict[str, Any]],
     memory: MemoryStore,
     workspace: Path,
     sessions: SessionLog,
 ) -> None:
-    """The CLI runs `.github/hooks` then `.claude/settings.json` for one event, with the same
-    session and the same instant (epoch ms in one, ISO 8601 in the other), and joins what
-    they print: the second one must print nothing."""
+    """The CLI runs `.github/hooks` then `.claude/settings.json` for one prompt, with the
+    same session and instant; where both answer, it keeps only the last non-empty answer,
+    so the second must print nothing (and the first's stands)."""
     assert flat(call(*first, workspace, sessions, IN_COPILOT_CLI))
     assert call(*second, workspace, sessions, IN_COPILOT_CLI) == ""
-    # ... and a prompt after a change: one of the two files' hooks sends it.
     memory.add_entry("MEMORY.md", "- CI runs on Fridays only")
-    prompts = [("copilot", COPILOT_CLI_PROMPT), ("claude", COPILOT_CLI_CLAUDE_FILE_PROMPT)]
-    answers = [call(h, t, workspace, sessions, IN_COPILOT_CLI) for h, t in prompts]
-    assert answers[1] == "" and "Fridays" in flat(answers[0])
-
-
-def test_a_prompt_hook_that_runs_before_the_session_start_one_sends_it_alone(
-    memory: MemoryStore, workspace: Path, sessions: SessionLog
-) -> None:
-    """`copilot -p` starts its sessionStart and first prompt hooks together: whichever
-    decides first sends the memory, the other adds nothing; a later resume sends it again
-    (the CLI replaces the old sessionStart message with the new one's)."""
-    assert flat(call("copilot", COPILOT_CLI_PROMPT, workspace, sessions, IN_COPILOT_CLI))
-    assert call("copilot", COPILOT_CLI_SESSION_START, workspace, sessions, IN_COPILOT_CLI) == ""
-    resume = {**COPILOT_CLI_SESSION_START, "source": "resume", "timestamp": 1795501800000}
-    assert MEMORY.strip() in flat(call("copilot", resume, workspace, sessions, IN_COPILOT_CLI))
+    later = [{**t, "timestamp": 1795501900000} for _, t in (first, second)]
+    assert "Fridays" in flat(call(first[0], later[0], workspace, sessions, IN_COPILOT_CLI))
+    assert call(second[0], later[1], workspace, sessions, IN_COPILOT_CLI) == ""
 
 
 def test_hooks_started_at_once_send_the_memory_exactly_once(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
@@ -91,6 +91,19 @@ class Response:
 
 
 Script = Callable[[Request], Reply]
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a parsed JSON body: the text the model reads, JSON escapes decoded
+    (count what the model was sent here, not in the raw bytes)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
 
 
 class ModelServer:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from real_hosts.conftest import (
     init,
     run_host,
 )
-from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall
+from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall, strings
 from real_hosts.wire_anthropic import AnthropicWire
 
 SERVER = "metis-memory"
@@ -68,18 +67,6 @@ QUIET_ENV = {
 
 
 # ---- reading a Messages API request ------------------------------------------------------
-def strings(value: Any) -> Iterator[str]:
-    """Every string in a decoded JSON value: the text the model reads, unescaped."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings(item)
-
-
 def count(request: Request, needle: str) -> int:
     return sum(s.count(needle) for s in strings(request.body))
 

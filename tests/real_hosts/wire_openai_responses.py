@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .model_server import Reply, Request, Response, Text, ToolCall
+from .model_server import Reply, Request, Response, Text, ToolCall, strings
 
 _ids = itertools.count(1)
 
@@ -74,18 +73,6 @@ def offered_tools(request: Request) -> dict[str, Offered]:
         if isinstance(item, dict) and item.get("type") == "tool_search_output":
             add(item.get("tools"))
     return found
-
-
-def strings(value: Any) -> Iterator[str]:
-    """Every string in a parsed JSON body: the text the model reads, JSON escapes decoded."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings(item)
 
 
 def occurrences(request: Request, text: str) -> int:

@@ -289,7 +289,7 @@ CLINE = HostContract(
 # cwd, source | prompt}` with no event name, PascalCase ones (`.claude/settings.json`
 # included) the snake_case payload below. Only a flat `{"additionalContext": ...}` reaches
 # the model, from any file: sessionStart's as a user message of its own, a prompt's
-# inside `<system_reminder>` on that prompt. Hooks run with `COPILOT_CLI=1` and
+# inside `<system_reminder>` on that prompt (where two files answer, the last one's). Hooks run with `COPILOT_CLI=1` and
 # `COPILOT_PROJECT_DIR`; every file's handler of one event gets the same session and time.
 #
 # VS Code 1.139's agent (Copilot Chat 0.67.0, `lib/vscode/extensions/copilot` in
@@ -314,6 +314,10 @@ def _render_flat(_event: str, text: str | None) -> str:
     return "" if text is None else _json({"additionalContext": text})
 
 
+# The CLI keeps a prompt's context in the session's history, but not sessionStart's: each
+# run (a resume too) replaces it, and sessionStart and the first prompt's hooks run side by
+# side. So, as for Gemini, the prompt hook alone sends: the first time in a session and
+# after each change, with no second sender to race.
 COPILOT_CLI = HostContract(
     name="copilot-cli",
     title="GitHub Copilot CLI",
@@ -322,6 +326,7 @@ COPILOT_CLI = HostContract(
     project_env=("COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"),
     parse=_parse_copilot,
     render=_render_flat,
+    start_sends=False,
 )
 
 

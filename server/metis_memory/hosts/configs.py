@@ -379,10 +379,10 @@ SETUPS: dict[str, HostSetup] = {
             "copilot-cli",
             "GitHub Copilot CLI",
             _copilot_cli,
-            "trust this folder when Copilot CLI asks (it reads a project's hooks and MCP "
-            "servers only in a trusted folder; `copilot --trust-folder` for a prompt run), "
-            "and allow the metis-memory tools when it asks (`--allow-tool metis-memory` for "
-            "`copilot -p`).",
+            "trust this folder when Copilot CLI asks, choosing to remember it (it reads a "
+            "project's hooks and MCP servers only in a trusted folder, and `copilot -p "
+            "--trust-folder` trusts one run, not a resumed one), and allow the metis-memory "
+            "tools when it asks (`--allow-tool metis-memory` for `copilot -p`).",
         ),
     )
 }
