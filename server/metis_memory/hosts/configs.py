@@ -327,24 +327,29 @@ SETUPS: dict[str, HostSetup] = {
             "claude",
             "Claude Code",
             _claude,
-            "start a new Claude Code session (hooks are read at start) and approve the "
-            "metis-memory MCP server when it asks; /hooks lists the hooks.",
+            "start a new Claude Code session (hooks are read at start), approve the "
+            'metis-memory MCP server when it asks, and allow its tools ("don\'t ask again"); '
+            "`claude -p` cannot ask, so there allow them in advance (`permissions.allow` in "
+            ".claude/settings.local.json, or --allowedTools). /hooks lists the hooks.",
         ),
         HostSetup(
             "codex",
             "OpenAI Codex",
             _codex,
-            "Codex reads a project's .codex/ folder only once you trust the project (Codex "
-            "asks when it starts here), and runs its hooks only once you trust them too: open "
-            "/hooks and trust both. Approve the metis-memory tools when Codex first calls them "
-            "(`codex exec` needs them allowed in advance; see the README).",
+            "Codex reads a project's .codex/ folder only once you trust the project (the TUI "
+            "asks; for `codex exec`, run `codex exec --trust` once), and runs its hooks only "
+            "once you trust them too: open /hooks and trust both. Allow the metis-memory tools "
+            '("don\'t ask me again"): `codex exec` cannot ask and refuses the call. An '
+            "untrusted project or hook is skipped without a word.",
         ),
         HostSetup(
             "gemini",
             "Gemini CLI",
             _gemini,
             "Gemini CLI reads a project's settings only in a trusted folder: trust this one, "
-            "then restart it; /hooks panel lists the hooks.",
+            "then restart it; /hooks panel lists the hooks. For `gemini -p`, allow the "
+            "metis-memory tools with a policy rule (see the README), or headless runs leave "
+            "them out.",
         ),
         HostSetup(
             "cursor",
