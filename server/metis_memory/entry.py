@@ -13,8 +13,14 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
-        from .hosts.hook_command import hook_command
-
+        try:
+            from .hosts.hook_command import hook_command
+        except Exception as exc:  # a broken install must not cost the user their prompt
+            sys.stderr.write(
+                f"metis-memory hook: the hook could not load ({exc!r}); nothing was added to "
+                "the context. Reinstall metis-memory\n"
+            )
+            return 0
         return hook_command(args[1:])
     from .cli import main as cli_main
 

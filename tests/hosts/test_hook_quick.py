@@ -133,3 +133,28 @@ def test_anything_but_plain_files_is_left_to_the_store(store: MemoryStore, works
     metis.rename(other / ".metis")
     metis.symlink_to(other / ".metis")
     assert quick_digest(str(workspace)) is None
+
+
+def test_a_hook_that_cannot_load_still_exits_0_with_one_line(workspace: Path) -> None:
+    """A half-upgraded install (seen while the hook's modules were being rewritten): the
+    host gets exit 0 and nothing on stdout, not a traceback it would show or block on."""
+    probe = (
+        "import sys\n"
+        "class Broken:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'metis_memory.hosts.hook_command':\n"
+        "            raise ImportError('simulated: half-installed')\n"
+        "sys.meta_path.insert(0, Broken())\n"
+        "from metis_memory.entry import main\n"
+        "sys.exit(main(['hook', '--host', 'gemini']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=payload(CLAUDE_PROMPT, workspace),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1 and "could not load" in lines[0] and "half-installed" in lines[0]

@@ -289,8 +289,9 @@ CLINE = HostContract(
 # cwd, source | prompt}` with no event name, PascalCase ones (`.claude/settings.json`
 # included) the snake_case payload below. Only a flat `{"additionalContext": ...}` reaches
 # the model, from any file: sessionStart's as a user message of its own, a prompt's
-# inside `<system_reminder>` on that prompt (where two files answer, the last one's). Hooks run with `COPILOT_CLI=1` and
-# `COPILOT_PROJECT_DIR`; every file's handler of one event gets the same session and time.
+# inside `<system_reminder>` on that prompt (where two files answer, the last one's).
+# Hooks run with `COPILOT_CLI=1` and `COPILOT_PROJECT_DIR`; every file's handler of one
+# event gets the same session and time.
 #
 # VS Code 1.139's agent (Copilot Chat 0.67.0, `lib/vscode/extensions/copilot` in
 # code-server; code.visualstudio.com/docs/copilot/customization/hooks): maps `sessionStart`
