@@ -77,13 +77,20 @@ def decide(
     """(send the memory?, the record to keep, or None to keep the one there is).
 
     A session start sends, unless another hook file already answered this very event (the
-    same stamp), or a prompt hook run beside it already sent this memory into this session
-    (no start before it). A prompt sends only what the session does not already have."""
+    same stamp), or a prompt hook of a host that stamps its events, run beside it, already
+    sent this memory into this session (no start before it). A start its host gives no time
+    for (Claude Code's startup, resume, clear, compact) always sends: each is a new context.
+    A prompt sends only what the session does not already have."""
     if start:
         if record is not None and stamp is not None and record.started == stamp:
             return False, None
-        if record is not None and record.started is None and record.digest == digest:
-            return False, Record(digest, stamp or SENT_AT_START)
+        if (
+            record is not None
+            and stamp is not None
+            and record.started is None
+            and record.digest == digest
+        ):
+            return False, Record(digest, stamp)
         return True, Record(digest, stamp or SENT_AT_START)
     if record is not None and record.digest == digest:
         return False, None
