@@ -32,7 +32,7 @@ from support.host_inputs import (
     CLAUDE_SESSION_START,
     CLINE_TASK_START,
     CODEX_SESSION_START,
-    COPILOT_CLI_SESSION_START,
+    COPILOT_CLI_PROMPT,
     CURSOR_SESSION_START,
     GEMINI_BEFORE_AGENT,
     VSCODE_SESSION_START,
@@ -47,7 +47,7 @@ START = {  # the first event that sends each host the memory
     "cursor": CURSOR_SESSION_START,
     "cline": CLINE_TASK_START,
     "copilot": VSCODE_SESSION_START,
-    "copilot-cli": COPILOT_CLI_SESSION_START,
+    "copilot-cli": COPILOT_CLI_PROMPT,  # (as Gemini: its prompt hook sends)
 }
 assert set(START) == set(HOSTS), "a new host needs its hostile-input tests"
 
