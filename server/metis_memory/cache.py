@@ -111,11 +111,17 @@ def read_private(path: Path, limit: int) -> bytes | None:
         return None
 
 
+LOCK_WAIT_S = 2.0
+"""The longest `locked_private` waits for another holder: deciding takes a few ms, so a
+holder past this is stuck (a hung disk), and waiting on must not hold up a prompt."""
+
+
 @contextlib.contextmanager
-def locked_private(path: Path) -> Iterator[bool]:
+def locked_private(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
     """An exclusive lock on the file `path` in the cache (created 0600), held for the
-    block; yields False, unlocked, where no lock can be had (no `fcntl`, a cache that fails
-    the checks or cannot be written): callers then go on as if alone."""
+    block; yields False, unlocked, where no lock can be had within `wait_s` (no `fcntl`, a
+    cache that fails the checks or cannot be written, a holder that does not let go):
+    callers then go on as if alone."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
@@ -125,7 +131,15 @@ def locked_private(path: Path) -> Iterator[bool]:
     try:
         with held_private_dir(path.parent) as directory:
             fd = directory.open(path.name, os.O_RDWR | os.O_CREAT | _NONBLOCK, 0o600)
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.002)  # (flock has no timeout; holders keep it for milliseconds)
     except OSError:
         if fd >= 0:
             os.close(fd)

@@ -144,3 +144,15 @@ def test_a_record_lock_in_an_unsafe_cache_is_no_lock(root: Path) -> None:
     with locked_private(root / "sessions" / "abc.lock") as held:
         assert not held
     assert not (root.parent / "abc.lock").exists(), "nothing was made through the symlink"
+
+
+def test_a_holder_that_never_lets_go_costs_a_bounded_wait(root: Path) -> None:
+    """A hook stuck holding a session's lock (a hung disk) must not hold up the next
+    prompt's hook: past the wait, it goes on unlocked."""
+    lock = root / "sessions" / "stuck.lock"
+    with locked_private(lock) as held:
+        assert held
+        started = time.monotonic()
+        with locked_private(lock, wait_s=0.05) as second:
+            assert not second
+        assert time.monotonic() - started < 5, "the wait was not bounded"
