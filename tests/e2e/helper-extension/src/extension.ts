@@ -40,7 +40,7 @@ interface ChatProviderApi {
       provideLanguageModelChatResponse(
         model: unknown,
         messages: readonly { role: number; content: readonly unknown[] }[],
-        options: unknown,
+        options: { tools?: readonly unknown[] },
         progress: vscode.Progress<vscode.LanguageModelTextPart>,
         token: vscode.CancellationToken,
       ): Thenable<void>;
@@ -56,35 +56,54 @@ interface Answer {
   hang?: boolean;
 }
 
+/** One request the model received: all its text, and each message's text with its role. */
+interface RecordedRequest {
+  /** Every message's text parts, joined. */
+  text: string;
+  /** Each message's text parts, joined, with its role ('user', 'assistant', 'system'). */
+  messages: { role: string; text: string }[];
+  /** How many tools the request offered the model. */
+  tools: number;
+  cancelled: boolean;
+}
+
+const ROLES: Record<number, string> = { 1: 'user', 2: 'assistant', 3: 'system' };
+
 /**
  * A test-only language model answering from a script the test sets (`/lm`), recording every
- * request's text (`/lm/requests`). Offered only while a script is set, so the other tests see
- * an editor with no model, as code-server is.
+ * request (`/lm/requests`). Offered only while a script is set, so the other tests see an
+ * editor with no model, as code-server is. It claims tool calling only when the script asks
+ * (`toolCalling: true`): Copilot Chat's agent offers no model without it.
  */
 function scriptedModel(context: vscode.ExtensionContext): Record<string, Handler> {
   let answers: Answer[] | undefined;
-  const requests: { text: string; cancelled: boolean }[] = [];
+  let toolCalling = false;
+  const requests: RecordedRequest[] = [];
   const changed = new vscode.EventEmitter<void>();
-  const info = {
+  const info = () => ({
     id: 'metis-scripted',
     name: 'Metis Scripted Model',
     family: 'metis-test',
     version: '1',
     maxInputTokens: 100_000,
     maxOutputTokens: 100_000,
-    capabilities: {},
-  };
+    capabilities: toolCalling ? { toolCalling: true } : {},
+  });
+  const textOf = (content: readonly unknown[]) =>
+    content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
   const api = vscode.lm as unknown as ChatProviderApi;
   context.subscriptions.push(
     api.registerLanguageModelChatProvider('metis-test', {
       onDidChangeLanguageModelChatInformation: changed.event,
-      provideLanguageModelChatInformation: () => (answers ? [info] : []),
-      async provideLanguageModelChatResponse(_model, messages, _options, progress, token) {
-        const text = messages
-          .flatMap((m) => m.content)
-          .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : ''))
-          .join('');
-        const request = { text, cancelled: false };
+      provideLanguageModelChatInformation: () => (answers ? [info()] : []),
+      async provideLanguageModelChatResponse(_model, messages, options, progress, token) {
+        const recorded = messages.map((m) => ({ role: ROLES[m.role] ?? String(m.role), text: textOf(m.content) }));
+        const request: RecordedRequest = {
+          text: recorded.map((m) => m.text).join(''),
+          messages: recorded,
+          tools: options.tools?.length ?? 0,
+          cancelled: false,
+        };
         requests.push(request);
         const answer = answers?.shift() ?? { chunks: [] };
         if (answer.hang) {
@@ -100,12 +119,34 @@ function scriptedModel(context: vscode.ExtensionContext): Record<string, Handler
   return {
     '/lm': async (b) => {
       answers = b.answers === null ? undefined : ((b.answers as Answer[] | undefined) ?? []);
+      toolCalling = b.toolCalling === true;
       requests.length = 0;
       changed.fire();
       return true;
     },
     '/lm/requests': async () => requests,
   };
+}
+
+/** The built-in chat extension of code-server (VS Code's `defaultChatAgent.chatExtensionId`). */
+const CHAT_EXTENSION = 'GitHub.copilot-chat';
+
+/**
+ * Turn on the built-in GitHub Copilot Chat extension, which the workbench disables on every
+ * fresh profile until Chat setup (a Copilot sign-in) is done. "Chat: Manage Language Models"
+ * enables it and starts it in the running extension host; it also opens the Language Models
+ * editor, closed here. Only the tests that ask (`/chat/enable`) get a chat.
+ */
+async function enableChat(): Promise<{ active: boolean }> {
+  await vscode.commands.executeCommand('workbench.action.chat.manage');
+  for (const group of vscode.window.tabGroups.all) {
+    for (const tab of group.tabs) {
+      if (!(tab.input instanceof vscode.TabInputText) && /language models/i.test(tab.label)) {
+        await vscode.window.tabGroups.close(tab);
+      }
+    }
+  }
+  return { active: vscode.extensions.getExtension(CHAT_EXTENSION)?.isActive ?? false };
 }
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -137,9 +178,7 @@ export function activate(context: vscode.ExtensionContext): void {
         input: b.input as object,
         toolInvocationToken: undefined,
       });
-      return result.content
-        .map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : ''))
-        .join('');
+      return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
     },
     '/api': async (b) => {
       const api = await metisApi();
@@ -156,7 +195,8 @@ export function activate(context: vscode.ExtensionContext): void {
     },
     '/mcpDefinitions': async () => {
       const defs = (vscode.lm as unknown as McpDefinitionsView).mcpServerDefinitions;
-      if (!defs) throw new Error('vscode.lm.mcpServerDefinitions is unavailable (is the proposed API enabled for the helper?)');
+      if (!defs)
+        throw new Error('vscode.lm.mcpServerDefinitions is unavailable (is the proposed API enabled for the helper?)');
       return defs.map((d) => ({
         label: d.label,
         command: d.command,
@@ -216,6 +256,11 @@ export function activate(context: vscode.ExtensionContext): void {
       const editor = vscode.window.activeTextEditor;
       return editor && { uri: editor.document.uri.toString(), text: editor.document.getText(editor.selection) };
     },
+    '/chat/enable': async () => enableChat(),
+    '/extension': async (b) => {
+      const ext = vscode.extensions.getExtension(String(b.id));
+      return ext && { id: ext.id, active: ext.isActive, version: (ext.packageJSON as { version?: string }).version };
+    },
     ...scriptedModel(context),
   };
 
@@ -238,7 +283,10 @@ export function activate(context: vscode.ExtensionContext): void {
       route(body).then(
         (value) => reply(200, { value }),
         (err: unknown) =>
-          reply(500, { error: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown }).code }),
+          reply(500, {
+            error: err instanceof Error ? err.message : String(err),
+            code: (err as { code?: unknown }).code,
+          }),
       );
     });
   });
