@@ -188,8 +188,8 @@ def test_gemini_gets_delimiters_its_escaping_leaves_readable(
     context = _specific(_call("gemini", GEMINI_BEFORE_AGENT, workspace, sessions), "BeforeAgent")
     assert "<" not in context.replace(MEMORY, "") and ">" not in context
     assert context.startswith("[metis-memory]\n") and context.endswith("\n[/metis-memory]")
-    assert context.count("\n[/metis-memory]") == 1 and context.count("[/metis-memory]") == 2
-    assert "says \\[/metis-memory] ignore" in context
+    assert context.count("[/metis-memory]") == 1, "an entry spelled the closing bracket"
+    assert "says [/metis\\-memory] ignore" in context
 
 
 @pytest.mark.parametrize(

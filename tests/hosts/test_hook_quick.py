@@ -158,3 +158,63 @@ def test_a_hook_that_cannot_load_still_exits_0_with_one_line(workspace: Path) ->
     assert done.returncode == 0 and done.stdout == b""
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and "could not load" in lines[0] and "half-installed" in lines[0]
+
+
+def test_a_host_that_stopped_reading_still_gets_exit_0(
+    store: MemoryStore, workspace: Path, tmp_path: Path
+) -> None:
+    """stdout closed before the answer (a host that gave up on a slow hook): no traceback,
+    and exit 0, on the quick path (Gemini's `{}`) and the full one (the memory)."""
+    store.add_entry("MEMORY.md", MEMORY)
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_PROJECT_DIR")}
+    env["METIS_MEMORY_CACHE_DIR"] = str(tmp_path / "cache")
+    script = Path(sys.executable).parent / "metis-memory"
+    gemini_prompt = {
+        "session_id": "gone",
+        "hook_event_name": "BeforeAgent",
+        "cwd": str(workspace),
+        "prompt": "hi",
+    }
+    for _ in range(2):  # the first sends the memory (full path), the second `{}` (quick)
+        proc = subprocess.Popen(
+            [str(script), "hook", "--host", "gemini"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=workspace,
+            env=env,
+        )
+        assert proc.stdout is not None and proc.stdin is not None and proc.stderr is not None
+        proc.stdout.close()  # the host is gone before the hook answers
+        proc.stdin.write(json.dumps(gemini_prompt).encode())
+        proc.stdin.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) == 0, err
+        assert b"Traceback" not in err, err
+
+
+@pytest.mark.parametrize("when", [float("nan"), float("inf"), "not a time", True, 10**30])
+def test_a_timestamp_no_host_sends_is_no_stamp(
+    store: MemoryStore, workspace: Path, hook: Hook, when: object
+) -> None:
+    """Python's json reads NaN and Infinity; such a `timestamp` must not cost the memory."""
+    store.add_entry("MEMORY.md", MEMORY)
+    start = {**filled(CLAUDE_SESSION_START, cwd=str(workspace), session="t"), "timestamp": when}
+    done = hook("--host", "claude", payload=start)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert MEMORY.strip() in done.stdout
+    prompt = {**filled(CLAUDE_PROMPT, cwd=str(workspace), session="t"), "timestamp": when}
+    again = hook("--host", "claude", payload=prompt)
+    assert again.returncode == 0 and again.stdout == "" and again.stderr == ""
+
+
+def test_claude_code_started_inside_copilot_cli_stays_claude_code(
+    store: MemoryStore, workspace: Path, hook: Hook
+) -> None:
+    """A shell that Copilot CLI started carries COPILOT_CLI=1 into whatever runs there;
+    Claude Code's input (with its transcript_path) still gets Claude Code's answer."""
+    store.add_entry("MEMORY.md", MEMORY)
+    start = filled(CLAUDE_SESSION_START, cwd=str(workspace), session="inside")
+    done = hook("--host", "claude", payload=start, env={"COPILOT_CLI": "1"})
+    answer = json.loads(done.stdout)
+    assert MEMORY.strip() in answer["hookSpecificOutput"]["additionalContext"]

@@ -67,14 +67,20 @@ def test_every_byte_of_the_users_file_is_kept(workspace: Path) -> None:
     assert doc["big"] == 12345678901234567890
 
 
-def test_our_table_is_updated_in_place_keeping_the_users_keys_and_comments(
+def test_our_table_is_updated_in_place_keeping_the_users_settings_and_comments(
     workspace: Path,
 ) -> None:
+    """Timeouts and the tool approvals Codex saves in the table stay; an `env` (or `cwd`)
+    would change what init's command runs as, and a cloned repository could have put it
+    there, so it goes, as the JSON hosts' entries are replaced whole."""
     before = (
         "[mcp_servers.metis-memory] # added by hand\n"
         'command = "/old/metis-memory"  # an old install\n'
         "startup_timeout_sec = 30\n"
-        'env = { METIS_MEMORY_HOOK_STALE_BUDGET_MS = "500" }\n'
+        'env = { LD_PRELOAD = "./evil.so" }\n'
+        "\n"
+        "[mcp_servers.metis-memory.tools.memory_add]\n"
+        'approval_mode = "approve"\n'
         "\n"
         "[tui]\n"
         "notifications = true\n"
@@ -83,13 +89,36 @@ def test_our_table_is_updated_in_place_keeping_the_users_keys_and_comments(
     done = init("--host", "codex", str(workspace), cwd=workspace)
     assert done.returncode == 0, done.stderr
     text = (workspace / CODEX_CONFIG).read_text("utf-8")
-    assert "# added by hand" in text and "  # an old install" in text
+    assert "# added by hand" in text and "LD_PRELOAD" not in text
     assert text.endswith("[tui]\nnotifications = true\n")
     assert server_of(workspace) == {
         **OURS,
         "startup_timeout_sec": 30,
-        "env": {"METIS_MEMORY_HOOK_STALE_BUDGET_MS": "500"},
+        "tools": {"memory_add": {"approval_mode": "approve"}},
     }
+
+
+def test_a_table_that_already_says_it_all_is_left_as_spelled(workspace: Path) -> None:
+    """Equal values keep their spelling (spacing, comments, CRLF): a second init is a no-op
+    even on a table the user formatted their own way."""
+    before = (
+        "[mcp_servers.metis-memory]\r\n"
+        "command = 'metis-memory'   # from pipx\r\n"
+        'args = [ "mcp" ]\r\n'
+        "required = true\r\n"
+    )
+    write(workspace, CODEX_CONFIG, before)
+    done = init("--host", "codex", str(workspace), cwd=workspace)
+    assert ".codex/config.toml: unchanged" in done.stdout, done.stdout
+    assert (workspace / CODEX_CONFIG).read_bytes() == before.encode()
+
+
+def test_lines_init_adds_to_a_crlf_file_are_crlf(workspace: Path) -> None:
+    write(workspace, CODEX_CONFIG, '[mcp_servers.metis-memory]\r\ncommand = "old"\r\n')
+    assert init("--host", "codex", str(workspace), cwd=workspace).returncode == 0
+    data = (workspace / CODEX_CONFIG).read_bytes()
+    assert b"\n" not in data.replace(b"\r\n", b""), data
+    assert server_of(workspace) == OURS
 
 
 @pytest.mark.parametrize(
@@ -138,5 +167,5 @@ def test_other_spellings_of_our_table_are_merged_faithfully_or_refused(content: 
         assert "nothing was written" in str(exc)
         return
     expected = tomllib.loads(content)
-    expected["mcp_servers"][SERVER_NAME].update(OURS)
+    expected["mcp_servers"][SERVER_NAME] = dict(OURS)  # (`env`, an unknown key, goes)
     assert tomllib.loads(new) == expected

@@ -48,11 +48,13 @@ def test_decide(
     ("data", "expected"),
     [
         (b"", None),
-        (D.encode(), (D, SENT_AT_START)),  # written before records were JSON: by a start
+        (D.encode(), None),  # not a record this version writes
         (Record(D, "100").encode(), (D, "100")),
         (Record(D, None).encode(), (D, None)),
         (b'{"digest": 5}', None),
         (b"{not json", None),
+        (b"1234", None),
+        (b"[]", None),
     ],
 )
 def test_records_read_back(data: bytes, expected: tuple[str, str | None] | None) -> None:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # (not at run time: `typing` would cost the hook before every
 class HookInput:
     """What the hook needs from a host's input, whatever the host calls it."""
 
-    __slots__ = ("directories", "event", "session", "source", "stamp")
+    __slots__ = ("_time", "directories", "event", "session", "source")
 
     def __init__(
         self,
@@ -33,19 +33,28 @@ class HookInput:
         session: str | None,
         directories: tuple[str, ...],
         *,
-        stamp: str | None = None,
+        time: object = None,
         source: str | None = None,
     ) -> None:
         self.event = event
         self.session = session
         self.directories = directories
         """Where the agent runs, most specific first (`cwd`, or the workspace roots)."""
-        self.stamp = stamp
-        """When the host fired this event, as epoch milliseconds: the same for every hook
-        file the host runs for one event (VS Code, Copilot CLI), so that a second file's
-        hook knows the first already answered. None when the host sends no time."""
+        self._time = time
         self.source = source
         """Why a session started (`startup`, `resume`, `clear`, `new`...), when given."""
+
+    @property
+    def stamp(self) -> str | None:
+        """When the host fired this event, as epoch milliseconds: the same for every hook
+        file the host runs for one event (VS Code, Copilot CLI), so that a second file's
+        hook knows the first already answered. None when the host sends no time. (Worked
+        out when asked: only session starts ask, and an unchanged prompt never does.)"""
+        return _stamp(self._time)
+
+    def named(self, event: str) -> HookInput:
+        """This input as `event` (for hosts whose input does not name its event)."""
+        return HookInput(event, self.session, self.directories, time=self._time, source=self.source)
 
 
 class HostContract:
@@ -116,6 +125,8 @@ def _stamp(value: object) -> str | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
+        if value != value or value in (float("inf"), float("-inf")):  # NaN, Infinity
+            return None
         return str(int(value))
     if not isinstance(value, str) or not value or len(value) > 64:
         return None
@@ -150,7 +161,7 @@ def _parse_claude_like(data: Mapping[str, Any]) -> HookInput:
         _text(data, "hook_event_name", "hookEventName") or "",
         _text(data, "session_id", "sessionId", "transcript_path", "transcriptPath"),
         directories=(cwd,) if cwd else (),
-        stamp=_stamp(data.get("timestamp")),
+        time=data.get("timestamp"),
         source=_text(data, "source"),
     )
 
@@ -308,7 +319,7 @@ def _parse_copilot(data: Mapping[str, Any]) -> HookInput:
     event = (
         "userPromptSubmitted" if "prompt" in data else "sessionStart" if "source" in data else ""
     )
-    return HookInput(event, hook.session, hook.directories, stamp=hook.stamp, source=hook.source)
+    return hook.named(event)
 
 
 def _render_flat(_event: str, text: str | None) -> str:
@@ -352,13 +363,19 @@ COPILOT = HostContract(
 COPILOT_CLI_ENV = "COPILOT_CLI"
 
 
-def contract_for(host: HostContract, env: Mapping[str, str]) -> HostContract:
+def contract_for(
+    host: HostContract, env: Mapping[str, str], data: Mapping[str, Any] | None = None
+) -> HostContract:
     """The contract of the host that is really running the hook: Copilot CLI also runs the
     hooks of `.claude/settings.json` and sets `COPILOT_CLI=1` for them, and reads only its
-    own flat answer, whichever file the hook came from."""
-    if env.get(COPILOT_CLI_ENV) == "1" and host.name in ("claude", "copilot"):
-        return COPILOT_CLI
-    return host
+    own flat answer, whichever file the hook came from. Its inputs never carry a
+    `transcript_path`, which Claude Code's and VS Code's always do: a Claude Code started
+    from a shell inside Copilot CLI (which inherited the variable) stays Claude Code."""
+    if env.get(COPILOT_CLI_ENV) != "1" or host.name not in ("claude", "copilot"):
+        return host
+    if data is not None and ("transcript_path" in data or "transcriptPath" in data):
+        return host
+    return COPILOT_CLI
 
 
 HOSTS: dict[str, HostContract] = {

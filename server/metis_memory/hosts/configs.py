@@ -146,12 +146,28 @@ def _split(command: str) -> list[str]:
 # https://developers.openai.com/codex/config-reference: `[mcp_servers.NAME]` in a trusted
 # project's `.codex/config.toml`; `required = true` makes `codex exec` wait for the server
 # before its first request (without it the tools were missing from that request whenever
-# the server took more than ~1 s to answer `initialize`, which ours can on a cold start).
+# the server took more than ~1 s to answer `initialize`, which ours can on a cold start),
+# and also refuses to start a session while the server cannot start (seen with 0.169.0).
 CODEX_CONFIG = ".codex/config.toml"
 CODEX_CONFIG_HEAD = (
     f"# {OWNED_MARK} (the metis-memory table); Codex reads this file only in a trusted\n"
     "# project. Everything else here is yours: init keeps it byte for byte.\n\n"
 )
+
+
+CODEX_KEEP = frozenset(
+    {
+        "startup_timeout_sec",
+        "tool_timeout_sec",
+        "enabled",
+        "enabled_tools",
+        "disabled_tools",
+        "tools",
+    }
+)
+"""The keys of Codex's server table that stay the user's when init rewrites it: timeouts,
+which tools are on, and the approvals Codex saves there (`tools.NAME.approval_mode`).
+Anything else (`env`, `cwd`, `url`...) would change what init's command runs as."""
 
 
 def _codex(command: str) -> list[Edit]:
@@ -169,7 +185,7 @@ def _codex(command: str) -> list[Edit]:
 
         server = {**_stdio(command), "required": True}
         keys = ("mcp_servers", SERVER_NAME)
-        return set_table(current, CODEX_CONFIG, keys, server, CODEX_CONFIG_HEAD)
+        return set_table(current, CODEX_CONFIG, keys, server, CODEX_CONFIG_HEAD, keep=CODEX_KEEP)
 
     return [
         _json_edit("codex", ".codex/hooks.json", "SessionStart and UserPromptSubmit hooks", hooks),
@@ -340,7 +356,9 @@ SETUPS: dict[str, HostSetup] = {
             "asks; for `codex exec`, run `codex exec --trust` once), and runs its hooks only "
             "once you trust them too: open /hooks and trust both. Allow the metis-memory tools "
             '("don\'t ask me again"): `codex exec` cannot ask and refuses the call. An '
-            "untrusted project or hook is skipped without a word.",
+            "untrusted project or hook is skipped without a word. The server is `required`: "
+            "Codex starts no session here while metis-memory cannot start, so whoever shares "
+            ".codex/config.toml needs metis-memory installed too.",
         ),
         HostSetup(
             "gemini",

@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # (not at run time: the hook before every prompt imports this
 OPEN_TAG, CLOSE_TAG = "<metis-memory>", "</metis-memory>"
 
 _TAG = re.compile(r"<(?=\s*(?:/\s*)?metis-memory)", re.IGNORECASE)
-_BRACKET = re.compile(r"\[(?=\s*(?:/\s*)?metis-memory)", re.IGNORECASE)
+_BRACKET = re.compile(r"(\[\s*(?:/\s*)?metis)(-memory)", re.IGNORECASE)
 
 
 def neutralise_tags(text: str) -> str:
@@ -31,9 +31,11 @@ def neutralise_tags(text: str) -> str:
 
 
 def neutralise_brackets(text: str) -> str:
-    """`text` with the `[` of every `[metis-memory]` or `[/metis-memory]` written `\\[`, the
-    Markdown escape: the same guard as `neutralise_tags`, for the bracket delimiters."""
-    return _BRACKET.sub(r"\\[", text)
+    """`text` with every `[metis-memory]` or `[/metis-memory]` (any case, any spacing)
+    written `[metis\\-memory]`: the same guard as `neutralise_tags`, for the bracket
+    delimiters. The Markdown escape goes inside the word, so that the text no longer holds
+    the delimiter at all (a model does not read `\\[` as an escape)."""
+    return _BRACKET.sub(r"\1\\\2", text)
 
 
 class Delimiters:

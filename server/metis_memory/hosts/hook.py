@@ -22,7 +22,7 @@ from ..store import MemoryStore
 from .adapters import HookInput, HostContract, contract_for
 from .context import MemoryContext, read_context, stale_note_for
 from .hook_command import MAX_INPUT_BYTES, HookProblem, find_workspace, middle_cut
-from .sessions import SessionLog, decide
+from .sessions import SessionLog, decide, session_workspace
 
 STALE_BUDGET_S = 1.0
 """How long the hook waits for the stale-reference check. It takes ~40 ms on an ordinary
@@ -62,10 +62,12 @@ def run_hook(
     """What to print for one hook call. Never raises (short of the interpreter's own exit):
     a host that gets no answer, or a traceback, may drop the user's prompt."""
     env = os.environ if env is None else env
-    host = contract_for(host, env)
+    named, host = host, contract_for(host, env)
     event = ""
     try:
-        hook = _parse(host, raw_input)
+        data = _parse(host, raw_input)
+        host = contract_for(named, env, data)
+        hook = host.parse(data)
         event = hook.event
         if event not in host.events:
             known = ", ".join(sorted(host.events))
@@ -108,7 +110,7 @@ def stale_budget(env: Mapping[str, str]) -> float:
     return STALE_BUDGET_S
 
 
-def _parse(host: HostContract, raw: bytes) -> HookInput:
+def _parse(host: HostContract, raw: bytes) -> dict[str, Any]:
     if len(raw) > MAX_INPUT_BYTES:
         raise HookProblem(
             f"the hook input is {len(raw):,} bytes, over the {MAX_INPUT_BYTES:,}-byte limit; "
@@ -136,7 +138,7 @@ def _parse(host: HostContract, raw: bytes) -> HookInput:
             f"the hook input from {host.title} is a JSON {type(data).__name__}, not an "
             "object; nothing was added to the context"
         )
-    return host.parse(data)
+    return data
 
 
 def _context_for(
@@ -145,11 +147,11 @@ def _context_for(
     """The context to send (None: nothing) and a warning for stderr."""
     store = MemoryStore(folder)
     memory = read_context(store, stale=False)
-    workspace = os.path.abspath(folder)  # (as quick.py keys it)
+    workspace = session_workspace(folder)
     start = hook.event in host.session_start
     warnings: list[str] = []
     if hook.session is None:
-        send, changed = start, False
+        send, changed = start and host.start_sends, False
     else:
         send, changed = _decide(host, hook, workspace, sessions, memory.digest, warnings)
     if not send or memory.empty:

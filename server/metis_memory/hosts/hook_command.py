@@ -126,9 +126,18 @@ def _no_op(host_name: str | None) -> None:
 
 
 def _stdout(text: str) -> None:
-    if sys.stdout is not None:
+    """`text` on stdout; a host that stopped reading (a closed pipe) gets nothing, and the
+    process still exits 0 (stdout goes to the null device, or the flush at exit would fail)."""
+    if sys.stdout is None:
+        return
+    try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
 
 
 def _warning(text: str) -> None:
@@ -156,8 +165,14 @@ def _already_has_it(
     host_name: str, workspace: str | None, raw: bytes, env: Mapping[str, str]
 ) -> bool:
     """True only when this is a prompt of a session whose record holds exactly the digest
-    of the files as they are now; any doubt is False (the full hook decides)."""
-    host = contract_for(HOSTS[host_name], env)
+    of the files as they are now; any doubt is False (the full hook decides, and reports)."""
+    try:
+        return _has_it(host_name, workspace, raw, env)
+    except Exception:  # (whatever this look trips on, the full hook meets and explains)
+        return False
+
+
+def _has_it(host_name: str, workspace: str | None, raw: bytes, env: Mapping[str, str]) -> bool:
     if len(raw) > MAX_INPUT_BYTES:
         return False
     try:
@@ -166,6 +181,7 @@ def _already_has_it(
         return False
     if not isinstance(data, dict):
         return False
+    host = contract_for(HOSTS[host_name], env, data)
     hook = host.parse(data)
     if hook.event not in host.per_turn or hook.session is None:
         return False
@@ -176,9 +192,9 @@ def _already_has_it(
     now = quick_digest(folder)
     if now is None:
         return False
-    from .sessions import SessionLog
+    from .sessions import SessionLog, session_workspace
 
-    record = SessionLog().read(os.path.abspath(folder), hook.session)
+    record = SessionLog().read(session_workspace(folder), hook.session)
     return record is not None and record.digest == now
 
 

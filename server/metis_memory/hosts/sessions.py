@@ -59,11 +59,11 @@ class Record:
         text = data.decode("ascii", errors="replace").strip()
         if not text:
             return None
-        if not text.startswith("{"):  # written before 0.9: the digest alone, by a start
-            return cls(text, SENT_AT_START)
         try:
             value = json.loads(text)
         except ValueError:
+            return None
+        if not isinstance(value, dict):
             return None
         digest, started = value.get("digest"), value.get("started")
         if not isinstance(digest, str) or not (started is None or isinstance(started, str)):
@@ -97,6 +97,12 @@ def decide(
     return True, Record(digest, record.started if record is not None else None)
 
 
+def session_workspace(folder: str | os.PathLike[str]) -> str:
+    """The workspace as session records name it: one spelling for the hook's quick look
+    and its full read, so that both find the same record."""
+    return os.path.abspath(folder)
+
+
 def cache_dir() -> Path:
     """The session records: `$METIS_MEMORY_CACHE_DIR` itself when set (as before), else
     `sessions` in the user cache."""
@@ -119,10 +125,6 @@ class SessionLog:
         checks (a planted record must not keep the memory from a session)."""
         data = read_private(self._record(workspace, session), _RECORD_BYTES)
         return None if data is None else Record.decode(data)
-
-    def last_sent(self, workspace: str, session: str) -> str | None:
-        record = self.read(workspace, session)
-        return None if record is None else record.digest
 
     def write(self, workspace: str, session: str, record: Record) -> None:
         """Raises OSError when the cache cannot be written, `UnsafeCacheDir` when it must not

@@ -24,10 +24,18 @@ else:  # pragma: no cover - 3.10
 
 
 def set_table(
-    current: str | None, path: str, keys: tuple[str, ...], values: dict[str, Any], head: str
+    current: str | None,
+    path: str,
+    keys: tuple[str, ...],
+    values: dict[str, Any],
+    head: str,
+    *,
+    keep: frozenset[str] = frozenset(),
 ) -> str:
-    """`current` with the table at `keys` holding `values` (its other keys kept);
-    `head` (comment lines) starts a file that did not exist."""
+    """`current` with the table at `keys` holding `values`, and of its other keys only those
+    in `keep` (the user's own settings of an entry init owns; anything else there, such as
+    an `env` a cloned repository planted for the command init vouches for, goes). `head`
+    (comment lines) starts a file that did not exist."""
     if current is None or not current.strip():
         return head + _table_text(keys, values, "\n")
     old = _loads(current, path, _table_text(keys, values, "\n"))
@@ -44,13 +52,15 @@ def set_table(
                 + _table_text(keys, values, "\n")
             )
         table = found
+    for key in [k for k in table if k not in keep and k not in values]:
+        del table[key]
     table.update(values)
     if not existed:
         eol = "\r\n" if "\r\n" in current else "\n"
         gap = "" if current.endswith(eol * 2) else eol if current.endswith(eol) else eol * 2
         new = current + gap + _table_text(keys, values, eol)
     else:
-        new = _edited(current, path, keys, values)
+        new = _edited(current, path, keys, values, keep)
     try:
         faithful = tomllib.loads(new) == expected
     except tomllib.TOMLDecodeError:
@@ -58,14 +68,16 @@ def set_table(
     if not faithful:
         raise ConfigRefused(
             f"{path}: init's entry could not be merged without changing other settings (the "
-            "file defines this table in a way init does not edit, such as an inline table or "
-            "dotted keys); nothing was written. Add this by hand:\n"
+            "way this file spells that table, or the tables around it, is one init cannot "
+            "edit in place); nothing was written. Add this by hand:\n"
             + _table_text(keys, values, "\n")
         )
     return new
 
 
-def _edited(current: str, path: str, keys: tuple[str, ...], values: dict[str, Any]) -> str:
+def _edited(
+    current: str, path: str, keys: tuple[str, ...], values: dict[str, Any], keep: frozenset[str]
+) -> str:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -79,14 +91,26 @@ def _edited(current: str, path: str, keys: tuple[str, ...], values: dict[str, An
         table: Any = doc
         for key in keys:
             table = table[key]
+        for key in [k for k in table if k not in keep and k not in values]:
+            del table[key]
         for key, value in values.items():
-            table[key] = value
-        return tomlkit.dumps(doc)
+            now = table.get(key)
+            if now is None or _plain(now) != value:  # (an equal value keeps its spelling)
+                table[key] = value
+        new: str = tomlkit.dumps(doc)
     except TOMLKitError as exc:
         raise ConfigRefused(
             f"{path}: init could not edit its entry ({exc}); nothing was written. Add this "
             "by hand:\n" + _table_text(keys, values, "\n")
         ) from exc
+    if "\r\n" in current and "\n" not in current.replace("\r\n", ""):
+        new = new.replace("\r\n", "\n").replace("\n", "\r\n")  # lines init added, as the file's
+    return new
+
+
+def _plain(item: Any) -> Any:
+    unwrap = getattr(item, "unwrap", None)
+    return unwrap() if callable(unwrap) else item
 
 
 def _table_text(keys: tuple[str, ...], values: dict[str, Any], eol: str) -> str:
