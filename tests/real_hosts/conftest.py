@@ -5,7 +5,9 @@ a user gives. Only the model is fake (`model_server.py`), on 127.0.0.1."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -75,9 +77,16 @@ def host_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, st
         "NO_COLOR": "1",
         "CI": "true",
         "NO_PROXY": "127.0.0.1,localhost",
+        "TMPDIR": str(_tmp(home)),  # (Gemini writes error reports there, not under HOME)
     }
     env.update(extra or {})
     return env
+
+
+def _tmp(home: Path) -> Path:
+    path = home.parent / "tmp"
+    path.mkdir(exist_ok=True)
+    return path
 
 
 def init(workspace: Path, host: str) -> str:
@@ -96,23 +105,27 @@ def init(workspace: Path, host: str) -> str:
 def run_host(
     argv: list[str], *, cwd: Path, env: Mapping[str, str], stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run a host to completion within HOST_TIMEOUT_S; a hang fails with what it printed."""
+    """Run a host to completion within HOST_TIMEOUT_S; a hang fails with what it printed,
+    after the host and everything it started (hooks, MCP servers) are killed."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # (its own process group: a timeout kills all of it)
+    )
     try:
-        return subprocess.run(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            input=stdin if stdin is not None else "",
-            capture_output=True,
-            text=True,
-            timeout=HOST_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout
-        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
+        out, err = proc.communicate(stdin or "", timeout=HOST_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
         pytest.fail(
             f"{argv[0]} did not finish within {HOST_TIMEOUT_S:.0f} s.\n"
             f"stdout:\n{(out or '')[-4000:]}\nstderr:\n{(err or '')[-4000:]}",
             pytrace=False,
         )
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
