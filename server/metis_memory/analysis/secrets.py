@@ -503,11 +503,10 @@ def find_secrets(text: str) -> list[SecretMatch]:
         found.extend(_private_keys(text))
     if _PUTTY in text:
         found.extend(_putty_keys(text))
-    breaks = text.count("\n")
-    if len(text) > LINE_SCAN_MAX_CHARS or breaks >= LINE_CACHE_SIZE // 2:
+    if len(text) > LINE_SCAN_MAX_CHARS or text.count("\n") >= LINE_CACHE_SIZE // 2:
         found.extend(_scan_long(text))
         return _merged(found)
-    keyed = _lines_with_keywords(text) if breaks >= FEW_LINES else None
+    keyed = _lines_with_keywords(text)
     offset = 0
     for line in text.split("\n"):
         if len(line) > LINE_CACHE_CHARS:
@@ -619,9 +618,6 @@ LINE_CACHE_SIZE = 4096
 """Texts up to LINE_SCAN_MAX_CHARS of fewer than half this many lines (a memory file, an
 agent's rules) are scanned a line at a time with each line's matches kept; a larger one
 would only churn the cache, and is scanned whole."""
-FEW_LINES = 256
-"""Below this many lines (a memory file is ~60), each line's cached answer costs less than
-one search of the whole text for the rules' 400 keywords, which a keystroke would pay."""
 LINE_CACHE_CHARS = 2_000
 """Lines up to this long are scanned once and their matches kept (a keystroke changes one
 line); no rule matches across a line break, so a line alone finds what the whole text would."""
