@@ -11,7 +11,7 @@ PYTHON_STANDIN_VSIX := $(CACHE_DIR)/e2e/ms-python-standin.vsix
 BUNDLE_STAMP := dist/.bundled.stamp
 # Holds the target dist/bundled/ was built for; rewritten (so newer) only when it changes.
 BUNDLE_TARGET := dist/.bundled-target
-EXT_SOURCES := $(wildcard extension/src/*.ts)
+EXT_SOURCES := $(shell find extension/src -name '*.ts')
 PY_SOURCES := $(shell find server/metis_memory -type f -not -path '*/__pycache__/*' 2>/dev/null)
 NPM := npm --no-audit --no-fund --loglevel=error
 VSCE := node_modules/.bin/vsce package --no-dependencies

@@ -7,13 +7,13 @@
 
 import * as vscode from 'vscode';
 import { activeFolder } from './folders';
-import { currentMcpServerSpecs } from './mcp';
-import type { McpServerSpec } from './mcpDefinition';
+import { currentMcpServerSpecs } from './agents/mcp';
+import type { McpServerSpec } from './agents/mcpDefinition';
 import { ServerCommand, type MemoryFileName, type MemoryUpdatedParams, type Usage, type WriteResult } from './protocol';
-import { MetisCommandError } from './commandError';
-import type { MetisServer } from './server';
+import { MetisCommandError } from './server/commandError';
+import type { MetisServer } from './server/server';
 
-export type { McpServerSpec } from './mcpDefinition';
+export type { McpServerSpec } from './agents/mcpDefinition';
 export type { FileUsage, MemoryFileName, Usage, WriteResult } from './protocol';
 
 export const API_VERSION = 1 as const;

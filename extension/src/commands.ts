@@ -3,17 +3,17 @@
  * are shown once, with the server's message. */
 
 import * as vscode from 'vscode';
-import type { AgentContextView } from './agentContext';
-import { connectAgents } from './agents';
-import type { Consolidation } from './consolidation';
+import type { AgentContextView } from './views/agentContext';
+import { connectAgents } from './agents/connect';
+import type { Consolidation } from './views/consolidation';
 import { chooseFolder } from './folders';
-import { formatBytes } from './format';
-import { addEntry, openMemoryFile, pickFile, replaceEntry } from './entryPrompts';
-import { selectInterpreter } from './interpreterPicker';
-import { assemblePrompt, PromptDocuments } from './prompt';
+import { formatBytes } from './views/format';
+import { addEntry, openMemoryFile, pickFile, replaceEntry } from './views/entryPrompts';
+import { selectInterpreter } from './server/interpreterPicker';
+import { assemblePrompt, PromptDocuments } from './views/prompt';
 import { ClientCommand, isMemoryFileName, type OpenConsolidationArgs, type ReplaceEntryPromptArgs } from './protocol';
-import { MetisCommandError } from './commandError';
-import type { MetisServer } from './server';
+import { MetisCommandError } from './server/commandError';
+import type { MetisServer } from './server/server';
 
 export function registerCommands(
   context: vscode.ExtensionContext,

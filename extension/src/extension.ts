@@ -9,19 +9,19 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { AgentContextView } from './agentContext';
-import { offerAgentSetup } from './agents';
+import { AgentContextView } from './views/agentContext';
+import { offerAgentSetup } from './agents/connect';
 import { createApi, type MemoryUpdatedEvent, type MetisMemoryApi } from './api';
 import { registerCommands } from './commands';
-import { Consolidation } from './consolidation';
+import { Consolidation } from './views/consolidation';
 import { isMemoryDocument, memoryRoot } from './folders';
-import { registerMcpServerProvider } from './mcp';
-import { handleNotifications } from './notifications';
-import { PromptDocuments } from './prompt';
-import { onDidChangePythonInterpreter } from './pythonExtension';
-import { MetisServer } from './server';
-import { UsageStatusBar } from './statusBar';
-import { registerTools } from './tools';
+import { registerMcpServerProvider } from './agents/mcp';
+import { handleNotifications } from './views/notifications';
+import { PromptDocuments } from './views/prompt';
+import { onDidChangePythonInterpreter } from './server/pythonExtension';
+import { MetisServer } from './server/server';
+import { UsageStatusBar } from './views/statusBar';
+import { registerTools } from './agents/tools';
 
 let server: MetisServer | undefined;
 

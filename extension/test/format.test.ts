@@ -13,7 +13,7 @@ import {
   stripFences,
   usageLine,
   utf8Length,
-} from '../src/format';
+} from '../src/views/format';
 import type { FileUsage, Usage } from '../src/protocol';
 
 function fu(size: number, soft: number, hard: number): FileUsage {
@@ -111,9 +111,9 @@ describe('the same numbers and states as the server', () => {
   const sizes = [0, 1, 999, 1000, 2047, 2048, 2049, 4096, 4097, 123456, 10_485_760];
   const script = [
     'import json, sys',
-    'from metis_memory.errors import fmt_bytes',
+    'from metis_memory.store.errors import fmt_bytes',
     'from metis_memory.analysis.usage import Usage',
-    'from metis_memory.files import MemoryFile',
+    'from metis_memory.store.files import MemoryFile',
     'sizes = json.loads(sys.argv[1])',
     'print(json.dumps({"bytes": [fmt_bytes(n) for n in sizes],',
     '  "status": [Usage(MemoryFile.MEMORY, n, "disk").status for n in sizes],',

@@ -12,7 +12,7 @@ import {
   startFailureMessage,
   stderrSummary,
   type InterpreterSources,
-} from '../src/interpreter';
+} from '../src/server/interpreter';
 
 function sources(
   setting: string | undefined,

@@ -5,8 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import type * as vscode from 'vscode';
-import { mcpApi } from '../src/mcpApi';
-import { MCP_PROVIDER_ID, mcpServerSpecs } from '../src/mcpDefinition';
+import { mcpApi } from '../src/agents/mcpApi';
+import { MCP_PROVIDER_ID, mcpServerSpecs } from '../src/agents/mcpDefinition';
 
 const root = path.resolve(__dirname, '..', '..');
 const LAUNCHER = '/ext/dist/bundled/tool/server.py';

@@ -5,9 +5,9 @@
 
 import * as vscode from 'vscode';
 import { statusText, statusTooltip, worstSeverity } from './format';
-import { activeFolder, folderKey } from './folders';
-import { ServerCommand, type BudgetLevel, type Usage } from './protocol';
-import type { MetisServer } from './server';
+import { activeFolder, folderKey } from '../folders';
+import { ServerCommand, type BudgetLevel, type Usage } from '../protocol';
+import type { MetisServer } from '../server/server';
 
 export class UsageStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;

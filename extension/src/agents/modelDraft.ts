@@ -4,9 +4,9 @@
  * the server's diagnostics judge it like any edit. Nothing is applied to the file here. */
 
 import * as vscode from 'vscode';
-import { stripFences } from './format';
-import { ServerCommand, type MemoryFileName } from './protocol';
-import type { MetisServer } from './server';
+import { stripFences } from '../views/format';
+import { ServerCommand, type MemoryFileName } from '../protocol';
+import type { MetisServer } from '../server/server';
 
 export async function draftWithModel(server: MetisServer, uri: vscode.Uri, file: MemoryFileName): Promise<void> {
   const [model] = await vscode.lm.selectChatModels();

@@ -5,10 +5,10 @@
  */
 
 import * as vscode from 'vscode';
-import { activeFolder } from './folders';
+import { activeFolder } from '../folders';
 import { bar } from './format';
-import { ServerCommand, type AgentContext, type AgentFile, type BudgetLevel } from './protocol';
-import type { MetisServer } from './server';
+import { ServerCommand, type AgentContext, type AgentFile, type BudgetLevel } from '../protocol';
+import type { MetisServer } from '../server/server';
 
 type Node = { kind: 'agent'; agent: AgentContext } | { kind: 'file'; file: AgentFile; several?: boolean };
 

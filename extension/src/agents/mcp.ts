@@ -5,10 +5,10 @@
  */
 
 import * as vscode from 'vscode';
-import { memoryRoot } from './folders';
+import { memoryRoot } from '../folders';
 import { mcpApi, type McpStdioServerDefinition } from './mcpApi';
 import { MCP_PROVIDER_ID, mcpServerSpecs, type McpServerSpec } from './mcpDefinition';
-import type { MetisServer } from './server';
+import type { MetisServer } from '../server/server';
 
 /**
  * The specs for every local workspace folder, with the interpreter the language server uses;

@@ -2,9 +2,9 @@
  * view, the API's event, and one eviction message per file at a time. */
 
 import * as vscode from 'vscode';
-import { toUpdatedEvent, type MemoryUpdatedEvent } from './api';
+import { toUpdatedEvent, type MemoryUpdatedEvent } from '../api';
 import type { Consolidation } from './consolidation';
-import { chooseFolder, folderFromKey } from './folders';
+import { chooseFolder, folderFromKey } from '../folders';
 import { formatBytes } from './format';
 import type { PromptDocuments } from './prompt';
 import {
@@ -12,8 +12,8 @@ import {
   type MemoryEvictionParams,
   type MemoryUpdatedParams,
   type UsageChangedParams,
-} from './protocol';
-import type { MetisServer } from './server';
+} from '../protocol';
+import type { MetisServer } from '../server/server';
 import type { UsageStatusBar } from './statusBar';
 
 export interface Views {

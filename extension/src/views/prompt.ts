@@ -4,10 +4,10 @@
  */
 
 import * as vscode from 'vscode';
-import { folderFromKey, folderKey } from './folders';
-import { ServerCommand } from './protocol';
-import { MetisCommandError } from './commandError';
-import type { MetisServer } from './server';
+import { folderFromKey, folderKey } from '../folders';
+import { ServerCommand } from '../protocol';
+import { MetisCommandError } from '../server/commandError';
+import type { MetisServer } from '../server/server';
 
 export const PROMPT_SCHEME = 'metis-prompt';
 const REFRESH_DELAY_MS = 150;

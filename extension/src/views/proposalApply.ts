@@ -7,9 +7,9 @@
  */
 
 import * as vscode from 'vscode';
-import { ServerCommand, type MemoryFileName, type WriteResult } from './protocol';
-import { MetisCommandError } from './commandError';
-import type { MetisServer } from './server';
+import { ServerCommand, type MemoryFileName, type WriteResult } from '../protocol';
+import { MetisCommandError } from '../server/commandError';
+import type { MetisServer } from '../server/server';
 
 export interface AppliedProposal {
   folder: vscode.WorkspaceFolder;

@@ -2,9 +2,9 @@
  * text, and let the server write it (its message is what the user sees). */
 
 import * as vscode from 'vscode';
-import { chooseFolder, folderFromKey, memoryUri, readDisk } from './folders';
-import { isMemoryFileName, ServerCommand, type MemoryFileName, type ReplaceEntryPromptArgs } from './protocol';
-import type { MetisServer } from './server';
+import { chooseFolder, folderFromKey, memoryUri, readDisk } from '../folders';
+import { isMemoryFileName, ServerCommand, type MemoryFileName, type ReplaceEntryPromptArgs } from '../protocol';
+import type { MetisServer } from '../server/server';
 
 export async function pickFile(placeHolder: string): Promise<MemoryFileName | undefined> {
   const picked = await vscode.window.showQuickPick(

@@ -7,13 +7,13 @@
 
 import * as vscode from 'vscode';
 import { activeDocumentOf, closeEditorsOf } from './editorTabs';
-import { folderFromKey, memoryUri, readDiskVersion } from './folders';
-import { draftWithModel } from './modelDraft';
+import { folderFromKey, memoryUri, readDiskVersion } from '../folders';
+import { draftWithModel } from '../agents/modelDraft';
 import { applyProposal, type AppliedProposal } from './proposalApply';
 import { ProposalFileSystem } from './proposalFiles';
 import { ProposalStatus, type ProposalCaps } from './proposalStatus';
-import { ServerCommand, type MemoryFileName, type Usage } from './protocol';
-import type { MetisServer } from './server';
+import { ServerCommand, type MemoryFileName, type Usage } from '../protocol';
+import type { MetisServer } from '../server/server';
 
 export const PROPOSAL_SCHEME = 'metis-proposal';
 

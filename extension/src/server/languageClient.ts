@@ -13,7 +13,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { errorText } from './interpreterCheck';
-import { ClientCommand, type InitializationOptions } from './protocol';
+import { ClientCommand, type InitializationOptions } from '../protocol';
 
 const CRASH_WINDOW_MS = 180_000;
 const CRASHES_TOLERATED = 3;

@@ -5,7 +5,7 @@
 
 import * as vscode from 'vscode';
 import { formatBytes, formatUsage, severityOf, utf8Length } from './format';
-import type { MemoryFileName } from './protocol';
+import type { MemoryFileName } from '../protocol';
 
 export interface ProposalCaps {
   file: MemoryFileName;

@@ -3,7 +3,7 @@
  * unit-tested without an editor. Sizes are UTF-8 bytes; "KB" is 1,024 bytes, as the caps are.
  */
 
-import type { FileUsage, MemoryFileName, Usage } from './protocol';
+import type { FileUsage, MemoryFileName, Usage } from '../protocol';
 
 export type Severity = 'ok' | 'warning' | 'error';
 

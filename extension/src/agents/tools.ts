@@ -7,10 +7,10 @@
  */
 
 import * as vscode from 'vscode';
-import { toolFolder } from './folders';
-import { ServerCommand, type ServerCommandArgs } from './protocol';
-import { MetisCommandError } from './commandError';
-import type { MetisServer } from './server';
+import { toolFolder } from '../folders';
+import { ServerCommand, type ServerCommandArgs } from '../protocol';
+import { MetisCommandError } from '../server/commandError';
+import type { MetisServer } from '../server/server';
 
 const WRITE_TOOLS = {
   memory_add: { command: ServerCommand.memoryAdd, verb: 'Adding an entry to' },

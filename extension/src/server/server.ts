@@ -8,7 +8,12 @@ import { ExecuteCommandRequest, LanguageClient, ResponseError, State } from 'vsc
 import { describeSource } from './interpreter';
 import { checkInterpreter, errorText } from './interpreterCheck';
 import { createLanguageClient } from './languageClient';
-import { isToolErrorData, type ServerCommandArgs, type ServerCommandName, type ServerCommandResults } from './protocol';
+import {
+  isToolErrorData,
+  type ServerCommandArgs,
+  type ServerCommandName,
+  type ServerCommandResults,
+} from '../protocol';
 import { MetisCommandError } from './commandError';
 import { ServerFailure } from './serverFailure';
 import { ServerInterpreter } from './serverInterpreter';

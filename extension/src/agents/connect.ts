@@ -5,9 +5,9 @@
  */
 
 import * as vscode from 'vscode';
-import { memoryRoot } from './folders';
-import { ServerCommand, type ConnectResult } from './protocol';
-import type { MetisServer } from './server';
+import { memoryRoot } from '../folders';
+import { ServerCommand, type ConnectResult } from '../protocol';
+import type { MetisServer } from '../server/server';
 
 /** workspaceState key: folder URI -> 'done' | 'never'. */
 const OFFERED = 'metis.agentSetup';
