@@ -7,7 +7,7 @@ import type { AgentContextView } from './views/agentContext';
 import { connectAgents } from './agents/connect';
 import type { Consolidation } from './views/consolidation';
 import { chooseFolder } from './folders';
-import { formatBytes } from './views/format';
+import { formatBytes, utf8Length } from './views/format';
 import { addEntry, openMemoryFile, pickFile, replaceEntry } from './views/entryPrompts';
 import { selectInterpreter } from './server/interpreterPicker';
 import { assemblePrompt, PromptDocuments } from './views/prompt';
@@ -66,7 +66,7 @@ export function registerCommands(
     const text = await assemblePrompt(srv, folder.uri);
     await vscode.env.clipboard.writeText(text);
     void vscode.window.showInformationMessage(
-      `Copied the assembled prompt of ${folder.name} (${formatBytes(new TextEncoder().encode(text).length)}).`,
+      `Copied the assembled prompt of ${folder.name} (${formatBytes(utf8Length(text))}).`,
     );
   });
   register('metis.refreshAgentContext', () => {

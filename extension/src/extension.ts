@@ -35,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
     statusBar.setAgentLevel(level);
   });
   const prompts = new PromptDocuments(srv);
-  const consolidation = new Consolidation(srv, (folder) => statusBar.get(folder));
+  const consolidation = new Consolidation(srv);
   const updated = new vscode.EventEmitter<MemoryUpdatedEvent>();
   context.subscriptions.push(log, srv, statusBar, agentContext, prompts, consolidation, updated, registerTools(srv));
 

@@ -10,6 +10,9 @@ export function isMemoryFileName(value: unknown): value is MemoryFileName {
   return value === 'MEMORY.md' || value === 'USER.md';
 }
 
+/** How a size stands against its caps, as the server judges it. */
+export type UsageLevel = 'ok' | 'warning' | 'error';
+
 /** One file's size against its caps, in UTF-8 bytes. */
 export interface FileUsage {
   size_bytes: number;
@@ -17,6 +20,10 @@ export interface FileUsage {
   hard_cap: number;
   over_soft_cap: boolean;
   over_hard_cap: boolean;
+  /** 'error' over the hard cap or unreadable, 'warning' over the soft cap. */
+  level: UsageLevel;
+  /** What that means, for people: "within budget", "over the soft cap: consolidate before adding more"… */
+  state: string;
   /** "buffer" when the size follows an open editor's unsaved text, "disk" otherwise. */
   source?: 'buffer' | 'disk';
   /** Set when the file cannot be read (a directory, a FIFO, a symlink out, permissions): the size is unknown. */
@@ -66,6 +73,18 @@ export interface MemoryEvictionParams {
 export interface UsageChangedParams {
   workspace: string;
   usage: Usage;
+}
+
+/** `metis/proposalUsage`: a consolidation proposal (`metis-proposal:` document) was opened or
+ * changed; its size against the caps of the file it is for. */
+export interface ProposalUsageParams {
+  uri: string;
+  file: MemoryFileName;
+  size_bytes: number;
+  soft_cap: number;
+  hard_cap: number;
+  level: UsageLevel;
+  state: string;
 }
 
 export interface TidyResult {
@@ -211,6 +230,7 @@ export const ServerNotification = {
   memoryUpdated: 'metis/memoryUpdated',
   memoryEviction: 'metis/memoryEviction',
   usageChanged: 'metis/usageChanged',
+  proposalUsage: 'metis/proposalUsage',
 } as const;
 
 /** Arguments of `ClientCommand.openConsolidation`. */

@@ -7,17 +7,32 @@ import {
   formatBytes,
   formatUsage,
   percent,
-  severityOf,
   statusText,
   statusTooltip,
   stripFences,
   usageLine,
   utf8Length,
+  worstLevel,
 } from '../src/views/format';
 import type { FileUsage, Usage } from '../src/protocol';
 
+/** A payload as the server sends it: the level and its sentence are the server's. */
 function fu(size: number, soft: number, hard: number): FileUsage {
-  return { size_bytes: size, soft_cap: soft, hard_cap: hard, over_soft_cap: size > soft, over_hard_cap: size > hard };
+  const [level, state] =
+    size > hard
+      ? (['error', 'over the hard cap: writes are refused until it is consolidated'] as const)
+      : size > soft
+        ? (['warning', 'over the soft cap: consolidate before adding more'] as const)
+        : (['ok', 'within budget'] as const);
+  return {
+    size_bytes: size,
+    soft_cap: soft,
+    hard_cap: hard,
+    over_soft_cap: size > soft,
+    over_hard_cap: size > hard,
+    level,
+    state,
+  };
 }
 const usage = (mem: number, user: number): Usage => ({
   'MEMORY.md': fu(mem, 2048, 4096),
@@ -53,11 +68,20 @@ describe('formatUsage', () => {
   });
 });
 
-describe('severity and status text', () => {
-  it('is ok, warning or error by the caps', () => {
-    assert.equal(severityOf(fu(100, 2048, 4096)), 'ok');
-    assert.equal(severityOf(fu(2049, 2048, 4096)), 'warning');
-    assert.equal(severityOf(fu(4097, 2048, 4096)), 'error');
+describe('level and status text', () => {
+  it('takes the worse of the two levels the server sent', () => {
+    assert.equal(worstLevel(usage(100, 100)), 'ok');
+    assert.equal(worstLevel(usage(2049, 100)), 'warning');
+    assert.equal(worstLevel(usage(2049, 3100)), 'error');
+  });
+  it('shows the level the server sent, not one of its own from the numbers', () => {
+    const u = usage(100, 100);
+    const judged: Usage = { ...u, 'USER.md': { ...u['USER.md'], level: 'warning', state: 'as the server says' } };
+    assert.equal(statusText(judged), '$(warning) MEMORY 0.1/2 KB · USER 0.1/1.5 KB');
+    assert.match(
+      statusTooltip('proj', judged),
+      /USER\.md: 100 B — 7% of the 1,536 B soft cap, 3% of the 3,072 B hard cap; as the server says/,
+    );
   });
   it('shows both files against their soft caps', () => {
     assert.equal(statusText(usage(1843, 410)), 'MEMORY 1.8/2 KB · USER 0.4/1.5 KB');
@@ -82,8 +106,10 @@ describe('severity and status text', () => {
   });
   it('shows an unreadable file as an error with its reason, never as 0 B within caps', () => {
     const reason = 'it is a directory, not a regular file';
-    const broken: Usage = { ...usage(100, 410), 'USER.md': { ...fu(0, 1536, 3072), error: reason } };
-    assert.equal(severityOf(broken['USER.md']), 'error');
+    const broken: Usage = {
+      ...usage(100, 410),
+      'USER.md': { ...fu(0, 1536, 3072), error: reason, level: 'error', state: `cannot be read — ${reason}` },
+    };
     assert.equal(statusText(broken), '$(error) MEMORY 0.1/2 KB · USER unreadable');
     assert.equal(usageLine('USER.md', broken['USER.md']), `USER.md: cannot be read — ${reason}`);
   });
@@ -105,34 +131,18 @@ describe('stripFences', () => {
   });
 });
 
-describe('the same numbers and states as the server', () => {
+describe('the same numbers as the server', () => {
   // One formatter per side: this compares the extension's with the server's on the same inputs.
   const python = process.env.METIS_PYTHON ?? path.join(__dirname, '..', '..', '.venv', 'bin', 'python');
   const sizes = [0, 1, 999, 1000, 2047, 2048, 2049, 4096, 4097, 123456, 10_485_760];
   const script = [
     'import json, sys',
     'from metis_memory.store.errors import fmt_bytes',
-    'from metis_memory.analysis.usage import Usage',
-    'from metis_memory.store.files import MemoryFile',
-    'sizes = json.loads(sys.argv[1])',
-    'print(json.dumps({"bytes": [fmt_bytes(n) for n in sizes],',
-    '  "status": [Usage(MemoryFile.MEMORY, n, "disk").status for n in sizes],',
-    '  "usage": [Usage(MemoryFile.MEMORY, n, "disk").to_json() for n in sizes]}))',
+    'print(json.dumps([fmt_bytes(n) for n in json.loads(sys.argv[1])]))',
   ].join('\n');
-  const py = JSON.parse(execFileSync(python, ['-c', script, JSON.stringify(sizes)]).toString()) as {
-    bytes: string[];
-    status: string[];
-    usage: FileUsage[];
-  };
+  const py = JSON.parse(execFileSync(python, ['-c', script, JSON.stringify(sizes)]).toString()) as string[];
   it('formats bytes as the server does', () => {
-    assert.deepEqual(sizes.map(formatBytes), py.bytes);
-  });
-  it('reads a state from the usage payload as the server names it', () => {
-    const named = { ok: 'within caps', warning: 'over soft cap', error: 'over hard cap' } as const;
-    assert.deepEqual(
-      py.usage.map((u) => named[severityOf(u)]),
-      py.status,
-    );
+    assert.deepEqual(sizes.map(formatBytes), py);
   });
 });
 

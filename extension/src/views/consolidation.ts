@@ -11,35 +11,26 @@ import { folderFromKey, memoryUri, readDiskVersion } from '../folders';
 import { draftWithModel } from '../agents/modelDraft';
 import { applyProposal, type AppliedProposal } from './proposalApply';
 import { ProposalFileSystem } from './proposalFiles';
-import { ProposalStatus, type ProposalCaps } from './proposalStatus';
-import { ServerCommand, type MemoryFileName, type Usage } from '../protocol';
+import { ProposalStatus } from './proposalStatus';
+import { ServerCommand, type MemoryFileName, type ProposalUsageParams } from '../protocol';
 import type { MetisServer } from '../server/server';
 
 export const PROPOSAL_SCHEME = 'metis-proposal';
 
-type Proposal = AppliedProposal & ProposalCaps;
-
 export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider {
   private readonly fs = new ProposalFileSystem();
-  private readonly proposals = new Map<string, Proposal>();
+  private readonly proposals = new Map<string, AppliedProposal>();
+  /** The server's latest measure of each open proposal (`metis/proposalUsage`), by URI. */
+  private readonly usage = new Map<string, ProposalUsageParams>();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly status = new ProposalStatus();
 
-  constructor(
-    private readonly server: MetisServer,
-    private readonly usageOf: (folder: vscode.Uri) => Usage | undefined,
-  ) {
+  constructor(private readonly server: MetisServer) {
     this.disposables.push(
       vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.fs, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this),
-      vscode.workspace.onDidChangeTextDocument((e) => {
-        if (e.document.uri.scheme === PROPOSAL_SCHEME) this.feedback(e.document);
-      }),
-      vscode.workspace.onDidOpenTextDocument((doc) => {
-        if (doc.uri.scheme === PROPOSAL_SCHEME) this.feedback(doc);
-      }),
       vscode.window.onDidChangeActiveTextEditor(() => {
         this.updateContext();
       }),
@@ -68,17 +59,12 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       return;
     }
     const tidy = await this.server.command(ServerCommand.tidy, { file, workspace: folder.uri.toString() });
-    const usage =
-      this.usageOf(folder.uri)?.[file] ??
-      (await this.server.command(ServerCommand.usage, { workspace: folder.uri.toString() }))[file];
     const uri = Consolidation.uriFor(folder, file);
     this.proposals.set(uri.toString(), {
       folder,
       file,
       baseline,
       baselineHash,
-      softCap: usage.soft_cap,
-      hardCap: usage.hard_cap,
     });
     this.fs.set(uri, tidy.content);
     // A proposal already open in an editor keeps its buffer: reload it from the new content.
@@ -92,7 +78,6 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     await vscode.commands.executeCommand('vscode.diff', fileUri, uri, title, { preview: false });
     const doc = await vscode.workspace.openTextDocument(uri);
     if (select) selectIn(doc, select);
-    this.feedback(doc);
     this.updateContext();
   }
 
@@ -110,16 +95,17 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     ];
   }
 
-  /** The proposal changed: redraw its status (its diagnostics and lens are the server's). */
-  private feedback(doc: vscode.TextDocument): void {
-    if (!this.proposals.has(doc.uri.toString())) return;
+  /** The server measured a proposal (opened or edited): show it if it is the active one. */
+  proposalUsage(params: ProposalUsageParams): void {
+    const key = vscode.Uri.parse(params.uri).toString();
+    if (!this.proposals.has(key)) return;
+    this.usage.set(key, params);
     this.renderStatus();
   }
 
   private renderStatus(): void {
     const uri = this.activeProposal();
-    const doc = uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) : undefined;
-    this.status.render(uri ? this.proposals.get(uri.toString()) : undefined, doc?.getText());
+    this.status.render(uri ? this.usage.get(uri.toString()) : undefined);
   }
 
   private activeProposal(): vscode.Uri | undefined {
@@ -155,6 +141,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   private async close(uri: vscode.Uri): Promise<void> {
     await closeEditorsOf(uri);
     this.proposals.delete(uri.toString());
+    this.usage.delete(uri.toString());
     this.updateContext();
   }
 

@@ -1,11 +1,10 @@
 /**
  * Text the status bar and messages show. Pure functions (no `vscode` import) so they are
  * unit-tested without an editor. Sizes are UTF-8 bytes; "KB" is 1,024 bytes, as the caps are.
+ * Whether a size is within its caps is the server's call (`level`, `state`): only shown here.
  */
 
-import type { FileUsage, MemoryFileName, Usage } from '../protocol';
-
-export type Severity = 'ok' | 'warning' | 'error';
+import type { FileUsage, MemoryFileName, Usage, UsageLevel } from '../protocol';
 
 /** 2311 -> "2,311 B": the same grouping the server's messages use, whatever the locale. */
 export function formatBytes(bytes: number): string {
@@ -36,25 +35,20 @@ export function formatUsage(size: number, cap: number): string {
   return `${showTenths(t)}/${showTenths(capT)} KB`;
 }
 
-export function severityOf(u: FileUsage): Severity {
-  if (u.error !== undefined) return 'error';
-  if (u.over_hard_cap || u.size_bytes > u.hard_cap) return 'error';
-  if (u.over_soft_cap || u.size_bytes > u.soft_cap) return 'warning';
-  return 'ok';
-}
+const LEVELS: readonly UsageLevel[] = ['ok', 'warning', 'error'];
 
-export function worstSeverity(usage: Usage): Severity {
-  const order: Severity[] = ['ok', 'warning', 'error'];
-  const a = severityOf(usage['MEMORY.md']);
-  const b = severityOf(usage['USER.md']);
-  return order.indexOf(a) >= order.indexOf(b) ? a : b;
+/** The worse of the two files' levels (the server's), for the one status bar item. */
+export function worstLevel(usage: Usage): UsageLevel {
+  const a = usage['MEMORY.md'].level;
+  const b = usage['USER.md'].level;
+  return LEVELS.indexOf(a) >= LEVELS.indexOf(b) ? a : b;
 }
 
 /** `MEMORY 1.8/2 KB · USER 0.4/1.5 KB`, each against its soft cap (the budget to aim for). */
 export function statusText(usage: Usage): string {
   const part = (label: string, u: FileUsage): string =>
     u.error !== undefined ? `${label} unreadable` : `${label} ${formatUsage(u.size_bytes, u.soft_cap)}`;
-  const icon = { ok: '', warning: '$(warning) ', error: '$(error) ' }[worstSeverity(usage)];
+  const icon = { ok: '', warning: '$(warning) ', error: '$(error) ' }[worstLevel(usage)];
   return `${icon}${part('MEMORY', usage['MEMORY.md'])} · ${part('USER', usage['USER.md'])}`;
 }
 
@@ -63,19 +57,14 @@ export function percent(size: number, cap: number): string {
   return `${Math.round((size / cap) * 100)}%`;
 }
 
-/** One tooltip line: bytes and percentages of both caps, and what to do when over. */
+/** One tooltip line: bytes and percentages of both caps, and the server's word on the state. */
 export function usageLine(file: MemoryFileName, u: FileUsage): string {
-  if (u.error !== undefined) return `${file}: cannot be read — ${u.error}`;
-  const state = {
-    ok: 'within budget',
-    warning: 'over the soft cap: consolidate before adding more',
-    error: 'over the hard cap: writes are refused until it is consolidated',
-  }[severityOf(u)];
+  if (u.error !== undefined) return `${file}: ${u.state}`;
   const source = u.source === 'buffer' ? ' (as in the open editor)' : '';
   return (
     `${file}: ${formatBytes(u.size_bytes)}${source} — ${percent(u.size_bytes, u.soft_cap)} of the ` +
     `${formatBytes(u.soft_cap)} soft cap, ${percent(u.size_bytes, u.hard_cap)} of the ` +
-    `${formatBytes(u.hard_cap)} hard cap; ${state}`
+    `${formatBytes(u.hard_cap)} hard cap; ${u.state}`
   );
 }
 

@@ -1,5 +1,5 @@
-/** What the server pushes (`metis/*` notifications), rendered: the status bar, the prompt
- * view, the API's event, and one eviction message per file at a time. */
+/** What the server pushes (`metis/*` notifications), rendered: the status bar, the proposal's
+ * status, the prompt view, the API's event, and one eviction message per file at a time. */
 
 import * as vscode from 'vscode';
 import { toUpdatedEvent, type MemoryUpdatedEvent } from '../api';
@@ -11,6 +11,7 @@ import {
   ServerNotification,
   type MemoryEvictionParams,
   type MemoryUpdatedParams,
+  type ProposalUsageParams,
   type UsageChangedParams,
 } from '../protocol';
 import type { MetisServer } from '../server/server';
@@ -30,6 +31,9 @@ export function handleNotifications(srv: MetisServer, views: Views): void {
     const p = params as UsageChangedParams;
     statusBar.update(p.workspace, p.usage);
     prompts.refresh(p.workspace);
+  });
+  srv.onNotification(ServerNotification.proposalUsage, (params) => {
+    consolidation.proposalUsage(params as ProposalUsageParams);
   });
   srv.onNotification(ServerNotification.memoryUpdated, (params) => {
     const p = params as MemoryUpdatedParams;

@@ -1,17 +1,11 @@
 /**
  * While a consolidation proposal is the active editor, the status bar shows its size against
- * the caps of the file it is for (the caps come from the server's usage payload).
+ * the caps of the file it is for, as the server measures and judges it (`metis/proposalUsage`).
  */
 
 import * as vscode from 'vscode';
-import { formatBytes, formatUsage, severityOf, utf8Length } from './format';
-import type { MemoryFileName } from '../protocol';
-
-export interface ProposalCaps {
-  file: MemoryFileName;
-  softCap: number;
-  hardCap: number;
-}
+import { formatBytes, formatUsage } from './format';
+import type { ProposalUsageParams } from '../protocol';
 
 const BACKGROUND = {
   ok: undefined,
@@ -27,23 +21,17 @@ export class ProposalStatus implements vscode.Disposable {
     this.item.command = 'metis.applyConsolidation';
   }
 
-  /** Show `text`'s size for the proposal `p`, or hide when no proposal is active. */
-  render(p: ProposalCaps | undefined, text: string | undefined): void {
-    if (!p || text === undefined) {
+  /** Show the active proposal's usage, or hide when none is active (or not yet measured). */
+  render(u: ProposalUsageParams | undefined): void {
+    if (!u) {
       this.item.hide();
       return;
     }
-    const size = utf8Length(text);
-    const usage = {
-      size_bytes: size,
-      soft_cap: p.softCap,
-      hard_cap: p.hardCap,
-      over_soft_cap: false,
-      over_hard_cap: false,
-    };
-    this.item.text = `$(fold) Proposal ${formatUsage(size, p.softCap)}`;
-    this.item.tooltip = `Proposal for ${p.file}: ${formatBytes(size)} (soft cap ${formatBytes(p.softCap)}, hard cap ${formatBytes(p.hardCap)}). Click to apply.`;
-    this.item.backgroundColor = BACKGROUND[severityOf(usage)];
+    this.item.text = `$(fold) Proposal ${formatUsage(u.size_bytes, u.soft_cap)}`;
+    this.item.tooltip =
+      `Proposal for ${u.file}: ${formatBytes(u.size_bytes)} (soft cap ${formatBytes(u.soft_cap)}, ` +
+      `hard cap ${formatBytes(u.hard_cap)}); ${u.state}. Click to apply.`;
+    this.item.backgroundColor = BACKGROUND[u.level];
     this.item.show();
   }
 

@@ -4,7 +4,7 @@
  */
 
 import * as vscode from 'vscode';
-import { statusText, statusTooltip, worstSeverity } from './format';
+import { statusText, statusTooltip, worstLevel } from './format';
 import { activeFolder, folderKey } from '../folders';
 import { ServerCommand, type BudgetLevel, type Usage } from '../protocol';
 import type { MetisServer } from '../server/server';
@@ -86,8 +86,8 @@ export class UsageStatusBar implements vscode.Disposable {
       return;
     }
     const over = this.agents === 'red' || this.agents === 'yellow';
-    const memorySeverity = worstSeverity(usage);
-    const severity = memorySeverity === 'ok' && over ? 'warning' : memorySeverity;
+    const memoryLevel = worstLevel(usage);
+    const level = memoryLevel === 'ok' && over ? 'warning' : memoryLevel;
     this.item.text = statusText(usage) + (over ? ' · $(warning) agents' : '');
     let markdown = statusTooltip(folder.name, usage);
     if (over) {
@@ -100,9 +100,9 @@ export class UsageStatusBar implements vscode.Disposable {
     this.item.tooltip = tooltip;
     this.item.accessibilityInformation = { label: `Metis Memory: ${statusText(usage).replace(/\$\([a-z-]+\) /, '')}` };
     this.item.backgroundColor =
-      severity === 'error'
+      level === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
-        : severity === 'warning'
+        : level === 'warning'
           ? new vscode.ThemeColor('statusBarItem.warningBackground')
           : undefined;
     this.item.show();
