@@ -5,15 +5,20 @@ interpreter. For each CPython 3.10-3.15 (and free-threaded 3.14t) we `pip instal
 the platform's binary wheels
 (no build, no network at run time); the launcher (extension/python/server.py) puts the folder
 matching the running interpreter first on sys.path. Top-level entries that are byte-identical
-for several versions are kept once (see `share`).
+for several versions are kept once (see `share`). With --cache-dir, each version's installed
+dependencies are kept there, keyed on everything that decides them (`install_key`), so a
+fresh clone with that cache copies them instead of running pip.
 
 Usage: python scripts/bundle_python.py OUT_DIR [--target linux-x64] [--constraints FILE]
+       [--cache-dir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -188,6 +193,54 @@ def missing_requirements(dest: Path, version: str, target: str) -> list[str]:
     return sorted(missing.values())
 
 
+def install_key(version: str, target: str, constraints: Path | None) -> str:
+    """What decides one version's installed dependencies: the requirements (pyproject.toml, as
+    the venv's metadata has them), the constraints, the platform, the version, this script
+    (its install logic), and the pip and Python that run it (pip evaluates markers against
+    the running Python, and writes its path into the RECORD of the bin/ scripts `prune`
+    drops). Releases published since are not in it: a new key fetches them."""
+    from pip import __version__ as pip_version
+
+    parts = {
+        "requirements": dependencies(version, target),
+        "constraints": constraints.read_text(encoding="utf-8") if constraints else None,
+        "target": target,
+        "platforms": PLATFORMS[target],
+        "version": version,
+        "script": Path(__file__).read_text(encoding="utf-8"),
+        "pip": pip_version,
+        "python": sys.version,
+        "executable": sys.executable,
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def install_cached(
+    version: str, dest: Path, constraints: Path | None, target: str, cache: Path | None
+) -> None:
+    """`install` and `prune` into dest, or a copy of the cached result of the same key."""
+    if cache is None:
+        install(version, PLATFORMS[target], dest, constraints, target)
+        prune(dest)
+        return
+    tag = "cp" + version.replace(".", "")
+    entry = cache / target / f"{tag}-{install_key(version, target, constraints)}"
+    if not entry.is_dir():
+        # Installed beside the entry, renamed into place once complete: an interrupted run
+        # leaves no half entry behind.
+        partial = entry.with_name(f"{entry.name}.partial-{os.getpid()}")
+        shutil.rmtree(partial, ignore_errors=True)
+        install(version, PLATFORMS[target], partial, constraints, target)
+        prune(partial)
+        for old in entry.parent.glob(f"{tag}-*"):  # superseded keys and dead partials
+            if old != partial:
+                shutil.rmtree(old, ignore_errors=True)
+        partial.rename(entry)
+    else:
+        print(f"bundle: cached {entry}", file=sys.stderr)
+    shutil.copytree(entry, dest)
+
+
 def prune(dest: Path) -> None:
     """Drop what never runs: bytecode caches, bin/ scripts, type stubs stay (tiny)."""
     for cache in list(dest.rglob("__pycache__")):
@@ -262,6 +315,7 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--target", default="linux-x64", choices=sorted(PLATFORMS))
     parser.add_argument("--constraints", type=Path)
+    parser.add_argument("--cache-dir", type=Path, help="keep each version's dependencies here")
     args = parser.parse_args()
 
     out: Path = args.out.resolve()
@@ -272,8 +326,8 @@ def main() -> int:
         tag = "cp" + version.replace(".", "")
         dest = libs / tag
         print(f"bundle: {args.target} CPython {version} -> {dest}", file=sys.stderr)
-        install(version, PLATFORMS[args.target], dest, args.constraints, args.target)
-        prune(dest)
+        cache = args.cache_dir.resolve() if args.cache_dir else None
+        install_cached(version, dest, args.constraints, args.target, cache)
         per_version[tag] = dest
 
     reuse_abi3({tag: dest for tag, dest in per_version.items() if not tag.endswith("t")})

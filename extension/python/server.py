@@ -33,7 +33,7 @@ LIBS = os.path.join(os.path.dirname(HERE), "libs")
 # wrong platform or version).
 PROBES = {
     "lsp": "metis_memory.lsp.server",
-    "mcp": "metis_memory.mcp_server",
+    "mcp": "metis_memory.mcp.server",
     "hook": "metis_memory.hosts.hook",
 }
 NAMES = {"lsp": "language server", "mcp": "MCP server", "hook": "agent hook"}

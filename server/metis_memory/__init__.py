@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook before ever
     # loads this package, and `typing` alone costs it a third of Python's start-up)
     from typing import Any
 
-    from .errors import (
+    from .store.errors import (
         EmptyEntry,
         InvalidMemoryFile,
         LockTimeout,
@@ -29,31 +29,31 @@ if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook before ever
         StorageError,
         UnsafePath,
     )
-    from .events import EventSink, MemoryEviction, MemoryUpdated
-    from .files import MemoryFile
-    from .store import MemorySnapshot, MemoryStore, WriteResult
+    from .store.events import EventSink, MemoryEviction, MemoryUpdated
+    from .store.files import MemoryFile
+    from .store.memory_store import MemorySnapshot, MemoryStore, WriteResult
 
 
 _HOMES = {
-    "EmptyEntry": "errors",
-    "InvalidMemoryFile": "errors",
-    "LockTimeout": "errors",
-    "MemoryConflict": "errors",
-    "MemoryFileTooLarge": "errors",
-    "MemoryHardCapExceeded": "errors",
-    "MemoryStoreError": "errors",
-    "NotUtf8": "errors",
-    "OldTextNotFound": "errors",
-    "OldTextNotUnique": "errors",
-    "StorageError": "errors",
-    "UnsafePath": "errors",
-    "EventSink": "events",
-    "MemoryEviction": "events",
-    "MemoryUpdated": "events",
-    "MemoryFile": "files",
-    "MemorySnapshot": "store",
-    "MemoryStore": "store",
-    "WriteResult": "store",
+    "EmptyEntry": "store.errors",
+    "InvalidMemoryFile": "store.errors",
+    "LockTimeout": "store.errors",
+    "MemoryConflict": "store.errors",
+    "MemoryFileTooLarge": "store.errors",
+    "MemoryHardCapExceeded": "store.errors",
+    "MemoryStoreError": "store.errors",
+    "NotUtf8": "store.errors",
+    "OldTextNotFound": "store.errors",
+    "OldTextNotUnique": "store.errors",
+    "StorageError": "store.errors",
+    "UnsafePath": "store.errors",
+    "EventSink": "store.events",
+    "MemoryEviction": "store.events",
+    "MemoryUpdated": "store.events",
+    "MemoryFile": "store.files",
+    "MemorySnapshot": "store.memory_store",
+    "MemoryStore": "store.memory_store",
+    "WriteResult": "store.memory_store",
 }
 
 __all__ = [

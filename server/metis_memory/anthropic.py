@@ -35,9 +35,9 @@ from anthropic.types.beta import (
     BetaMemoryTool20250818ViewCommand,
 )
 
-from .errors import MemoryConflict, MemoryStoreError, fmt_bytes
-from .files import CAPS, MemoryFile
-from .store import MemoryStore, WriteResult
+from .store.errors import MemoryConflict, MemoryStoreError, fmt_bytes
+from .store.files import CAPS, MemoryFile
+from .store.memory_store import MemoryStore, WriteResult
 from .tools.dispatch import to_tool_error
 from .tools.errors import ToolExecutionError
 from .tools.redaction import redact

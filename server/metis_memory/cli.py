@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ._version import __version__
-from .errors import MemoryStoreError, fmt_bytes
-from .files import MemoryFile
-from .store import MemoryStore
+from .store.errors import MemoryStoreError, fmt_bytes
+from .store.files import MemoryFile
+from .store.memory_store import MemoryStore
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "mcp":
             return _mcp(args.workspace)
         if args.command == "merge-driver":
-            from . import git_merge
+            from .hosts import merge_driver as git_merge
 
             marker = max(args.marker_size, 1)
             return git_merge.run(args.base, args.ours, args.theirs, marker, args.path, sys.stderr)
@@ -279,7 +279,7 @@ def _mcp(workspace: str | None) -> int:
         workspace = next((v for v in given if v and os.path.isdir(v)), ".")
     folder = _workspace(workspace).workspace_path
     try:
-        from .mcp_server import run_stdio
+        from .mcp.server import run_stdio
     except ImportError as exc:
         raise UsageError(
             f"the MCP server needs the 'mcp' package ({exc}); install it with "
@@ -294,7 +294,7 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
     from .analysis.secret_report import secret_findings
     from .budgets.catalog import workspace_catalog
     from .budgets.report import sarif, workspace_budgets, workspace_rule_problems
-    from .disk_state import read_disk
+    from .store.disk_state import read_disk
 
     store = _workspace(workspace)
     report: dict[str, dict[str, object]] = {}
@@ -335,8 +335,8 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
     rule_problems = workspace_rule_problems(root)
     stale_refs = []
     if stale:
-        from .staleness import stale_references
         from .tools.redaction import redact
+        from .workspace.staleness import stale_references
 
         # Positions from the real text; a path holding a token is named redacted.
         stale_refs = [

@@ -6,7 +6,7 @@ import pytest
 
 from metis_memory.analysis.checks import check
 from metis_memory.analysis.findings import Severity
-from metis_memory.files import MemoryFile
+from metis_memory.store.files import MemoryFile
 
 MEMORY, USER = MemoryFile.MEMORY, MemoryFile.USER
 

@@ -15,7 +15,7 @@ from metis_memory.analysis.fixes import (
     tidy_change,
 )
 from metis_memory.analysis.secrets import find_secrets
-from metis_memory.files import MemoryFile
+from metis_memory.store.files import MemoryFile
 
 
 def test_remove_entry() -> None:

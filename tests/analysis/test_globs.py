@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from metis_memory.globs import (
+from metis_memory.analysis.globs import (
     MAX_EXPANSIONS,
     MAX_GLOBSTARS,
     GlobTooComplex,

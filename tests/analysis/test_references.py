@@ -12,7 +12,7 @@ import pytest
 from metis_memory.analysis.entries import parse
 from metis_memory.analysis.references import find_references
 from metis_memory.analysis.stale import stale_findings
-from metis_memory.workspace_facts import WorkspaceFacts
+from metis_memory.workspace.facts import WorkspaceFacts
 
 
 def refs(text: str) -> list[tuple[str, str, str]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from metis_memory.analysis.usage import Usage, hover_markdown, lens_title, usage_json
-from metis_memory.files import MemoryFile
+from metis_memory.store.files import MemoryFile
 
 
 def test_json_shape_for_the_status_bar() -> None:

@@ -17,7 +17,7 @@ from anthropic.lib.tools import ToolError
 
 from metis_memory import MemoryStore
 from metis_memory.anthropic import MetisMemoryTool
-from metis_memory.atomic import AUDIT_EVENT
+from metis_memory.store.atomic import AUDIT_EVENT
 from support.store_faults import run_in_child
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from metis_memory import MemoryFile, MemoryStore
-from metis_memory.files import CAPS
+from metis_memory.store.files import CAPS
 
 COMMAND = f"{sys.executable} -m metis_memory"
 BASE = "# Memory\n\n- The API is in `api/`.\n- Tests run with `make test`.\n"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory.cache import CACHE_ENV
 from metis_memory.hosts.sessions import SessionLog
+from metis_memory.store.cache import CACHE_ENV
 from support.hooks import Hook
 
 

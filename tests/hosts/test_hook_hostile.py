@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from metis_memory import MemoryStore
-from metis_memory.cache import CACHE_ENV
 from metis_memory.hosts.adapters import HOSTS
 from metis_memory.hosts.context import read_context
 from metis_memory.hosts.delimiters import CLOSE_TAG, OPEN_TAG, neutralise_tags
@@ -26,6 +25,7 @@ from metis_memory.hosts.hook import (
 )
 from metis_memory.hosts.hook_command import MAX_INPUT_BYTES
 from metis_memory.hosts.sessions import SessionLog
+from metis_memory.store.cache import CACHE_ENV
 from support.hooks import Hook
 from support.host_inputs import (
     CLAUDE_PROMPT,
@@ -321,7 +321,7 @@ def test_with_no_budget_the_memory_goes_without_the_stale_note(hook: Hook, works
 
 HANGING_CHECK = """
 import sys, threading
-import metis_memory.staleness as staleness
+import metis_memory.workspace.staleness as staleness
 
 def hang(*args, **kwargs):
     threading.Event().wait()  # a check that never ends: a hung mount, a hostile repository
@@ -367,7 +367,7 @@ def test_a_failing_check_sends_the_memory_without_its_note(
     def broken(*_: object) -> object:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr("metis_memory.staleness.stale_references", broken)
+    monkeypatch.setattr("metis_memory.workspace.staleness.stale_references", broken)
     payload = json.dumps(filled(CLAUDE_SESSION_START, cwd=str(workspace), session="s")).encode()
     outcome = run_hook(HOSTS["claude"], payload, env={}, sessions=sessions)
     context = context_of(outcome.stdout)

@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metis_memory import MemoryStore
-from metis_memory.fingerprint import READ_LIMIT_BYTES, quick_digest
 from metis_memory.hosts.context import read_context
+from metis_memory.store.fingerprint import READ_LIMIT_BYTES, quick_digest
 from support.hooks import Hook
 from support.host_inputs import CLAUDE_PROMPT, CLAUDE_SESSION_START, filled
 
 MEMORY = "- the payments service retries webhooks 5 times\n"
-HEAVY = ("metis_memory.store", "metis_memory.cli", "argparse", "dataclasses", "typing")
+HEAVY = ("metis_memory.store.memory_store", "metis_memory.cli", "argparse", "dataclasses", "typing")
 """What an unchanged prompt must not load: each costs more than the whole quick answer."""
 
 
@@ -70,7 +70,7 @@ def test_an_unchanged_prompt_is_answered_without_the_store(
     # ... and a change is seen (by the full hook, which the quick look hands it to).
     store.add_entry("MEMORY.md", "- CI runs on Fridays only")
     out, modules = loaded_by_prompt(workspace, cache, payload(CLAUDE_PROMPT, workspace))
-    assert "Fridays" in out and "metis_memory.store" in modules
+    assert "Fridays" in out and "metis_memory.store.memory_store" in modules
 
 
 def test_a_record_planted_in_a_shared_cache_still_gets_the_memory_sent(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from metis_memory.hosts.configs import CODEX_CONFIG, SERVER_NAME
-from metis_memory.hosts.jsonfiles import ConfigRefused
 from metis_memory.hosts.tomlfiles import set_table
+from metis_memory.store.errors import ConfigRefused
 from support.init_files import init, snapshot, write
 
 if sys.version_info >= (3, 11):

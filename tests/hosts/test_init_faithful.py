@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metis_memory.hosts.configs import SETUPS, Edit
-from metis_memory.hosts.jsonfiles import MAX_DEPTH, ConfigRefused, merged, parse_object
+from metis_memory.hosts.jsonfiles import MAX_DEPTH, merged, parse_object
+from metis_memory.store.errors import ConfigRefused
 from support.init_files import init, snapshot, write
 
 JSON_EDITS: list[Edit] = [

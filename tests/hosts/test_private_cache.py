@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory.cache import (
+from metis_memory.lsp.proposal import _write_private as write_proposal
+from metis_memory.store.cache import (
     CACHE_ENV,
     UnsafeCacheDir,
     locked_private,
@@ -21,7 +22,6 @@ from metis_memory.cache import (
     read_private,
     write_private,
 )
-from metis_memory.lsp.proposal import _write_private as write_proposal
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from metis_memory.lsp.protocol import SERVER_COMMANDS
-from metis_memory.store import MemoryStore
+from metis_memory.store.memory_store import MemoryStore
 from support.lsp_session import MetisClient
 from support.lsp_values import file_uri
 from support.memory_files import write_memory

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from metis_memory.consolidation_prompt import consolidation_prompt
-from metis_memory.files import MemoryFile
+from metis_memory.analysis.consolidation_prompt import consolidation_prompt
+from metis_memory.store.files import MemoryFile
 from support.lsp_session import MetisClient
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "vscode.md"

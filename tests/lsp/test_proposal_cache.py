@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory.cache import CACHE_ENV, cache_root, private_dir
+from metis_memory.store.cache import CACHE_ENV, cache_root, private_dir
 
 
 def test_a_relative_cache_override_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:

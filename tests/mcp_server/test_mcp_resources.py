@@ -15,7 +15,7 @@ import pytest
 from mcp import StdioServerParameters
 
 from metis_memory import MemoryStore
-from metis_memory.mcp_server import MemoryMCPServer
+from metis_memory.mcp.server import MemoryMCPServer
 from support.mcp_values import text
 
 MEMORY_URI = "metis://memory/MEMORY.md"

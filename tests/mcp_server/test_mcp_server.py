@@ -14,7 +14,7 @@ import mcp
 from mcp import StdioServerParameters
 
 from metis_memory import MemoryFile, MemoryStore
-from metis_memory.mcp_server import MemoryMCPServer
+from metis_memory.mcp.server import MemoryMCPServer
 from metis_memory.tools import MEMORY_TOOL_DEFINITIONS
 from support.mcp_values import text
 from support.spec_schemas import SPEC_SCHEMAS

@@ -10,7 +10,7 @@ from typing import Any
 
 import mcp
 
-from metis_memory.mcp_server import MemoryMCPServer
+from metis_memory.mcp.server import MemoryMCPServer
 
 SIZE = 100 * 1024**3
 

@@ -27,8 +27,8 @@ import time
 from typing import Any
 
 from metis_memory import EventSink, MemoryStore, MemoryUpdated
-from metis_memory.events import MemoryEvent
-from metis_memory.files import CAPS, MemoryFile
+from metis_memory.store.events import MemoryEvent
+from metis_memory.store.files import CAPS, MemoryFile
 from metis_memory.tools import ToolExecutionError, memory_dispatcher
 
 FILE = "MEMORY.md"

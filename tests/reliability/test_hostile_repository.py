@@ -15,7 +15,7 @@ from pathlib import Path
 
 from metis_memory.analysis.entries import parse
 from metis_memory.analysis.stale import stale_findings
-from metis_memory.workspace_facts import WorkspaceFacts
+from metis_memory.workspace.facts import WorkspaceFacts
 from support import hostile_repo
 from support.lsp_session import MetisClient, hover
 from support.lsp_values import file_uri

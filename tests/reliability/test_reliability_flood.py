@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from metis_memory.files import CAPS, MemoryFile
+from metis_memory.store.files import CAPS, MemoryFile
 from support.reliability import report, scaled, server_tracebacks
 
 CHANGES = scaled(10_000, 500)

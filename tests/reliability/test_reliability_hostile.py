@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from metis_memory.fingerprint import READ_LIMIT_BYTES
+from metis_memory.store.fingerprint import READ_LIMIT_BYTES
 from support.lsp_values import file_uri, span
 from support.reliability import report, server_tracebacks
 from support.rpc_client import LspServer

@@ -24,7 +24,7 @@ import pytest
 
 from metis_memory import MemoryStore
 from metis_memory.cli import main as cli_main
-from metis_memory.files import MemoryFile
+from metis_memory.store.files import MemoryFile
 from metis_memory.tools import memory_dispatcher  # imported now, not in each child
 from support import kill_points
 from support.memory_files import temp_files

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from metis_memory import MemoryStore
-from metis_memory.files import CAPS, MemoryFile
+from metis_memory.store.files import CAPS, MemoryFile
 from support.memory_files import temp_files
 from support.reliability import report, scaled, server_tracebacks
 from support.rpc_client import LspServer, RpcError

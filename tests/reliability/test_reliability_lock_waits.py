@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metis_memory.atomic import workspace_lock
+from metis_memory.store.atomic import workspace_lock
 from support.reliability import report, server_tracebacks
 from support.rpc_client import LspServer
 

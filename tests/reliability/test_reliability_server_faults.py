@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from metis_memory.atomic import workspace_lock
-from metis_memory.errors import LockTimeout
+from metis_memory.store.atomic import workspace_lock
+from metis_memory.store.errors import LockTimeout
 from support.memory_files import temp_files
 from support.reliability import report, scaled, server_tracebacks
 from support.rpc_client import LspServer
@@ -179,7 +179,7 @@ def test_the_memory_file_deleted_while_open_in_the_editor(
 HOLDER = r"""
 import sys
 from pathlib import Path
-from metis_memory.atomic import workspace_lock
+from metis_memory.store.atomic import workspace_lock
 with workspace_lock(Path(sys.argv[1])):
     print("held", flush=True)
     sys.stdin.read()  # until killed

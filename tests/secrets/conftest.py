@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory.cache import CACHE_ENV
+from metis_memory.store.cache import CACHE_ENV
 from support.cli import Runner
 from support.hooks import Hook
 

@@ -48,7 +48,7 @@ from metis_memory import EventSink, MemoryFile, MemoryStore
 from metis_memory.analysis.secrets import find_secrets
 from metis_memory.anthropic import MetisMemoryTool
 from metis_memory.cli import main
-from metis_memory.events import MemoryEvent
+from metis_memory.store.events import MemoryEvent
 from metis_memory.tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 from metis_memory.tools.redaction import redact
 from support.cli import Runner

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from metis_memory import MemoryFile, MemoryStore, StorageError
-from metis_memory.atomic import atomic_write, workspace_lock
-from metis_memory.confined import Dir
-from metis_memory.errors import LockTimeout
+from metis_memory.store.atomic import atomic_write, workspace_lock
+from metis_memory.store.confined import Dir
+from metis_memory.store.errors import LockTimeout
 from support.memory_files import memory_path, temp_files, write_memory
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, NotUtf8, StorageError
-from metis_memory.errors import MemoryFileTooLarge
-from metis_memory.fingerprint import READ_LIMIT_BYTES
-from metis_memory.store import MemoryNotUtf8Warning
+from metis_memory.store.errors import MemoryFileTooLarge
+from metis_memory.store.fingerprint import READ_LIMIT_BYTES
+from metis_memory.store.memory_store import MemoryNotUtf8Warning
 from support.memory_files import memory_path, temp_files, write_memory
 from support.store_faults import OpenRecorder, fill_disk, run_in_child
 

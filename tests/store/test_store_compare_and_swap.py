@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from metis_memory import MemoryConflict, MemoryFile, MemoryStore
-from metis_memory.atomic import AUDIT_EVENT
-from metis_memory.store import sha256_hex
+from metis_memory.store.atomic import AUDIT_EVENT
+from metis_memory.store.memory_store import sha256_hex
 from support.memory_files import memory_path, write_memory
 from support.store_faults import run_in_child
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from metis_memory import MemoryStore
-from metis_memory.atomic import temp_name
+from metis_memory.store.atomic import temp_name
 
 
 def _untracked(repo: Path) -> list[str]:

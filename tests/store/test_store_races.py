@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from metis_memory import MemoryFile, MemoryStore, UnsafePath
-from metis_memory.atomic import workspace_lock
+from metis_memory.store.atomic import workspace_lock
 from support.memory_files import memory_path, temp_files, write_memory
 from support.store_faults import run_in_child
 from support.trees import tree

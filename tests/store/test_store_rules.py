@@ -21,7 +21,7 @@ from metis_memory import (
     OldTextNotUnique,
     WriteResult,
 )
-from metis_memory.errors import EmptyOldText, InvalidText
+from metis_memory.store.errors import EmptyOldText, InvalidText
 from support.memory_files import memory_path, write_memory
 
 FILES = [MemoryFile.MEMORY, MemoryFile.USER]
@@ -444,7 +444,7 @@ def test_public_names_import_from_the_package_root() -> None:
     from metis_memory import WriteResult as WR
 
     assert {MF, HCE, MS, WR} <= {getattr(metis_memory, n) for n in metis_memory.__all__}
-    assert MS.__module__ == "metis_memory.store"
+    assert MS.__module__ == "metis_memory.store.memory_store"
 
 
 def test_write_result_is_frozen(store: MemoryStore) -> None:

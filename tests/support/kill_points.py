@@ -13,7 +13,7 @@ import signal
 import sys
 from typing import Any
 
-from metis_memory.atomic import AUDIT_EVENT
+from metis_memory.store.atomic import AUDIT_EVENT
 
 POINTS = (
     "lock-attempt",  # about to flock .metis/.lock

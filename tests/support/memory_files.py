@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from metis_memory.files import MemoryFile
+from metis_memory.store.files import MemoryFile
 
 
 def memory_path(workspace: Path, file: MemoryFile | str) -> Path:

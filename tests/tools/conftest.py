@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from metis_memory import EventSink, MemoryStore
-from metis_memory.events import MemoryEvent
+from metis_memory.store.events import MemoryEvent
 from metis_memory.tools import ToolDispatcher, memory_dispatcher
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from metis_memory import MemoryFile, MemoryStore
-from metis_memory.events import MemoryEvent
+from metis_memory.store.events import MemoryEvent
 from metis_memory.tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 
 HINT = "— over soft cap; consider memory_consolidate"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from metis_memory import EventSink, MemoryEviction, MemoryStore, MemoryUpdated
-from metis_memory.events import MemoryEvent
+from metis_memory.store.events import MemoryEvent
 from metis_memory.tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 
 UPDATED_FIELDS = {
@@ -171,7 +171,7 @@ def test_a_failing_subscriber_does_not_break_the_write(
     sink.subscribe(before.append)
     sink.subscribe(broken)
     sink.subscribe(after.append)
-    with caplog.at_level(logging.ERROR, logger="metis_memory.events"):
+    with caplog.at_level(logging.ERROR, logger="metis_memory.store.events"):
         result = memory_dispatcher(store, sink).dispatch(
             "memory_add", {"file": "MEMORY.md", "entry": "still written"}
         )

@@ -7,7 +7,7 @@ import os
 import threading
 from pathlib import Path
 
-from metis_memory.reference_watcher import ReferenceWatcher, watch_points
+from metis_memory.watch.reference_watcher import ReferenceWatcher, watch_points
 
 WAIT_S = 10
 

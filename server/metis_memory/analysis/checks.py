@@ -4,8 +4,8 @@ keyed by normalised entry, never by comparing entries pairwise."""
 
 from __future__ import annotations
 
-from ..errors import fmt_bytes
-from ..files import CAPS, MemoryFile
+from ..store.errors import fmt_bytes
+from ..store.files import CAPS, MemoryFile
 from .entries import Entry, Outline, parse
 from .findings import Finding, Severity
 from .positions import char_index_at_byte, utf8_size

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import fmt_bytes
-from ..files import CAPS, MemoryFile
+from ..store.errors import fmt_bytes
+from ..store.files import CAPS, MemoryFile
 from .entries import Entry, Outline, removal_span
 from .positions import utf8_size
 from .secrets import SecretMatch, redaction

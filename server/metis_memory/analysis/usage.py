@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import fmt_bytes
-from ..files import CAPS, MemoryFile
+from ..store.errors import fmt_bytes
+from ..store.files import CAPS, MemoryFile
 
 Source = Literal["buffer", "disk"]
 

@@ -24,9 +24,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import short_repr
-from ..files import BUDGETS_CONFIG
-from ..globs import GlobTooComplex, compile_glob
+from ..analysis.globs import GlobTooComplex, compile_glob
+from ..store.errors import short_repr
+from ..store.files import BUDGETS_CONFIG
 from .model import Budget, BudgetError
 
 if sys.version_info >= (3, 11):

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ..globs import GlobTooComplex, compile_glob
+from ..analysis.globs import GlobTooComplex, compile_glob
 from .model import Budget
 from .paths import CLAUDE_PROJECT, claude_project
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-from ..errors import fmt_bytes
+from ..store.errors import fmt_bytes
 
 Unit = Literal["bytes", "chars", "lines"]
 """`chars` are Unicode code points; `lines` count a last line without a newline too."""

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ..globs import glob_matches
+from ..analysis.globs import glob_matches
 from .model import Budget
 from .reading import read_bounded
 

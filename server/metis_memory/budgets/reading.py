@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import fmt_bytes
+from ..store.errors import fmt_bytes
 
 MAX_READ_BYTES = 4 * 2**20
 

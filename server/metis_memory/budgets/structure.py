@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..analysis.agent_rules import Frontmatter, frontmatter, imports, yaml_bool, yaml_strings
 from ..analysis.findings import Finding, Severity
-from ..globs import GlobTooComplex, compile_glob, split_outside_braces
+from ..analysis.globs import GlobTooComplex, compile_glob, split_outside_braces
 from .discover import scan
 from .paths import matches
 from .reading import read_bounded

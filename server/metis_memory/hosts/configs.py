@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .jsonfiles import ConfigRefused, child
+from ..store.errors import ConfigRefused
+from .jsonfiles import child
 
 SERVER_NAME = "metis-memory"
 OWNED_MARK = "Written by metis-memory init"

@@ -12,11 +12,11 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from .. import fingerprint
-from ..errors import MemoryFileTooLarge, fmt_bytes
-from ..files import CAPS, MemoryFile
-from ..prompt import compose_prompt
-from ..store import MemoryStore
+from ..store import fingerprint
+from ..store.errors import MemoryFileTooLarge, fmt_bytes
+from ..store.files import CAPS, MemoryFile
+from ..store.memory_store import MemoryStore
+from ..store.prompt import compose_prompt
 from ..tools.redaction import redact
 from .delimiters import TAGS, Delimiters
 
@@ -107,7 +107,7 @@ def read_context(store: MemoryStore, *, stale: bool = True) -> MemoryContext:
 def stale_note_for(store: MemoryStore, on_disk: Mapping[MemoryFile, str]) -> str | None:
     """The one-line stale note for the files' text, however long the check takes; a
     reference holding a secret (a token in a path) is named redacted, like the files."""
-    from ..staleness import stale_note, stale_references
+    from ..workspace.staleness import stale_note, stale_references
 
     note = stale_note(stale_references(store, on_disk))
     return None if note is None else redact(note)

@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..cache import UnsafeCacheDir
-from ..errors import MemoryStoreError
-from ..store import MemoryStore
+from ..store.cache import UnsafeCacheDir
+from ..store.errors import MemoryStoreError
+from ..store.memory_store import MemoryStore
 from .adapters import HookInput, HostContract, contract_for
 from .context import MemoryContext, read_context, stale_note_for
 from .hook_command import MAX_INPUT_BYTES, HookProblem, find_workspace, middle_cut

@@ -21,7 +21,7 @@ import json
 import os
 import sys
 
-from ..fingerprint import quick_digest
+from ..store.fingerprint import quick_digest
 from .adapters import HOSTS, HookInput, HostContract, contract_for
 
 TYPE_CHECKING = False

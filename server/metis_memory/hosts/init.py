@@ -9,23 +9,14 @@ that leads out of it.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import errno
-import os
-import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from ..atomic import atomic_write
-from ..confined import Dir, Located, resolve_beneath
-from ..errors import MemoryStoreError, StorageError
+from ..store.config_files import ConfigFiles
+from ..store.errors import ConfigRefused, MemoryStoreError
 from .configs import SETUPS, Edit
-from .jsonfiles import ConfigRefused
-
-MAX_CONFIG_BYTES = 1 * 2**20
-"""Hosts' configuration files are small; a bigger one is not something to rewrite."""
 
 
 @dataclass(frozen=True)
@@ -111,16 +102,16 @@ def plan_init(
     by_path: dict[str, list[Edit]] = {}
     wanted = [edit for host in chosen for edit in SETUPS[host].edits(command)]
     if merge_driver:
-        from ..git_merge import attributes_edit
+        from .merge_driver import attributes_edit
 
         wanted.append(attributes_edit())
     for edit in wanted:
         if edit.path not in skip:
             by_path.setdefault(edit.path, []).append(edit)
     changes = []
-    with Dir.open_root(workspace) as root:
+    with ConfigFiles(workspace) as files:
         for path, edits in by_path.items():
-            before = _read_config(root, workspace, path)
+            before = files.read(path)
             after = _merge(path, before, edits)
             changes.append(
                 FileChange(
@@ -135,7 +126,7 @@ def plan_init(
             )
     git_config: tuple[tuple[str, str], ...] = ()
     if merge_driver:
-        from ..git_merge import git_settings
+        from .merge_driver import git_settings
 
         git_config = git_settings(command)
     return InitPlan(workspace, chosen, tuple(changes), git_config)
@@ -176,111 +167,19 @@ def apply_init(plan: InitPlan) -> str | None:
     """Write each changed file atomically; a file changed since it was planned is refused.
     Then set the plan's git config; returns why that could not be done, if it could not."""
     pending = [change for change in plan.files if change.changed]
-    with Dir.open_root(plan.workspace) as root:
+    with ConfigFiles(plan.workspace) as files:
         for change in pending:  # every file still as planned, before the first write
-            if _read_config(root, plan.workspace, change.path) != change.before:
+            if files.read(change.path) != change.before:
                 raise ConfigRefused(
                     f"{change.path} changed while init ran; nothing was written. Run init again."
                 )
         for change in pending:
-            shown = plan.workspace / change.path
-            with _Place(root, plan.workspace, change.path, create=True) as found:
-                now = _read_located(found, shown)
-                if now != change.before:
-                    raise ConfigRefused(
-                        f"{change.path} changed while init ran; run init again "
-                        "(files before it in this list were written)"
-                    )
-                atomic_write(
-                    found.directory,
-                    found.name,
-                    change.data,
-                    found.st,
-                    new_mode=change.mode,
-                )
+            files.replace(change.path, change.before, change.data, change.mode)
     if not plan.git_config:
         return None
-    from ..git_merge import apply_git_settings
+    from .merge_driver import apply_git_settings
 
     return apply_git_settings(plan.workspace, plan.git_config)
-
-
-def _read_config(root: Dir, workspace: Path, path: str) -> str | None:
-    try:
-        with _Place(root, workspace, path, create=False) as found:
-            return None if found is None else _read_located(found, workspace / path)
-    except FileNotFoundError:
-        return None
-
-
-class _Place:
-    """`path`'s directory held open (created with `create`), and its name there."""
-
-    def __init__(self, root: Dir, workspace: Path, path: str, *, create: bool) -> None:
-        self.root, self.workspace, self.rel, self.create = (
-            root,
-            workspace,
-            PurePosixPath(path),
-            create,
-        )
-        self.found: Located | None = None
-
-    def __enter__(self) -> Located:
-        shown = self.workspace / self.rel
-        try:
-            if self.create:
-                self._make_dirs()
-            self.found = resolve_beneath(self.root, self.rel, shown=shown)
-        except NotADirectoryError as exc:
-            raise ConfigRefused(
-                f"{self.rel}: {exc.filename or 'a folder on the way'} is a file, not a folder; "
-                "nothing was written for it"
-            ) from exc
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            raise StorageError("open", shown, exc) from exc
-        return self.found
-
-    def __exit__(self, *_: object) -> None:
-        if self.found is not None:
-            self.found.directory.close()
-
-    def _make_dirs(self) -> None:
-        parts = self.rel.parent.parts
-        for depth in range(1, len(parts) + 1):
-            prefix = PurePosixPath(*parts[:depth])
-            found = resolve_beneath(self.root, prefix, shown=self.workspace / prefix)
-            with found.directory:
-                if found.st is None:
-                    with contextlib.suppress(FileExistsError):  # made by someone else meanwhile
-                        found.directory.mkdir(found.name, 0o777)  # the umask decides
-                elif not stat.S_ISDIR(found.st.st_mode):
-                    raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(prefix))
-
-
-def _read_located(found: Located, shown: Path) -> str | None:
-    if found.st is None:
-        return None
-    if not stat.S_ISREG(found.st.st_mode):
-        raise ConfigRefused(f"{shown} is not a regular file; nothing was written")
-    if found.st.st_size > MAX_CONFIG_BYTES:
-        raise ConfigRefused(
-            f"{shown} is {found.st.st_size:,} bytes, more than a host's configuration file "
-            f"should be ({MAX_CONFIG_BYTES:,}); nothing was written"
-        )
-    try:
-        fd = found.directory.open(found.name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise StorageError("read", shown, exc) from exc
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigRefused(
-            f"{shown} is not UTF-8 (first bad byte at offset {exc.start:,}); nothing was written"
-        ) from exc
 
 
 def diffs(plan: InitPlan) -> Iterable[str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..errors import short_repr
+from ..store.errors import ConfigRefused, short_repr
 
 BOM = "\ufeff"
 MAX_DEPTH = 256
@@ -35,10 +35,6 @@ _BLANKS = frozenset(" \t\n\r")
 _NOT_JSON = ("NaN", "Infinity", "-Infinity")
 _scanstring: Callable[[str, int, bool], tuple[str, int]]
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # (C-accelerated, strict)
-
-
-class ConfigRefused(Exception):
-    """A configuration file init will not touch; the text says why and what to do."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..cache import (
+from ..store.cache import (
     CACHE_ENV,
     cache_root,
     locked_private,

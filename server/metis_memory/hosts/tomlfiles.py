@@ -15,7 +15,7 @@ import copy
 import sys
 from typing import Any
 
-from .jsonfiles import ConfigRefused
+from ..store.errors import ConfigRefused
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -129,7 +129,7 @@ def _watch_ourselves(ls: ServerContext) -> None:
     """A client that cannot watch files (Neovim on Linux): the server watches each index
     itself, from `~/.claude/projects/` down (`reference_watcher.py`), and publishes again
     when one changes."""
-    from ..reference_watcher import ReferenceWatcher
+    from ..watch.reference_watcher import ReferenceWatcher
 
     pairs = []
     for uri in tracked(ls):

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 from pygls.uris import from_fs_path
 
-from ..files import BUDGETS_CONFIG, METIS_DIR
+from ..store.files import BUDGETS_CONFIG, METIS_DIR
 from . import budget_docs
 from .workspaces import uri_to_path
 
 if TYPE_CHECKING:
-    from ..reference_watcher import ReferenceWatcher
+    from ..watch.reference_watcher import ReferenceWatcher
     from .server import MetisLanguageServer
 
 
@@ -95,7 +95,7 @@ def _watch(ls: MetisLanguageServer, configs: ClosedConfigs) -> None:
     if configs.watcher is None:
         if not pairs or ls.loop is None:
             return
-        from ..reference_watcher import ReferenceWatcher
+        from ..watch.reference_watcher import ReferenceWatcher
 
         loop = ls.loop
 

@@ -17,7 +17,7 @@ from pygls.uris import to_fs_path
 
 from ..analysis.entries import Outline, parse
 from ..analysis.positions import LineIndex
-from ..files import BUDGETS_CONFIG, METIS_DIR
+from ..store.files import BUDGETS_CONFIG, METIS_DIR
 from .diagnostics import SOURCE, to_range
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..analysis.stale import StaleCheck
     from ..budgets.catalog import Catalog
     from ..budgets.evaluate import BudgetUse
-    from ..workspace_facts import WorkspaceFacts
+    from ..workspace.facts import WorkspaceFacts
 
 # The budgets (`..budgets`) are imported where first used: a server whose user never opens
 # another agent's file starts without them.
@@ -61,7 +61,7 @@ class BudgetDocuments:
         relative to its own folder); None outside it or when switched off."""
         if not path.is_relative_to(workspace):
             return None
-        from ..workspace_facts import WorkspaceFacts, stale_check
+        from ..workspace.facts import WorkspaceFacts, stale_check
 
         facts = self._facts.get(workspace)
         if facts is None:

@@ -18,8 +18,8 @@ from ..analysis import fixes
 from ..analysis.entries import Entry
 from ..analysis.findings import CAP_CODES, Finding
 from ..analysis.positions import LineIndex
-from ..errors import short_repr
-from ..files import MemoryFile
+from ..store.errors import short_repr
+from ..store.files import MemoryFile
 from . import budget_actions
 from .arguments import CommandError, invalid, parse
 from .context import ServerContext

@@ -18,9 +18,9 @@ from pygls.lsp.server import LanguageServer
 
 from ..analysis.positions import utf8_size
 from ..analysis.usage import Usage, usage_json
-from ..disk_state import read_disk
-from ..errors import MemoryStoreError, NotUtf8
-from ..files import MemoryFile
+from ..store.disk_state import read_disk
+from ..store.errors import MemoryStoreError, NotUtf8
+from ..store.files import MemoryFile
 from .arguments import CommandError, parse
 from .context import ServerContext
 from .protocol import (
@@ -39,7 +39,7 @@ from .views import editor_text
 from .workspaces import Folder, WorkspaceArgumentError
 
 if TYPE_CHECKING:
-    from ..events import MemoryEvent
+    from ..store.events import MemoryEvent
 
 
 TOOL_OF = {
@@ -156,8 +156,8 @@ def consolidation_prompt(args: tuple[Any, ...]) -> str:
     editor drafts a consolidation with the same instruction. Suspected secrets in the text
     are redacted (the draft then holds `[redacted: KIND]` where they were: applying it takes
     them out of the file)."""
-    from ..consolidation_prompt import consolidation_prompt as prompt
-    from ..files import MemoryFile
+    from ..analysis.consolidation_prompt import consolidation_prompt as prompt
+    from ..store.files import MemoryFile
     from ..tools.command_inputs import ConsolidationPromptArgs
     from ..tools.redaction import redact
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from pygls.lsp.server import LanguageServer
 
-from ..errors import MemoryStoreError
 from ..hosts.configs import SETUPS
+from ..store.errors import MemoryStoreError
 from .arguments import CommandError, invalid, parse
 from .commands import from_store_error, take_folder
 from .context import ServerContext

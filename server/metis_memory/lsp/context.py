@@ -10,9 +10,9 @@ if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
     from ..analysis.stale import StaleCheck
-    from ..files import MemoryFile
-    from ..reference_watcher import ReferenceWatcher
-    from ..workspace_facts import WorkspaceFacts
+    from ..store.files import MemoryFile
+    from ..watch.reference_watcher import ReferenceWatcher
+    from ..workspace.facts import WorkspaceFacts
     from .budget_docs import BudgetDocuments
     from .client_options import ClientOptions
     from .diagnostics import FileAnalysis

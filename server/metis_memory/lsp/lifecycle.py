@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ..errors import MemoryStoreError
-from ..files import MemoryFile
-from ..watcher import MemoryWatcher
+from ..store.errors import MemoryStoreError
+from ..store.files import MemoryFile
+from ..watch.memory_watcher import MemoryWatcher
 from . import agent_memory, budget_config
 from .client_options import parse_client_options
 from .documents import LspWorkspace

@@ -17,8 +17,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
-from ..cache import UnsafeCacheDir, cache_root, prune_private, write_private
-from ..files import MemoryFile
+from ..store.cache import UnsafeCacheDir, cache_root, prune_private, write_private
+from ..store.files import MemoryFile
 from .arguments import CommandError, parse
 from .context import ServerContext
 from .protocol import SHOW_PROPOSAL

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 from lsprotocol import types
 
 from ..analysis.usage import Usage, usage_json
-from ..errors import MemoryStoreError
-from ..files import MemoryFile
+from ..store.errors import MemoryStoreError
+from ..store.files import MemoryFile
 from .diagnostics import FileAnalysis, analyse
 from .protocol import USAGE_CHANGED
 from .views import buffer_view, disk_view

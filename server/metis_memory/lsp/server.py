@@ -24,9 +24,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
 from .. import __version__
-from ..errors import MemoryStoreError
-from ..files import MemoryFile
-from ..watcher import MemoryWatcher
+from ..store.errors import MemoryStoreError
+from ..store.files import MemoryFile
+from ..watch.memory_watcher import MemoryWatcher
 from . import (
     agent_context,
     agent_memory,
@@ -51,8 +51,8 @@ from .workspaces import FileKey, Folder, Workspaces
 
 if TYPE_CHECKING:
     from ..analysis.stale import StaleCheck
-    from ..reference_watcher import ReferenceWatcher
-    from ..workspace_facts import WorkspaceFacts
+    from ..watch.reference_watcher import ReferenceWatcher
+    from ..workspace.facts import WorkspaceFacts
 
 log = logging.getLogger(__name__)
 

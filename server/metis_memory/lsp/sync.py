@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ..errors import MemoryStoreError
+from ..store.errors import MemoryStoreError
 from . import agent_memory, budget_docs, lifecycle
 from .refresh import INLINE_CHARS
 from .views import disk_view

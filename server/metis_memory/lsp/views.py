@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from ..analysis.positions import utf8_size
 from ..analysis.usage import Source, Usage
-from ..errors import MemoryFileTooLarge
-from ..files import MemoryFile
+from ..store.errors import MemoryFileTooLarge
+from ..store.files import MemoryFile
 from .workspaces import Folder
 
 

@@ -21,12 +21,12 @@ from urllib.parse import unquote, urlsplit
 
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..errors import short_repr
-from ..files import METIS_DIR, MemoryFile
-from ..store import MemoryStore
+from ..store.errors import short_repr
+from ..store.files import METIS_DIR, MemoryFile
+from ..store.memory_store import MemoryStore
 
 if TYPE_CHECKING:
-    from ..events import MemoryEvent
+    from ..store.events import MemoryEvent
     from ..tools import ToolDispatcher
 
 PROPOSAL_SCHEME = "metis-proposal"
@@ -132,7 +132,7 @@ class Folder:
         """The tool dispatcher over this folder's store, created on first write
         (importing the tools costs pydantic, which startup does not need)."""
         if self._dispatcher is None:
-            from ..events import EventSink
+            from ..store.events import EventSink
             from ..tools import memory_dispatcher
 
             sink = EventSink()

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..files import CAPS, MemoryFile
+from ..store.files import CAPS, MemoryFile
 from .inputs import MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput, input_schema
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import (
+from ..store.errors import (
     EmptyEntry,
     EmptyOldText,
     InvalidMemoryFile,
@@ -31,9 +31,9 @@ from ..errors import (
     fmt_bytes,
     short_repr,
 )
-from ..events import EventSink, Operation, events_for_write
-from ..files import CAPS, MemoryFile
-from ..store import MemoryStore, WriteResult
+from ..store.events import EventSink, Operation, events_for_write
+from ..store.files import CAPS, MemoryFile
+from ..store.memory_store import MemoryStore, WriteResult
 from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE, ToolDefinition
 from .errors import ErrorCode, ToolExecutionError
 from .inputs import (

@@ -8,14 +8,14 @@ reaches the agent."""
 
 from __future__ import annotations
 
-from ..disk_state import read_disk
-from ..files import MemoryFile
-from ..store import MemoryStore
+from ..store.disk_state import read_disk
+from ..store.files import MemoryFile
+from ..store.memory_store import MemoryStore
 from .redaction import redact
 
 
 def memory_read(store: MemoryStore) -> dict[str, dict[str, object]]:
-    from ..staleness import stale_references
+    from ..workspace.staleness import stale_references
 
     out: dict[str, dict[str, object]] = {}
     texts: dict[MemoryFile, str] = {}

@@ -13,9 +13,9 @@ it), but it never leaves the machine in a prompt.
 
 from __future__ import annotations
 
-from ..files import MemoryFile
-from ..prompt import compose_prompt
-from ..store import MemoryStore, check_text
+from ..store.files import MemoryFile
+from ..store.memory_store import MemoryStore, check_text
+from ..store.prompt import compose_prompt
 
 
 def redaction(kind: str) -> str:

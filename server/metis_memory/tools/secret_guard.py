@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..analysis.secrets import SecretMatch, find_secrets
-from ..errors import OldTextNotFound
+from ..store.errors import OldTextNotFound
 from .errors import ToolExecutionError
 
 SHOWN = 5

@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import MemoryStoreError
-from .files import MemoryFile
-from .store import MemoryStore
-from .watcher import MemoryWatcher
+from ..store.errors import MemoryStoreError
+from ..store.files import MemoryFile
+from ..store.memory_store import MemoryStore
+from ..watch.memory_watcher import MemoryWatcher
 
 log = logging.getLogger(__name__)
 

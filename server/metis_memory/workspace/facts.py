@@ -20,11 +20,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .analysis.references import Tool
-from .analysis.stale import StaleCheck, Targets
-from .budgets.reading import read_bounded
+from ..analysis.globs import split_outside_braces
+from ..analysis.references import Tool
+from ..analysis.stale import StaleCheck, Targets
+from ..budgets.reading import read_bounded
 from .gitignore import Ignores
-from .globs import split_outside_braces
 
 MAX_DECLARING_BYTES = 1 * 2**20
 MAX_INCLUDES = 16
@@ -146,7 +146,7 @@ class WorkspaceFacts:
     def moved_to(self, rel: str) -> str | None:
         """Where a missing path went, when the workspace holds exactly one file (or folder,
         for `dir/`) of its name: found by a bounded scan, on request only (a quick fix)."""
-        from .budgets.discover import scan
+        from ..budgets.discover import scan
 
         folder = rel.endswith("/")
         name = posixpath.basename(rel.rstrip("/"))
@@ -415,7 +415,7 @@ def stale_check(facts: WorkspaceFacts, memory_dir: Path, severity: str) -> Stale
     """The check for memory files in `memory_dir`; None when `[stale] severity = "off"`."""
     if severity not in SEVERITIES:
         return None
-    from .analysis.findings import Severity
+    from ..analysis.findings import Severity
 
     file_dir = os.path.relpath(memory_dir, facts.root).replace(os.sep, "/")
     return StaleCheck(facts.exists, facts.declared, file_dir, Severity[severity.upper()])

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .analysis.usage import Usage
+from ..analysis.usage import Usage
 from .errors import MemoryFileTooLarge, MemoryStoreError
 from .files import MemoryFile
-from .store import MemorySnapshot, MemoryStore
+from .memory_store import MemorySnapshot, MemoryStore
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from .atomic import (
-    atomic_write,
-    lock_in,
-    make_private_dir,
-    remove_stale_temps,
-    write_gitignore,
-)
+from .atomic import atomic_write, lock_in, make_private_dir, remove_stale_temps, write_gitignore
 from .confined import Dir, Located, resolve_beneath
 from .errors import (
     EmptyEntry,

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-from .watcher import RETRY_S
+from .memory_watcher import RETRY_S
 
 log = logging.getLogger(__name__)
 

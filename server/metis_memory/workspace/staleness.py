@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from .analysis.entries import parse
-from .files import BUDGETS_CONFIG, MemoryFile
-from .store import MemoryStore
+from ..analysis.entries import parse
+from ..store.files import BUDGETS_CONFIG, MemoryFile
+from ..store.memory_store import MemoryStore
 
 MAX_NAMED = 5
 """References named in the one-line note; the rest are counted."""
@@ -43,7 +43,7 @@ def stale_references(store: MemoryStore, texts: Mapping[MemoryFile, str]) -> lis
     call, before every prompt: nothing is imported or read that the texts do not call for."""
     if not any("`" in text or "](" in text for text in texts.values()):
         return []  # no code span and no link: no reference
-    from .workspace_facts import WorkspaceFacts, stale_check
+    from .facts import WorkspaceFacts, stale_check
 
     root = Path(store.workspace_path)
     memory_dir = store.path(MemoryFile.MEMORY).parent
@@ -66,7 +66,7 @@ def _severity(root: Path, memory_dir: Path) -> str:
     """`[stale] severity` of `.metis/budgets.toml`; the TOML parser only when there is one."""
     if not os.path.lexists(memory_dir / BUDGETS_CONFIG):
         return "information"
-    from .budgets.catalog import workspace_catalog
+    from ..budgets.catalog import workspace_catalog
 
     return workspace_catalog(root).stale_severity
 

@@ -5,8 +5,8 @@ budget it writes into and where writes are refused. docs/vscode.md shows it."""
 
 from __future__ import annotations
 
-from .errors import fmt_bytes
-from .files import CAPS, MemoryFile
+from ..store.errors import fmt_bytes
+from ..store.files import CAPS, MemoryFile
 
 
 def consolidation_prompt(file: MemoryFile, text: str) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .globs import MAX_GLOB_CHARS, MAX_GLOBSTARS, compile_glob, globstar_count
+from ..analysis.globs import MAX_GLOB_CHARS, MAX_GLOBSTARS, compile_glob, globstar_count
 
 if TYPE_CHECKING:
     from wcmatch.glob import WcMatcher
@@ -195,7 +195,7 @@ class Ignores:
         if stamp[1] > MAX_BYTES:
             rules = None
         else:
-            from .budgets.reading import read_bounded
+            from ..budgets.reading import read_bounded
 
             read = read_bounded(Path(path), MAX_BYTES)
             try:

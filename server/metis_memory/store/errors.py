@@ -249,3 +249,8 @@ class InvalidText(MemoryStoreError, ValueError):
         self.field = field
         self.reason = reason
         super().__init__(f"{field} for {file} {reason}: {consequence}; send plain UTF-8 text")
+
+
+class ConfigRefused(Exception):
+    """A configuration file outside `.metis/` that `init` will not touch; the text says why
+    and what to do."""

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .store import WriteResult
+from .memory_store import WriteResult
 
 log = logging.getLogger(__name__)
 

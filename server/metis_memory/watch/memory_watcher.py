@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-from .files import METIS_DIR, MemoryFile
+from ..store.files import METIS_DIR, MemoryFile
 
 log = logging.getLogger(__name__)
 

@@ -39,14 +39,14 @@ from mcp_types import (
 )
 from mcp_types import Tool as MCPTool
 
-from . import __version__
-from .errors import MemoryStoreError, short_repr
-from .files import MemoryFile
-from .mcp_subscriptions import MemorySubscriptions, resource_uri
-from .store import MemoryStore
-from .tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
-from .tools.read import memory_read
-from .tools.redaction import redacted_prompt, redacted_text
+from .. import __version__
+from ..store.errors import MemoryStoreError, short_repr
+from ..store.files import MemoryFile
+from ..store.memory_store import MemoryStore
+from ..tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
+from ..tools.read import memory_read
+from ..tools.redaction import redacted_prompt, redacted_text
+from .subscriptions import MemorySubscriptions, resource_uri
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ class MemoryMCPServer(MCPServer):
 
     def _stale_in(self, file: MemoryFile, text: str) -> TextResourceContents | None:
         """The stale part, or None; a check that fails costs the reader nothing but the note."""
-        from .staleness import stale_note, stale_references
+        from ..workspace.staleness import stale_note, stale_references
 
         try:
             found = stale_references(self.store, {file: text})
@@ -197,7 +197,7 @@ class MemoryMCPServer(MCPServer):
 
     async def memory_prompt(self) -> str:
         """The memory as the hooks send it."""
-        from .hosts.context import read_context
+        from ..hosts.context import read_context
 
         def assemble() -> str:
             try:

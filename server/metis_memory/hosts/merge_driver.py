@@ -18,10 +18,10 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TextIO
 
-from .analysis.merge import merge
-from .errors import fmt_bytes
-from .files import CAPS, MemoryFile
-from .hosts.configs import Edit
+from ..analysis.merge import merge
+from ..store.errors import fmt_bytes
+from ..store.files import CAPS, MemoryFile
+from .configs import Edit
 
 DRIVER = "metis-memory"
 """The name in `.gitattributes` (`merge=metis-memory`) and in `merge.<name>.driver`."""
