@@ -1,10 +1,12 @@
 // Bundle the TypeScript with esbuild. Type checking is `tsc --noEmit` (make test-extension).
-//   node scripts/build-extension.mjs            -> dist/extension.js (the extension)
+//   node scripts/build-extension.mjs            -> dist/extension.js (the extension), after
+//                                                  scripts/generate_agent_patterns.mjs
 //   node scripts/build-extension.mjs --tests    -> out/unit/*.test.js (node:test unit tests)
 //   node scripts/build-extension.mjs --e2e      -> out/e2e/*.js + the test helper extension + the Python extension stand-in
 import { build } from 'esbuild';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { updateAgentPatterns } from './generate_agent_patterns.mjs';
 
 const mode = process.argv[2] ?? '--extension';
 const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning' };
@@ -14,6 +16,8 @@ const tsIn = (dir, suffix) =>
     .map((f) => join(dir, f));
 
 if (mode === '--extension') {
+  // The agent-file patterns the bundle and the manifest carry follow the server's catalogue.
+  updateAgentPatterns();
   await build({
     ...common,
     entryPoints: ['extension/src/extension.ts'],

@@ -14,7 +14,8 @@ import { offerAgentSetup } from './agents/connect';
 import { createApi, type MemoryUpdatedEvent, type MetisMemoryApi } from './api';
 import { registerCommands } from './commands';
 import { Consolidation } from './views/consolidation';
-import { isMemoryDocument, memoryRoot } from './folders';
+import { isMemoryDocument } from './folders';
+import { ROOT_MARKERS } from './generated/agentFiles';
 import { registerMcpServerProvider } from './agents/mcp';
 import { handleNotifications } from './views/notifications';
 import { PromptDocuments } from './views/prompt';
@@ -61,18 +62,16 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
       if (listening) context.subscriptions.push(listening);
     });
   };
-  if (memoryInSight()) startServer();
-  else {
-    const watch = [
-      vscode.workspace.onDidOpenTextDocument((doc) => {
-        if (isMemoryDocument(doc.uri)) startServer();
-      }),
-      vscode.workspace.onDidChangeWorkspaceFolders(() => {
-        if (memoryInSight()) startServer();
-      }),
-    ];
-    context.subscriptions.push(...watch);
-  }
+  const startIfInSight = async () => {
+    if (await memoryInSight()) startServer();
+  };
+  context.subscriptions.push(
+    vscode.workspace.onDidOpenTextDocument((doc) => {
+      if (isMemoryDocument(doc.uri)) startServer();
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void startIfInSight()),
+  );
+  void startIfInSight();
   const declared = (context.extension.packageJSON as { version?: unknown }).version;
   const version = typeof declared === 'string' ? declared : '0';
   context.subscriptions.push(registerMcpServerProvider(srv, version));
@@ -85,27 +84,20 @@ export async function deactivate(): Promise<void> {
   server = undefined;
 }
 
-/** Files at a folder's root that mean an agent reads it (so budgets apply): the server decides
- * the rest, this only says when it is worth starting. */
-const AGENT_FILES = [
-  '.metis',
-  'CLAUDE.md',
-  'AGENTS.md',
-  '.claude',
-  '.cursor',
-  '.cursorrules',
-  '.windsurf',
-  '.windsurfrules',
-];
-
-/** A memory file is open, or a folder holds `.metis/` or an agent's files (as the
- * workspaceContains events say). */
-function memoryInSight(): boolean {
+/** A memory file is open, or a folder is a `.metis/` or holds a file that means an agent reads it
+ * (the generated markers, the same as the workspaceContains events). */
+async function memoryInSight(): Promise<boolean> {
   if (vscode.workspace.textDocuments.some((d) => isMemoryDocument(d.uri))) return true;
-  return (vscode.workspace.workspaceFolders ?? []).some(
-    (f) =>
-      f.uri.scheme !== 'file' || AGENT_FILES.some((name) => fs.existsSync(path.join(memoryRoot(f.uri).fsPath, name))),
-  );
+  for (const folder of vscode.workspace.workspaceFolders ?? []) {
+    if (folder.uri.scheme !== 'file' || path.basename(folder.uri.fsPath) === '.metis') return true;
+    for (const marker of ROOT_MARKERS) {
+      const found = /[*?[{]/.test(marker)
+        ? (await vscode.workspace.findFiles(new vscode.RelativePattern(folder, marker), null, 1)).length > 0
+        : fs.existsSync(path.join(folder.uri.fsPath, marker));
+      if (found) return true;
+    }
+  }
+  return false;
 }
 
 async function updateModelContext(): Promise<void> {

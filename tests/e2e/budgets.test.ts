@@ -1,6 +1,8 @@
 /**
  * Other agents' files in a real VS Code: an over-budget CLAUDE.md and a Codex AGENTS.md
- * chain are squiggled where the agent stops reading (diagnostics from the server).
+ * chain are squiggled where the agent stops reading (diagnostics from the server), and so is a
+ * plain-text file under a budget declared in `.metis/budgets.toml` (which the server asks the
+ * client to send it, by dynamic registration).
  */
 
 import assert from 'node:assert/strict';
@@ -115,5 +117,61 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
     await screenshot(page, 'agent-context');
     await deepRow.click();
     await page.locator('.statusbar-item', { hasText: 'Ln 96, Col 14' }).first().waitFor({ timeout: 10_000 });
+  });
+});
+
+describe('a budget the user declares on a file that is not Markdown', { timeout: 300_000 }, () => {
+  let cs: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let root: string;
+  let todo: string;
+
+  before(async () => {
+    root = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
+    const ws = path.join(root, 'notes-repo');
+    fs.mkdirSync(path.join(ws, '.metis'), { recursive: true });
+    // No memory file and no Markdown: only budgets.toml brings the extension and the server.
+    fs.writeFileSync(
+      path.join(ws, '.metis', 'budgets.toml'),
+      '[[budget]]\nname = "todo notes"\nfiles = ["notes/*.txt"]\nunit = "bytes"\nlimit = 100\npast = "truncated"\n',
+    );
+    todo = path.join(ws, 'notes', 'todo.txt');
+    fs.mkdirSync(path.dirname(todo));
+    // 30 lines of 10 B: the budget's 100 B end where line 10 begins.
+    fs.writeFileSync(todo, Array.from({ length: 30 }, (_, i) => `- item ${String(i).padStart(2, '0')}\n`).join(''));
+    cs = await startCodeServer({ workspace: ws, vsixes: [VSIX, HELPER_VSIX], label: 'budgets-toml' });
+    browser = await launchBrowser();
+    page = await openWorkbench(browser, cs.url, ws);
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => undefined);
+    await cs?.stop();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('squiggles notes/todo.txt where the budget of .metis/budgets.toml runs out', async () => {
+    const bridge = new Bridge(cs.bridgeFile);
+    await bridge.call('/open', { path: todo });
+    const uri = pathToFileURL(todo).href;
+    const [cut] = await waitFor(
+      'an over-budget diagnostic on notes/todo.txt (the server registers budgets.toml’s globs with the client)',
+      async () => {
+        const all = await bridge.call<Diag[]>('/diagnostics');
+        const mine = all.find((d) => d.uri === uri)?.diagnostics.filter((d) => d.code === 'over-budget');
+        return mine?.length ? mine : undefined;
+      },
+      60_000,
+    ).catch(async (err: unknown) => {
+      await screenshot(page, 'fail-budgets-toml');
+      throw err;
+    });
+    assert.ok(cut);
+    assert.deepEqual(cut.range.slice(0, 2), [10, 0]);
+    assert.equal(cut.severity, 0); // vscode.DiagnosticSeverity.Error: the agent loses the rest
+    assert.match(cut.message, /todo notes/);
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 20_000 });
+    await screenshot(page, 'budgets-toml-txt');
   });
 });

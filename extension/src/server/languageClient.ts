@@ -3,15 +3,18 @@
  * sees, what the client declares, and what happens when the process fails or stops.
  */
 
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
   CloseAction,
   ErrorAction,
   LanguageClient,
   RevealOutputChannelOn,
+  type DocumentSelector,
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
+import { HOME_AGENT_GLOBS, WORKSPACE_AGENT_GLOBS } from '../generated/agentFiles';
 import { errorText } from './interpreterCheck';
 import { ClientCommand, type InitializationOptions } from '../protocol';
 
@@ -26,6 +29,23 @@ export interface ClientHooks {
   crashes: number[];
 }
 
+/**
+ * The documents the server sees: memory files, budgets.toml and every built-in budget's files
+ * (generated from the server's catalogue), consolidation proposals, and Markdown (the server's
+ * structural checks read notes, Copilot instructions, Cursor's ignored `.md` rules). Budgets a
+ * user declares in `.metis/budgets.toml` the server adds itself, by dynamic registration.
+ */
+export function documentSelector(home = os.homedir()): DocumentSelector {
+  const inHome = home.replace(/\\/g, '/').replace(/\/$/, '');
+  return [
+    ...WORKSPACE_AGENT_GLOBS.map((glob) => ({ scheme: 'file', pattern: glob.startsWith('**/') ? glob : `**/${glob}` })),
+    ...HOME_AGENT_GLOBS.map((glob) => ({ scheme: 'file', pattern: `${inHome}/${glob}` })),
+    // Consolidation proposals: the server analyses them as the file they are for.
+    { scheme: 'metis-proposal' },
+    { scheme: 'file', language: 'markdown' },
+  ];
+}
+
 export function createLanguageClient(python: string, launcher: string, hooks: ClientHooks): LanguageClient {
   const serverOptions: ServerOptions = {
     command: python,
@@ -33,18 +53,7 @@ export function createLanguageClient(python: string, launcher: string, hooks: Cl
     options: { env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' } },
   };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [
-      { scheme: 'file', pattern: '**/.metis/MEMORY.md' },
-      { scheme: 'file', pattern: '**/.metis/USER.md' },
-      // Consolidation proposals: the server analyses them as the file they are for.
-      { scheme: 'metis-proposal' },
-      // Other agents' files (CLAUDE.md, AGENTS.md, rules, user budgets): the server decides
-      // which a budget covers and ignores the rest.
-      { scheme: 'file', language: 'markdown' },
-      { scheme: 'file', pattern: '**/*.mdc' },
-      { scheme: 'file', pattern: '**/{.cursorrules,.windsurfrules}' },
-      { scheme: 'file', pattern: '**/.metis/budgets.toml' },
-    ],
+    documentSelector: documentSelector(),
     initializationOptions: {
       clientCommands: Object.values(ClientCommand),
     } satisfies InitializationOptions,
