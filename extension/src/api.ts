@@ -6,7 +6,7 @@
  */
 
 import * as vscode from 'vscode';
-import { activeFolder } from './folders';
+import { activeWorkspace } from './folders';
 import { currentMcpServerSpecs } from './agents/mcp';
 import type { McpServerSpec } from './agents/mcpDefinition';
 import { ServerCommand, type MemoryFileName, type MemoryUpdatedParams, type Usage, type WriteResult } from './protocol';
@@ -30,9 +30,9 @@ export interface MemoryUpdatedEvent {
 }
 
 /**
- * `folder` defaults to the active editor's workspace folder, else the only one. Writes reject
- * with an Error whose `message` is the user-visible text and whose `code` is one of
- * hard_cap_exceeded, not_found, not_unique, invalid_input, unsaved_changes, conflict,
+ * `folder` defaults to the active editor's document (the server finds its workspace), else the
+ * only folder. Writes reject with an Error whose `message` is the user-visible text and whose
+ * `code` is one of hard_cap_exceeded, not_found, not_unique, invalid_input, unsaved_changes, conflict,
  * secret_detected, server_unavailable.
  */
 export interface MetisMemoryApi {
@@ -70,10 +70,11 @@ export function createApi(
   updated: vscode.EventEmitter<MemoryUpdatedEvent>,
   version: string,
 ): MetisMemoryApi {
+  // The active editor's document when no folder is given: the server resolves it.
   const folderOrActive = (folder?: vscode.Uri): string => {
-    const f = folder ?? activeFolder()?.uri;
-    if (!f) throw new MetisCommandError('No workspace folder is open.', 'no_workspace');
-    return f.toString();
+    const target = folder?.toString() ?? activeWorkspace()?.target;
+    if (!target) throw new MetisCommandError('No workspace folder is open.', 'no_workspace');
+    return target;
   };
   const api: MetisMemoryApi = {
     apiVersion: API_VERSION,
@@ -93,7 +94,8 @@ export function createApi(
       srv.command(ServerCommand.memoryConsolidate, { file, content, workspace: folderOrActive(folder) }),
     onDidUpdateMemory: updated.event,
     mcpServerDefinition: async (folder) => {
-      const wanted = folderOrActive(folder);
+      const wanted = (folder ?? activeWorkspace()?.uri)?.toString();
+      if (!wanted) throw new MetisCommandError('No workspace folder is open.', 'no_workspace');
       if (!vscode.workspace.workspaceFolders?.some((f) => f.uri.toString() === wanted)) {
         throw new MetisCommandError(`${wanted} is not a workspace folder of this window.`, 'no_workspace');
       }

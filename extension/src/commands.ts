@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { AgentContextView } from './views/agentContext';
 import { connectAgents } from './agents/connect';
 import type { Consolidation } from './views/consolidation';
-import { chooseFolder } from './folders';
+import { chooseWorkspace } from './folders';
 import { formatBytes, utf8Length } from './views/format';
 import { addEntry, openMemoryFile, pickFile, replaceEntry } from './views/entryPrompts';
 import { selectInterpreter } from './server/interpreterPicker';
@@ -40,30 +40,30 @@ export function registerCommands(
   register('metis.open.user', () => openMemoryFile('USER.md'));
   register('metis.addEntry', () => addEntry(srv));
   register('metis.consolidate.memory', async () => {
-    const folder = await chooseFolder();
+    const folder = await chooseWorkspace();
     if (folder) await consolidation.open(folder, 'MEMORY.md');
   });
   register('metis.consolidate.user', async () => {
-    const folder = await chooseFolder();
+    const folder = await chooseWorkspace();
     if (folder) await consolidation.open(folder, 'USER.md');
   });
   register(ClientCommand.openConsolidation, async (args?: OpenConsolidationArgs) => {
     const file = isMemoryFileName(args?.file) ? args.file : await pickFile('Consolidate which file?');
-    if (file) await consolidation.openFor(args?.workspace, file, chooseFolder, args?.select);
+    if (file) await consolidation.openFor(args?.workspace, file, chooseWorkspace, args?.select);
   });
   register('metis.applyConsolidation', (uri?: vscode.Uri) => consolidation.apply(uri));
   register('metis.draftWithModel', () => consolidation.draftWithModel());
   register(ClientCommand.replaceEntryPrompt, (args?: ReplaceEntryPromptArgs) => replaceEntry(srv, args));
   register('metis.showPrompt', async () => {
-    const folder = await chooseFolder();
+    const folder = await chooseWorkspace();
     if (!folder) return;
     const doc = await vscode.workspace.openTextDocument(PromptDocuments.uriFor(folder));
     await vscode.window.showTextDocument(doc, { preview: false });
   });
   register('metis.copyPrompt', async () => {
-    const folder = await chooseFolder();
+    const folder = await chooseWorkspace();
     if (!folder) return;
-    const text = await assemblePrompt(srv, folder.uri);
+    const text = await assemblePrompt(srv, folder.target);
     await vscode.env.clipboard.writeText(text);
     void vscode.window.showInformationMessage(
       `Copied the assembled prompt of ${folder.name} (${formatBytes(utf8Length(text))}).`,
@@ -84,7 +84,7 @@ export function registerCommands(
   });
   register('metis.showActions', () => showActions());
   register('metis.setUpAgents', async () => {
-    const folder = await chooseFolder();
+    const folder = await chooseWorkspace();
     if (folder) await connectAgents(srv, folder, log);
   });
 }

@@ -1,10 +1,9 @@
 /**
- * Which memory workspace an action is about: the active editor's, else the only folder.
- *
- * A memory workspace is the directory holding a `.metis/`. It is known by the window's
- * folder that is it (or that is its `.metis/`), else, for a memory file opened outside every
- * folder (no folder, a monorepo's root, an unrelated folder), by a folder made up for it with
- * `index` -1: the server adopts such a directory too, and reports it under that URI.
+ * Which memory workspace an action is about, and what it is shown as. What a workspace is
+ * the server decides: a command's `workspace` is the active document's URI (or a chosen
+ * folder's), which the server resolves (a folder, its `.metis/`, a memory file outside every
+ * folder, any document inside a workspace). What it reports names each workspace by a URI (a
+ * window folder's, or the directory of a memory file it adopted): the key of what is shown.
  */
 
 import { createHash } from 'node:crypto';
@@ -12,61 +11,79 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MemoryFileName } from './protocol';
 
-/** Virtual documents (prompt, proposal) carry their folder's URI in the query. */
+/** Virtual documents (prompt, proposal) carry their workspace's key in the query. */
 export const VIRTUAL_SCHEMES = new Set(['metis-prompt', 'metis-proposal']);
 
-export function folderKey(uri: vscode.Uri | string): string {
+export interface MemoryWorkspace {
+  /** The URI the server names it by: what its usage, prompt and proposals are keyed by. */
+  readonly uri: vscode.Uri;
+  readonly name: string;
+  /** What a command sends as `workspace`: the document the action is about (the server
+   * resolves it), else `uri`. */
+  readonly target: string;
+}
+
+export function workspaceKey(uri: vscode.Uri | string): string {
   return (typeof uri === 'string' ? vscode.Uri.parse(uri) : uri).toString();
 }
 
-/** The directory a folder stands for: a folder opened at `.metis/` stands for its parent. */
-export function memoryRoot(uri: vscode.Uri): vscode.Uri {
-  const trimmed = uri.path.replace(/\/+$/, '');
-  return path.posix.basename(trimmed) === '.metis' ? uri.with({ path: path.posix.dirname(trimmed) }) : uri;
+/** Workspaces the server has reported, by key: a document inside one is shown as it. */
+const reported = new Set<string>();
+
+export function workspaceReported(key: string): void {
+  reported.add(workspaceKey(key));
 }
 
-/** `<dir>/.metis/MEMORY.md` or `USER.md` (a local file) -> `<dir>`; anything else -> undefined. */
-export function memoryWorkspaceDir(uri: vscode.Uri): vscode.Uri | undefined {
-  if (uri.scheme !== 'file') return undefined;
-  const m = /^(.*)\/\.metis\/(?:MEMORY|USER)\.md$/.exec(uri.path);
-  return m ? uri.with({ path: m[1] || '/', query: '', fragment: '' }) : undefined;
+/** A workspace by the key the server (or a code action's argument) names it by; one that is
+ * not a window folder (a memory file's directory) is named after its directory. */
+export function workspaceFromKey(key: string): MemoryWorkspace {
+  const uri = vscode.Uri.parse(key);
+  const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.toString() === uri.toString());
+  return { uri, name: folder?.name ?? (path.posix.basename(uri.path) || uri.path), target: uri.toString() };
 }
 
-/** The window's folder for a memory workspace directory, else one made up for it. */
-export function folderForDir(dir: vscode.Uri): vscode.WorkspaceFolder {
-  const key = dir.toString();
-  const known = vscode.workspace.workspaceFolders?.find((f) => memoryRoot(f.uri).toString() === key);
-  return known ?? { uri: dir, name: path.posix.basename(dir.path) || dir.path, index: -1 };
+function windowFolder(folder: vscode.WorkspaceFolder): MemoryWorkspace {
+  return { uri: folder.uri, name: folder.name, target: folder.uri.toString() };
 }
 
-export function folderFromKey(key: string | undefined): vscode.WorkspaceFolder | undefined {
-  if (!key) return undefined;
-  const wanted = folderKey(key);
-  const known = vscode.workspace.workspaceFolders?.find((f) => f.uri.toString() === wanted);
-  if (known) return known;
-  // A workspace the server adopted (its URI came from the server or a code action).
-  const uri = vscode.Uri.parse(wanted);
-  return uri.scheme === 'file' ? folderForDir(uri) : undefined;
+function holds(dir: vscode.Uri, doc: vscode.Uri): boolean {
+  if (dir.scheme !== doc.scheme || dir.authority !== doc.authority) return false;
+  const prefix = dir.path.replace(/\/+$/, '');
+  return doc.path === prefix || doc.path.startsWith(`${prefix}/`);
 }
 
-export function folderOfUri(uri: vscode.Uri): vscode.WorkspaceFolder | undefined {
-  if (VIRTUAL_SCHEMES.has(uri.scheme)) return folderFromKey(uri.query);
-  const dir = memoryWorkspaceDir(uri);
-  return dir ? folderForDir(dir) : vscode.workspace.getWorkspaceFolder(uri);
+/**
+ * The workspace a document is shown as: a virtual document's own; else the innermost one the
+ * server reported that holds it; else its window folder. Undefined for documents of none.
+ */
+export function workspaceOf(doc: vscode.Uri): MemoryWorkspace | undefined {
+  if (VIRTUAL_SCHEMES.has(doc.scheme)) return doc.query ? workspaceFromKey(doc.query) : undefined;
+  // An unsaved `.metis/USER.md` ("Open USER.md" of a new file) is about the file it will be.
+  const file = doc.scheme === 'untitled' && doc.path.startsWith('/') ? doc.with({ scheme: 'file' }) : doc;
+  if (file.scheme !== 'file') return undefined;
+  const target = file.toString();
+  const inner = [...reported]
+    .map((key) => vscode.Uri.parse(key))
+    .filter((dir) => holds(dir, file))
+    .sort((a, b) => b.path.length - a.path.length)[0];
+  if (inner) return { ...workspaceFromKey(inner.toString()), target };
+  const folder = vscode.workspace.getWorkspaceFolder(file);
+  return folder ? { ...windowFolder(folder), target } : undefined;
 }
 
-/** The active editor's folder, else the only (or first) folder; undefined with no folder. */
-export function activeFolder(): vscode.WorkspaceFolder | undefined {
+/** The active editor's workspace, else the only (or first) folder; undefined with no folder. */
+export function activeWorkspace(): MemoryWorkspace | undefined {
   const editor = vscode.window.activeTextEditor;
-  const fromEditor = editor ? folderOfUri(editor.document.uri) : undefined;
-  return fromEditor ?? vscode.workspace.workspaceFolders?.[0];
+  const fromEditor = editor ? workspaceOf(editor.document.uri) : undefined;
+  const first = vscode.workspace.workspaceFolders?.[0];
+  return fromEditor ?? (first && windowFolder(first));
 }
 
-/** For a command: the active editor's folder, the only folder, or ask. */
-export async function chooseFolder(): Promise<vscode.WorkspaceFolder | undefined> {
+/** For a command: the active editor's workspace, the only folder, or ask. */
+export async function chooseWorkspace(): Promise<MemoryWorkspace | undefined> {
   const folders = vscode.workspace.workspaceFolders ?? [];
   const editor = vscode.window.activeTextEditor;
-  const fromEditor = editor ? folderOfUri(editor.document.uri) : undefined;
+  const fromEditor = editor ? workspaceOf(editor.document.uri) : undefined;
   if (fromEditor) return fromEditor;
   if (folders.length === 0) {
     void vscode.window.showWarningMessage(
@@ -74,32 +91,42 @@ export async function chooseFolder(): Promise<vscode.WorkspaceFolder | undefined
     );
     return undefined;
   }
-  if (folders.length === 1) return folders[0];
-  return vscode.window.showWorkspaceFolderPick({ placeHolder: 'Which workspace folder’s memory?' });
+  const picked =
+    folders.length === 1
+      ? folders[0]
+      : await vscode.window.showWorkspaceFolderPick({ placeHolder: 'Which workspace folder’s memory?' });
+  return picked && windowFolder(picked);
 }
 
-/** For an agent's tool call (no UI): the active editor's folder or the only folder. */
-export function toolFolder(): vscode.WorkspaceFolder | string {
+/** For an agent's tool call (no UI): the active editor's workspace or the only folder. */
+export function toolWorkspace(): MemoryWorkspace | string {
   const folders = vscode.workspace.workspaceFolders ?? [];
   const editor = vscode.window.activeTextEditor;
-  const fromEditor = editor ? folderOfUri(editor.document.uri) : undefined;
+  const fromEditor = editor ? workspaceOf(editor.document.uri) : undefined;
   if (fromEditor) return fromEditor;
   if (folders.length === 0) return 'No workspace folder or memory file is open, so there is no .metis/ memory to use.';
   const only = folders.length === 1 ? folders[0] : undefined;
-  if (only) return only;
+  if (only) return windowFolder(only);
   return (
     `This window has ${folders.length} workspace folders (${folders.map((f) => f.name).join(', ')}) and ` +
     'no file of one of them is active; ask the user to open a file in the folder whose memory to use.'
   );
 }
 
-export function memoryUri(folder: vscode.WorkspaceFolder, file: MemoryFileName): vscode.Uri {
-  return vscode.Uri.joinPath(memoryRoot(folder.uri), '.metis', file);
+/** The `.metis/` directory of a workspace named by `uri`: a window opened on `.metis/` itself
+ * is named by that folder (the server reports it so), the files directly in it. */
+export function metisDir(uri: vscode.Uri): vscode.Uri {
+  return path.posix.basename(uri.path.replace(/\/+$/, '')) === '.metis' ? uri : vscode.Uri.joinPath(uri, '.metis');
 }
 
-/** Whether a document is a memory file, saved or about to be ("Open USER.md" of a new one). */
+export function memoryFileUri(workspace: MemoryWorkspace, file: MemoryFileName): vscode.Uri {
+  return vscode.Uri.joinPath(metisDir(workspace.uri), file);
+}
+
+/** Whether a document is a memory file, saved or about to be ("Open USER.md" of a new one):
+ * worth starting the server for. */
 export function isMemoryDocument(uri: vscode.Uri): boolean {
-  return memoryWorkspaceDir(uri.scheme === 'untitled' ? uri.with({ scheme: 'file' }) : uri) !== undefined;
+  return (uri.scheme === 'file' || uri.scheme === 'untitled') && /\/\.metis\/(?:MEMORY|USER)\.md$/.test(uri.path);
 }
 
 export async function readDisk(uri: vscode.Uri): Promise<string | undefined> {

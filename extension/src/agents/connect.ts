@@ -5,7 +5,7 @@
  */
 
 import * as vscode from 'vscode';
-import { memoryRoot } from '../folders';
+import { metisDir, workspaceFromKey, type MemoryWorkspace } from '../folders';
 import { ServerCommand, type ConnectResult } from '../protocol';
 import type { MetisServer } from '../server/server';
 
@@ -20,10 +20,10 @@ type Answers = Record<string, 'done' | 'never'>;
 /** Ask which hosts to connect for `folder`, then have the server write their files. */
 export async function connectAgents(
   srv: MetisServer,
-  folder: vscode.WorkspaceFolder,
+  folder: MemoryWorkspace,
   log: vscode.LogOutputChannel,
 ): Promise<ConnectResult | undefined> {
-  const workspace = folder.uri.toString();
+  const workspace = folder.target;
   const hosts = await srv.command(ServerCommand.agentHosts, { workspace });
   const picked = await vscode.window.showQuickPick(
     hosts.map((h) => ({ label: h.title, description: h.files.join(', '), picked: true, name: h.name })),
@@ -71,7 +71,8 @@ export async function offerAgentSetup(
       NOT_NOW,
       NEVER,
     );
-    if (choice === SET_UP && (await connectAgents(srv, folder, log))) await remember(context, folder, 'done');
+    const workspace = workspaceFromKey(folder.uri.toString());
+    if (choice === SET_UP && (await connectAgents(srv, workspace, log))) await remember(context, folder, 'done');
     else if (choice === NEVER) await remember(context, folder, 'never');
   }
 }
@@ -83,7 +84,7 @@ async function remember(context: vscode.ExtensionContext, folder: vscode.Workspa
 
 async function hasMetis(folder: vscode.WorkspaceFolder): Promise<boolean> {
   try {
-    const stat = await vscode.workspace.fs.stat(vscode.Uri.joinPath(memoryRoot(folder.uri), '.metis'));
+    const stat = await vscode.workspace.fs.stat(metisDir(folder.uri));
     return (stat.type & vscode.FileType.Directory) !== 0;
   } catch {
     return false;

@@ -5,7 +5,7 @@
  */
 
 import * as vscode from 'vscode';
-import { memoryRoot } from '../folders';
+import { metisDir } from '../folders';
 import { mcpApi, type McpStdioServerDefinition } from './mcpApi';
 import { MCP_PROVIDER_ID, mcpServerSpecs, type McpServerSpec } from './mcpDefinition';
 import type { MetisServer } from '../server/server';
@@ -23,7 +23,7 @@ export async function currentMcpServerSpecs(
   const interp = await server.interpreter.inUse();
   if (!interp) return [];
   const specs = mcpServerSpecs(
-    folders.map((f) => ({ name: f.name, fsPath: memoryRoot(f.uri).fsPath })), // a `.metis/` folder: its parent
+    folders.map((f) => ({ name: f.name, fsPath: memoryRootOf(f.uri).fsPath })),
     interp.path,
     server.launcher,
     version,
@@ -32,6 +32,12 @@ export async function currentMcpServerSpecs(
     const folder = folders[i];
     return folder ? [{ folder, spec }] : [];
   });
+}
+
+/** The directory the MCP server runs on: the one holding the folder's `.metis/` (a window
+ * opened on `.metis/` means its parent). */
+function memoryRootOf(folder: vscode.Uri): vscode.Uri {
+  return vscode.Uri.joinPath(metisDir(folder), '..');
 }
 
 export function registerMcpServerProvider(server: MetisServer, version: string): vscode.Disposable {
@@ -55,7 +61,7 @@ export function registerMcpServerProvider(server: MetisServer, version: string):
           spec.env,
           spec.version,
         );
-        definition.cwd = memoryRoot(folder.uri);
+        definition.cwd = memoryRootOf(folder.uri);
         return definition;
       });
     },

@@ -7,7 +7,7 @@
  */
 
 import * as vscode from 'vscode';
-import { toolFolder } from '../folders';
+import { toolWorkspace } from '../folders';
 import { ServerCommand, type ServerCommandArgs } from '../protocol';
 import { MetisCommandError } from '../server/commandError';
 import type { MetisServer } from '../server/server';
@@ -41,12 +41,12 @@ export function registerTools(server: MetisServer): vscode.Disposable {
       vscode.lm.registerTool<object>(name, {
         prepareInvocation: (options) => ({ invocationMessage: `${spec.verb} ${fileOf(options.input)}` }),
         invoke: async (options) => {
-          const folder = toolFolder();
-          if (typeof folder === 'string') return text(`Error (no_workspace): ${folder}`);
+          const workspace = toolWorkspace();
+          if (typeof workspace === 'string') return text(`Error (no_workspace): ${workspace}`);
           try {
             // The model's input goes as it came: the server validates it against the tool's schema.
             const input = options.input as ServerCommandArgs[typeof spec.command];
-            const result = await server.command(spec.command, { ...input, workspace: folder.uri.toString() });
+            const result = await server.command(spec.command, { ...input, workspace: workspace.target });
             // The spec's line, then the file as it now is (composed by the server).
             return text(result.agent_text);
           } catch (err) {
@@ -60,11 +60,11 @@ export function registerTools(server: MetisServer): vscode.Disposable {
     vscode.lm.registerTool<object>('memory_read', {
       prepareInvocation: () => ({ invocationMessage: 'Reading workspace memory' }),
       invoke: async () => {
-        const folder = toolFolder();
-        if (typeof folder === 'string') return text(`Error (no_workspace): ${folder}`);
+        const workspace = toolWorkspace();
+        if (typeof workspace === 'string') return text(`Error (no_workspace): ${workspace}`);
         try {
           // The server's answer, the same JSON as the MCP server's memory_read.
-          const read = await server.command(ServerCommand.read, { workspace: folder.uri.toString() });
+          const read = await server.command(ServerCommand.read, { workspace: workspace.target });
           return text(JSON.stringify(read, null, 2));
         } catch (err) {
           return failure(err);

@@ -5,7 +5,7 @@
  */
 
 import * as vscode from 'vscode';
-import { activeFolder } from '../folders';
+import { activeWorkspace } from '../folders';
 import { bar } from './format';
 import { ServerCommand, type AgentContext, type AgentFile, type BudgetLevel } from '../protocol';
 import type { MetisServer } from '../server/server';
@@ -73,10 +73,10 @@ export class AgentContextView implements vscode.TreeDataProvider<Node>, vscode.D
   }
 
   private async load(): Promise<AgentContext[]> {
-    const folder = activeFolder();
+    const folder = activeWorkspace();
     if (!folder || !this.server.running) return [];
     try {
-      return await this.server.command(ServerCommand.agentContext, { workspace: folder.uri.toString() });
+      return await this.server.command(ServerCommand.agentContext, { workspace: folder.target });
     } catch (err) {
       this.server.log.warn(`agent context of ${folder.name}: ${String(err)}`);
       return [];

@@ -7,7 +7,7 @@
 
 import * as vscode from 'vscode';
 import { activeDocumentOf, closeEditorsOf } from './editorTabs';
-import { folderFromKey, memoryUri, readDiskVersion } from '../folders';
+import { memoryFileUri, readDiskVersion, workspaceFromKey, type MemoryWorkspace } from '../folders';
 import { draftWithModel } from '../agents/modelDraft';
 import { applyProposal, type AppliedProposal } from './proposalApply';
 import { ProposalFileSystem } from './proposalFiles';
@@ -42,7 +42,8 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     );
   }
 
-  static uriFor(folder: vscode.WorkspaceFolder, file: MemoryFileName): vscode.Uri {
+  /** The proposal's URI: its query is the workspace's key, which the server reads too. */
+  static uriFor(folder: MemoryWorkspace, file: MemoryFileName): vscode.Uri {
     return vscode.Uri.from({
       scheme: PROPOSAL_SCHEME,
       path: `/${folder.name}/${file.replace('.md', '')} proposal.md`,
@@ -51,8 +52,8 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   }
 
   /** Open the diff of the current file against a fresh proposal (the server's tidy result). */
-  async open(folder: vscode.WorkspaceFolder, file: MemoryFileName, select?: string): Promise<void> {
-    const fileUri = memoryUri(folder, file);
+  async open(folder: MemoryWorkspace, file: MemoryFileName, select?: string): Promise<void> {
+    const fileUri = memoryFileUri(folder, file);
     const { text: baseline, sha256: baselineHash } = await readDiskVersion(fileUri);
     if (baseline.trim() === '') {
       void vscode.window.showInformationMessage(`${file} in ${folder.name} is empty: there is nothing to consolidate.`);
@@ -61,7 +62,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     const tidy = await this.server.command(ServerCommand.tidy, { file, workspace: folder.uri.toString() });
     const uri = Consolidation.uriFor(folder, file);
     this.proposals.set(uri.toString(), {
-      folder,
+      workspace: folder,
       file,
       baseline,
       baselineHash,
@@ -129,7 +130,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       return false;
     }
     const doc = await vscode.workspace.openTextDocument(uri);
-    const result = await applyProposal(this.server, p, doc.getText(), () => void this.open(p.folder, p.file));
+    const result = await applyProposal(this.server, p, doc.getText(), () => void this.open(p.workspace, p.file));
     if (!result) return false;
     // The proposal is done: save it into its in-memory file (no "save changes?") and close it.
     if (doc.isDirty) await doc.save();
@@ -156,14 +157,14 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     await draftWithModel(this.server, uri, p.file);
   }
 
-  /** For callers that only know a folder key (code actions pass the workspace URI string). */
+  /** For callers that only know a workspace's key (code actions pass the one the server names). */
   async openFor(
     workspace: string | undefined,
     file: MemoryFileName,
-    fallback: () => Promise<vscode.WorkspaceFolder | undefined>,
+    fallback: () => Promise<MemoryWorkspace | undefined>,
     select?: string,
   ): Promise<void> {
-    const folder = folderFromKey(workspace) ?? (await fallback());
+    const folder = workspace ? workspaceFromKey(workspace) : await fallback();
     if (folder) await this.open(folder, file, select);
   }
 

@@ -2,7 +2,7 @@
  * text, and let the server write it (its message is what the user sees). */
 
 import * as vscode from 'vscode';
-import { chooseFolder, folderFromKey, memoryUri, readDisk } from '../folders';
+import { chooseWorkspace, memoryFileUri, readDisk, workspaceFromKey } from '../folders';
 import { isMemoryFileName, ServerCommand, type MemoryFileName, type ReplaceEntryPromptArgs } from '../protocol';
 import type { MetisServer } from '../server/server';
 
@@ -19,9 +19,9 @@ export async function pickFile(placeHolder: string): Promise<MemoryFileName | un
 
 /** Open a memory file; a missing one opens as an unsaved editor, so `.metis/` appears on save. */
 export async function openMemoryFile(file: MemoryFileName): Promise<void> {
-  const folder = await chooseFolder();
+  const folder = await chooseWorkspace();
   if (!folder) return;
-  const uri = memoryUri(folder, file);
+  const uri = memoryFileUri(folder, file);
   const exists = (await readDisk(uri)) !== undefined;
   const target = exists ? uri : uri.with({ scheme: 'untitled' });
   const doc = await vscode.workspace.openTextDocument(target);
@@ -29,7 +29,7 @@ export async function openMemoryFile(file: MemoryFileName): Promise<void> {
 }
 
 export async function addEntry(srv: MetisServer): Promise<void> {
-  const folder = await chooseFolder();
+  const folder = await chooseWorkspace();
   if (!folder) return;
   const file = await pickFile('Add an entry to which file?');
   if (!file) return;
@@ -42,14 +42,14 @@ export async function addEntry(srv: MetisServer): Promise<void> {
   const result = await srv.command(ServerCommand.memoryAdd, {
     file,
     entry,
-    workspace: folder.uri.toString(),
+    workspace: folder.target,
   });
   // Over the soft cap, the server's eviction notification says so (with "Consolidate…").
   if (!result.over_soft_cap) void vscode.window.showInformationMessage(result.message);
 }
 
 export async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptArgs): Promise<void> {
-  const folder = folderFromKey(args?.workspace) ?? (await chooseFolder());
+  const folder = args?.workspace ? workspaceFromKey(args.workspace) : await chooseWorkspace();
   if (!folder) return;
   const file = isMemoryFileName(args?.file) ? args.file : await pickFile('Replace text in which file?');
   if (!file) return;
@@ -71,7 +71,7 @@ export async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptAr
     file,
     old,
     new: replacement,
-    workspace: folder.uri.toString(),
+    workspace: folder.target,
   });
   if (!result.over_soft_cap) void vscode.window.showInformationMessage(result.message);
 }

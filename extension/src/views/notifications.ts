@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { toUpdatedEvent, type MemoryUpdatedEvent } from '../api';
 import type { Consolidation } from './consolidation';
-import { chooseFolder, folderFromKey } from '../folders';
+import { chooseWorkspace, workspaceFromKey } from '../folders';
 import { formatBytes } from './format';
 import type { PromptDocuments } from './prompt';
 import {
@@ -39,8 +39,7 @@ export function handleNotifications(srv: MetisServer, views: Views): void {
     const p = params as MemoryUpdatedParams;
     log.info(`${p.file}: ${p.operation} ${formatBytes(p.before_size_bytes)} -> ${formatBytes(p.after_size_bytes)}`);
     prompts.refresh(p.workspace);
-    const folder = folderFromKey(p.workspace);
-    updated.fire(toUpdatedEvent(p, folder?.uri ?? vscode.Uri.parse(p.workspace)));
+    updated.fire(toUpdatedEvent(p, workspaceFromKey(p.workspace).uri));
   });
   // One eviction message per file at a time: an agent's burst of writes must not stack toasts.
   const evictionShown = new Set<string>();
@@ -49,19 +48,19 @@ export function handleNotifications(srv: MetisServer, views: Views): void {
     const key = `${p.workspace}|${p.file}`;
     if (evictionShown.has(key)) return;
     evictionShown.add(key);
-    const folder = folderFromKey(p.workspace);
-    const cap = folder ? statusBar.get(folder.uri)?.[p.file]?.soft_cap : undefined;
+    const folder = workspaceFromKey(p.workspace);
+    const cap = statusBar.get(folder.uri)?.[p.file]?.soft_cap;
     const capText = cap !== undefined ? `, over its ${formatBytes(cap)} soft cap` : ', over its soft cap';
     const consolidate = 'Consolidate…';
     void vscode.window
       .showWarningMessage(
-        `${p.file}${folder ? ` in ${folder.name}` : ''} is now ${formatBytes(p.size_after_bytes)}${capText}: ` +
+        `${p.file} in ${folder.name} is now ${formatBytes(p.size_after_bytes)}${capText}: ` +
           'consolidate it so memory stays sharp (writes past the hard cap will be refused).',
         consolidate,
       )
       .then((choice) => {
         evictionShown.delete(key);
-        if (choice === consolidate) void consolidation.openFor(p.workspace, p.file, chooseFolder);
+        if (choice === consolidate) void consolidation.openFor(p.workspace, p.file, chooseWorkspace);
       });
   });
 }

@@ -4,7 +4,7 @@
  */
 
 import * as vscode from 'vscode';
-import { folderFromKey, folderKey } from '../folders';
+import { workspaceFromKey, workspaceKey, workspaceOf, type MemoryWorkspace } from '../folders';
 import { ServerCommand } from '../protocol';
 import { MetisCommandError } from '../server/commandError';
 import type { MetisServer } from '../server/server';
@@ -16,8 +16,8 @@ export function promptBase(): string {
   return vscode.workspace.getConfiguration('metis').get<string>('promptBase') ?? '';
 }
 
-export function assemblePrompt(server: MetisServer, folder: vscode.Uri, base = promptBase()): Promise<string> {
-  return server.command(ServerCommand.assemblePrompt, { base, workspace: folder.toString() });
+export function assemblePrompt(server: MetisServer, workspace: string, base = promptBase()): Promise<string> {
+  return server.command(ServerCommand.assemblePrompt, { base, workspace });
 }
 
 export class PromptDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -30,8 +30,8 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
     // The prompt is assembled from disk: refresh on any write, by anyone (VS Code's own watcher).
     const watcher = vscode.workspace.createFileSystemWatcher('**/.metis/{MEMORY,USER}.md');
     const onDisk = (uri: vscode.Uri) => {
-      const folder = vscode.workspace.getWorkspaceFolder(uri);
-      if (folder) this.refresh(folder.uri.toString());
+      const workspace = workspaceOf(uri);
+      if (workspace) this.refresh(workspace.uri.toString());
     };
     this.registration = vscode.Disposable.from(
       watcher,
@@ -45,7 +45,7 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
     );
   }
 
-  static uriFor(folder: vscode.WorkspaceFolder): vscode.Uri {
+  static uriFor(folder: MemoryWorkspace): vscode.Uri {
     return vscode.Uri.from({
       scheme: PROMPT_SCHEME,
       path: `/Assembled Prompt (${folder.name}).md`,
@@ -54,10 +54,9 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
-    const folder = folderFromKey(uri.query);
-    if (!folder) return `The workspace folder ${uri.query} is no longer open.`;
+    if (!uri.query) return 'This prompt document names no workspace.';
     try {
-      return await assemblePrompt(this.server, folder.uri);
+      return await assemblePrompt(this.server, workspaceFromKey(uri.query).target);
     } catch (err) {
       const text = err instanceof MetisCommandError ? err.message : String(err);
       return `Could not assemble the prompt: ${text}`;
@@ -66,9 +65,9 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
 
   /** Memory of `workspace` changed: refresh its open prompt documents (coalescing bursts). */
   refresh(workspace: string): void {
-    const key = folderKey(workspace);
+    const key = workspaceKey(workspace);
     for (const doc of vscode.workspace.textDocuments) {
-      if (doc.uri.scheme !== PROMPT_SCHEME || folderKey(doc.uri.query) !== key) continue;
+      if (doc.uri.scheme !== PROMPT_SCHEME || workspaceKey(doc.uri.query) !== key) continue;
       const id = doc.uri.toString();
       clearTimeout(this.timers.get(id));
       this.timers.set(

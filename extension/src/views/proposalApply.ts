@@ -7,12 +7,13 @@
  */
 
 import * as vscode from 'vscode';
+import type { MemoryWorkspace } from '../folders';
 import { ServerCommand, type MemoryFileName, type WriteResult } from '../protocol';
 import { MetisCommandError } from '../server/commandError';
 import type { MetisServer } from '../server/server';
 
 export interface AppliedProposal {
-  folder: vscode.WorkspaceFolder;
+  workspace: MemoryWorkspace;
   file: MemoryFileName;
   /** The file's content on disk when the proposal was opened ("" when missing). */
   baseline: string;
@@ -31,7 +32,7 @@ export async function applyProposal(
     return await server.command(ServerCommand.memoryConsolidate, {
       file: p.file,
       content,
-      workspace: p.folder.uri.toString(),
+      workspace: p.workspace.uri.toString(),
       expectedHash: p.baselineHash,
     });
   } catch (err) {

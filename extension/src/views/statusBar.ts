@@ -1,11 +1,12 @@
 /**
- * One status bar item showing the active editor's folder's memory usage. The server pushes
- * `metis/usageChanged` on every change (typing or disk), so nothing here polls.
+ * One status bar item showing the memory usage of the active editor's workspace, keyed by the
+ * URI the server names it by. The server pushes `metis/usageChanged` on every change (typing
+ * or disk), so nothing here polls.
  */
 
 import * as vscode from 'vscode';
 import { statusText, statusTooltip, worstLevel } from './format';
-import { activeFolder, folderKey } from '../folders';
+import { activeWorkspace, workspaceKey, workspaceReported } from '../folders';
 import { ServerCommand, type BudgetLevel, type Usage } from '../protocol';
 import type { MetisServer } from '../server/server';
 
@@ -35,11 +36,13 @@ export class UsageStatusBar implements vscode.Disposable {
 
   /** The latest usage the server reported for a folder (undefined before the first report). */
   get(folder: vscode.Uri): Usage | undefined {
-    return this.usage.get(folderKey(folder));
+    return this.usage.get(workspaceKey(folder));
   }
 
+  /** The server's usage of a workspace, under the URI it names it by. */
   update(workspace: string, usage: Usage): void {
-    this.usage.set(folderKey(workspace), usage);
+    workspaceReported(workspace);
+    this.usage.set(workspaceKey(workspace), usage);
     // A burst of keystrokes brings a burst of reports: draw once per turn of the event loop.
     if (this.scheduled) return;
     this.scheduled = setTimeout(() => {
@@ -59,8 +62,10 @@ export class UsageStatusBar implements vscode.Disposable {
   async seed(): Promise<void> {
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
       try {
-        const usage = await this.server.command(ServerCommand.usage, { workspace: folder.uri.toString() });
-        this.usage.set(folderKey(folder.uri), usage);
+        const workspace = folder.uri.toString();
+        const usage = await this.server.command(ServerCommand.usage, { workspace });
+        workspaceReported(workspace);
+        this.usage.set(workspaceKey(workspace), usage);
       } catch (err) {
         this.server.log.warn(`usage of ${folder.name}: ${String(err)}`);
       }
@@ -79,8 +84,8 @@ export class UsageStatusBar implements vscode.Disposable {
       this.item.show();
       return;
     }
-    const folder = activeFolder();
-    const usage = folder ? this.usage.get(folderKey(folder.uri)) : undefined;
+    const folder = activeWorkspace();
+    const usage = folder ? this.usage.get(workspaceKey(folder.uri)) : undefined;
     if (!folder || !usage) {
       this.item.hide();
       return;
