@@ -294,14 +294,13 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
     from .analysis.secret_report import secret_findings
     from .budgets.catalog import workspace_catalog
     from .budgets.report import sarif, workspace_budgets, workspace_rule_problems
-    from .store.disk_state import read_disk
+    from .store.usage import read_both
 
     store = _workspace(workspace)
     report: dict[str, dict[str, object]] = {}
     lines: list[str] = []
     texts: dict[MemoryFile, str] = {}
-    for f in MemoryFile:
-        state = read_disk(store, f)
+    for f, state in read_both(store).items():
         usage, snap = state.usage, state.snapshot
         texts[f] = snap.text if snap is not None else ""
         utf8_valid = snap.utf8_valid if snap is not None else None
@@ -314,7 +313,7 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
         elif not utf8_valid:
             status += ", not UTF-8"
         report[f.value] = {
-            **{k: v for k, v in usage.to_json().items() if k != "source"},
+            **{k: v for k, v in usage.to_json().items() if k not in ("source", "level", "state")},
             "utf8_valid": utf8_valid,
             "exists": exists,
             "status": status,

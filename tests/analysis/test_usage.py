@@ -1,9 +1,10 @@
-"""Usage numbers and texts (metis_memory.analysis.usage)."""
+"""Usage numbers (metis_memory.store.usage) and their texts (metis_memory.analysis.usage)."""
 
 from __future__ import annotations
 
-from metis_memory.analysis.usage import Usage, hover_markdown, lens_title, usage_json
+from metis_memory.analysis.usage import hover_markdown, lens_title, usage_json
 from metis_memory.store.files import MemoryFile
+from metis_memory.store.usage import Usage
 
 
 def test_json_shape_for_the_status_bar() -> None:
@@ -19,6 +20,8 @@ def test_json_shape_for_the_status_bar() -> None:
             "over_soft_cap": True,
             "over_hard_cap": False,
             "source": "buffer",
+            "level": "warning",
+            "state": "over the soft cap: consolidate before adding more",
         },
         "USER.md": {
             "size_bytes": 10,
@@ -27,6 +30,8 @@ def test_json_shape_for_the_status_bar() -> None:
             "over_soft_cap": False,
             "over_hard_cap": False,
             "source": "disk",
+            "level": "ok",
+            "state": "within budget",
         },
     }
 
@@ -47,3 +52,13 @@ def test_status_at_the_edges() -> None:
     assert Usage(MemoryFile.USER, 1536, "disk").status == "within caps"
     assert Usage(MemoryFile.USER, 1537, "disk").status == "over soft cap"
     assert Usage(MemoryFile.USER, 3073, "disk").status == "over hard cap"
+
+
+def test_an_unreadable_file_is_an_error_whose_state_says_why() -> None:
+    usage = Usage(MemoryFile.USER, 0, "disk", error="a directory, not a file")
+    assert (usage.level, usage.state) == ("error", "cannot be read — a directory, not a file")
+    over = Usage(MemoryFile.USER, 3073, "disk")
+    assert (over.level, over.state) == (
+        "error",
+        "over the hard cap: writes are refused until it is consolidated",
+    )

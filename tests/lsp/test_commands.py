@@ -254,6 +254,8 @@ async def test_read_returns_what_mcp_memory_read_returns(
         "over_soft_cap": False,
         "over_hard_cap": False,
         "source": "disk",
+        "level": "ok",
+        "state": "within budget",
         "utf8_valid": True,
         "content": "- uses make\n",
         "stale_references": [],
@@ -274,6 +276,8 @@ async def test_usage_reports_the_buffer_when_open(client: MetisClient, workspace
         "over_soft_cap": False,
         "over_hard_cap": False,
         "source": "disk",
+        "level": "ok",
+        "state": "within budget",
     }
     assert usage["USER.md"]["size_bytes"] == 0 and usage["USER.md"]["source"] == "disk"
     client.open(memory)
@@ -282,6 +286,7 @@ async def test_usage_reports_the_buffer_when_open(client: MetisClient, workspace
     assert usage["MEMORY.md"]["size_bytes"] == 12 * 300
     assert usage["MEMORY.md"]["source"] == "buffer"
     assert usage["MEMORY.md"]["over_soft_cap"] is True
+    assert usage["MEMORY.md"]["level"] == "warning"
     changed = await client.wait_for_note(
         "metis/usageChanged", lambda p: p["usage"]["MEMORY.md"]["size_bytes"] == 3600
     )

@@ -47,6 +47,16 @@ async def test_a_proposal_gets_the_files_diagnostics_hover_and_lens(
         lambda: codes() == sorted(["duplicate-entry"] * 130 + ["over-soft-cap"]),
         "the proposal's diagnostics",
     )
+    measured = await client.wait_for_note("metis/proposalUsage", lambda p: p["uri"] == uri)
+    assert measured == {
+        "uri": uri,
+        "file": "MEMORY.md",
+        "size_bytes": len(OVER.encode()),
+        "soft_cap": 2048,
+        "hard_cap": 4096,
+        "level": "warning",
+        "state": "over the soft cap: consolidate before adding more",
+    }
     cap = next(d for d in client.diagnostics[uri] if d.code == "over-soft-cap")
     assert cap.message.startswith("MEMORY.md is 2,")  # the server's own words
     shown = await client.text_document_hover_async(

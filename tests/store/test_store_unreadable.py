@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from metis_memory import MemoryFile, MemoryHardCapExceeded, MemoryStore, StorageError
-from metis_memory.store.disk_state import read_disk
+from metis_memory.store.usage import read_disk
 from metis_memory.tools.read import memory_read
 from support.memory_files import memory_path, write_memory
 from support.store_faults import NOBODY, chown_tree, run_in_child

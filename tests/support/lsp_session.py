@@ -44,6 +44,7 @@ METIS_NOTIFICATIONS = (
     "metis/usageChanged",
     "metis/memoryUpdated",
     "metis/memoryEviction",
+    "metis/proposalUsage",
 )
 CLIENT_COMMANDS = {"clientCommands": ["metis.openConsolidation", "metis.replaceEntryPrompt"]}
 """The initializationOptions of a client that implements both client-side commands (as

@@ -1,72 +1,11 @@
-"""Usage of a memory file's budget: the numbers the status bar, hover and code lens
-show, and the JSON shape ``metis.usage`` returns."""
+"""Usage of a memory file's budget as text: the code lens, the hover, and the JSON of
+both files ``metis.usage`` returns (the numbers themselves are `store.usage.Usage`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 from ..store.errors import fmt_bytes
-from ..store.files import CAPS, MemoryFile
-
-Source = Literal["buffer", "disk"]
-
-
-@dataclass(frozen=True)
-class Usage:
-    file: MemoryFile
-    size_bytes: int
-    source: Source
-    """``buffer``: the editor's unsaved text; ``disk``: the file as stored."""
-    error: str | None = None
-    """Why the file cannot be read (a directory, a FIFO, a symlink out of the workspace,
-    permissions): its size is then unknown, never "0 B, within caps"."""
-
-    @property
-    def soft_cap(self) -> int:
-        return CAPS[self.file].soft
-
-    @property
-    def hard_cap(self) -> int:
-        return CAPS[self.file].hard
-
-    @property
-    def over_soft_cap(self) -> bool:
-        return self.size_bytes > self.soft_cap
-
-    @property
-    def over_hard_cap(self) -> bool:
-        return self.size_bytes > self.hard_cap
-
-    @property
-    def percent_of_soft(self) -> int:
-        return round(100 * self.size_bytes / self.soft_cap)
-
-    @property
-    def percent_of_hard(self) -> int:
-        return round(100 * self.size_bytes / self.hard_cap)
-
-    @property
-    def status(self) -> str:
-        if self.error is not None:
-            return "unreadable"
-        if self.over_hard_cap:
-            return "over hard cap"
-        if self.over_soft_cap:
-            return "over soft cap"
-        return "within caps"
-
-    def to_json(self) -> dict[str, object]:
-        """One file's entry in ``metis.usage`` / ``metis/usageChanged``."""
-        return {
-            "size_bytes": self.size_bytes,
-            "soft_cap": self.soft_cap,
-            "hard_cap": self.hard_cap,
-            "over_soft_cap": self.over_soft_cap,
-            "over_hard_cap": self.over_hard_cap,
-            "source": self.source,
-            **({"error": self.error} if self.error is not None else {}),
-        }
+from ..store.files import MemoryFile
+from ..store.usage import Usage
 
 
 def usage_json(usages: dict[MemoryFile, Usage]) -> dict[str, dict[str, object]]:

@@ -17,6 +17,7 @@ from ..store.errors import MemoryFileTooLarge, fmt_bytes
 from ..store.files import CAPS, MemoryFile
 from ..store.memory_store import MemoryStore
 from ..store.prompt import compose_prompt
+from ..store.usage import read_disk
 from ..tools.redaction import redact
 from .delimiters import TAGS, Delimiters
 
@@ -90,12 +91,15 @@ def read_context(store: MemoryStore, *, stale: bool = True) -> MemoryContext:
     on_disk: dict[MemoryFile, str] = {}
     parts: list[str] = []
     for f in (MemoryFile.USER, MemoryFile.MEMORY):  # (fingerprint.FILES' order)
-        try:
-            snap = store.snapshot(f)
-        except MemoryFileTooLarge as exc:
-            too_large[f] = exc.size
-            parts.append(fingerprint.too_large_part(f.value, exc.size))
+        state = read_disk(store, f)
+        if isinstance(state.problem, MemoryFileTooLarge):
+            too_large[f] = state.problem.size
+            parts.append(fingerprint.too_large_part(f.value, state.problem.size))
             continue
+        if state.problem is not None:
+            raise state.problem
+        snap = state.snapshot
+        assert snap is not None
         on_disk[f] = snap.text
         parts.append(fingerprint.part_of_sha(f.value, snap.sha256))
     context = MemoryContext(fingerprint.digest(parts), on_disk=on_disk, too_large=too_large)

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from pygls.lsp.server import LanguageServer
 
 from ..analysis.positions import utf8_size
-from ..analysis.usage import Usage, usage_json
-from ..store.disk_state import read_disk
+from ..analysis.usage import usage_json
 from ..store.errors import MemoryStoreError, NotUtf8
 from ..store.files import MemoryFile
+from ..store.usage import Usage, read_disk
 from .arguments import CommandError, parse
 from .context import ServerContext
 from .protocol import (

@@ -13,7 +13,7 @@ from ..analysis.checks import ENTRY_CHECKS_LIMIT, check
 from ..analysis.entries import Outline, parse
 from ..analysis.findings import Finding
 from ..analysis.positions import LineIndex
-from ..analysis.usage import Usage
+from ..store.usage import Usage
 from .views import FileView
 
 if TYPE_CHECKING:

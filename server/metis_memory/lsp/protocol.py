@@ -56,8 +56,9 @@ CLIENT_COMMANDS = frozenset({OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT})
 USAGE_CHANGED = "metis/usageChanged"
 MEMORY_UPDATED = "metis/memoryUpdated"
 MEMORY_EVICTION = "metis/memoryEviction"
+PROPOSAL_USAGE = "metis/proposalUsage"
 
-NOTIFICATIONS = frozenset({USAGE_CHANGED, MEMORY_UPDATED, MEMORY_EVICTION})
+NOTIFICATIONS = frozenset({USAGE_CHANGED, MEMORY_UPDATED, MEMORY_EVICTION, PROPOSAL_USAGE})
 
 # ---- initializationOptions -----------------------------------------------------------------
 CLIENT_COMMANDS_OPTION = "clientCommands"

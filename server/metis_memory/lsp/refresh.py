@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from lsprotocol import types
 
-from ..analysis.usage import Usage, usage_json
+from ..analysis.usage import usage_json
 from ..store.errors import MemoryStoreError
 from ..store.files import MemoryFile
+from ..store.usage import Usage
 from .diagnostics import FileAnalysis, analyse
 from .protocol import USAGE_CHANGED
 from .views import buffer_view, disk_view

@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from ..analysis.positions import utf8_size
 from ..store.errors import MemoryStoreError
+from ..store.usage import Usage
 from . import agent_memory, budget_docs, lifecycle
+from .protocol import PROPOSAL_USAGE
 from .refresh import INLINE_CHARS
 from .views import disk_view
 
@@ -27,13 +30,19 @@ if TYPE_CHECKING:
 
 
 def proposal_changed(ls: MetisLanguageServer, uri: str) -> bool:
-    """Analyse a consolidation proposal as the file it is for; False when `uri` is none."""
+    """Analyse a consolidation proposal as the file it is for, and tell the client its size
+    against that file's caps (`metis/proposalUsage`); False when `uri` is none."""
     if uri not in ls.proposals:
         found = ls.folders.locate_proposal(uri)
         if found is None:
             return False
         ls.proposals[uri] = found
     ls.refresher.publish_document(uri, ls.analysis_of_open(uri))
+    file = ls.proposals[uri][1]
+    size = utf8_size(ls.workspace.get_text_document(uri).source)
+    usage = Usage(file, size, "buffer").to_json()
+    del usage["source"], usage["over_soft_cap"], usage["over_hard_cap"]
+    ls.notify(PROPOSAL_USAGE, {"uri": uri, "file": file.value, **usage})
     return True
 
 

@@ -8,9 +8,9 @@ from codecs import BOM_UTF8
 from dataclasses import dataclass
 
 from ..analysis.positions import utf8_size
-from ..analysis.usage import Source, Usage
 from ..store.errors import MemoryFileTooLarge
 from ..store.files import MemoryFile
+from ..store.usage import Source, Usage
 from .workspaces import Folder
 
 

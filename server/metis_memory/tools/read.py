@@ -8,9 +8,9 @@ reaches the agent."""
 
 from __future__ import annotations
 
-from ..store.disk_state import read_disk
 from ..store.files import MemoryFile
 from ..store.memory_store import MemoryStore
+from ..store.usage import read_both
 from .redaction import redact
 
 
@@ -19,8 +19,7 @@ def memory_read(store: MemoryStore) -> dict[str, dict[str, object]]:
 
     out: dict[str, dict[str, object]] = {}
     texts: dict[MemoryFile, str] = {}
-    for f in MemoryFile:
-        state = read_disk(store, f)
+    for f, state in read_both(store).items():
         texts[f] = redact(state.snapshot.text) if state.snapshot else ""
         entry: dict[str, object] = {
             **state.usage.to_json(),
