@@ -337,8 +337,8 @@ async def test_the_workspace_argument_with_two_folders(client: MetisClient, tmp_
     )
     assert unknown.data == {"code": "invalid_input", "is_user_visible": True}
     assert (
-        "is neither an open workspace folder nor the directory of an open memory file; known:"
-        in unknown.message
+        "is neither an open workspace folder, nor a document in one, nor the directory of an "
+        "open memory file; known:" in unknown.message
     )
 
     await client.command(
@@ -380,3 +380,25 @@ async def test_the_expected_shape_reads_as_the_docs_write_it(
         '{"hosts": [<host name>, ...], "dryRun"?: <bool>, "editorProvidesMcp"?: <bool>, '
         '"workspace"?: <folder URI>}.'
     )
+
+
+async def test_the_workspace_argument_may_be_any_document_of_the_workspace(
+    client: MetisClient, tmp_path: Path
+) -> None:
+    """A client passes whatever URI it has (the active document's): the server resolves it
+    to the innermost workspace holding it, so no client re-derives the memory root."""
+    outer, inner = tmp_path / "outer", tmp_path / "outer" / "pkg"
+    write_memory(outer, "MEMORY.md", "- outer fact\n")
+    write_memory(inner, "MEMORY.md", "- inner\n")
+    await client.start_session([outer, inner])
+
+    async def size_for(uri: str) -> int:
+        usage = await client.command("metis.usage", {"workspace": uri})
+        return int(usage["MEMORY.md"]["size_bytes"])
+
+    assert await size_for(file_uri(outer / "src" / "main.py")) == 13
+    assert await size_for(file_uri(inner / "deep" / "x.ts")) == 8
+    assert await size_for(file_uri(inner / ".metis" / "MEMORY.md")) == 8
+    assert await size_for(file_uri(outer / ".metis")) == 13
+    proposal = "metis-proposal:/outer/MEMORY%20proposal.md?" + file_uri(outer).replace(":", "%3A")
+    assert await size_for(proposal) == 13

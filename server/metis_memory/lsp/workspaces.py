@@ -294,14 +294,31 @@ class Workspaces:
                 f"'workspace' must be a folder URI string, got {type(workspace).__name__}; "
                 f"known: {self._known(folders)}"
             )
-        path = uri_to_path(workspace) if "://" in workspace else None
-        folder = self._folders.get(folder_key(memory_root(path))) if path is not None else None
+        folder = self._designated(workspace) if ":" in workspace else None
         if folder is None:
             raise WorkspaceArgumentError(
-                f"'workspace' {short_repr(workspace)} is neither an open workspace folder nor "
-                f"the directory of an open memory file; known: {self._known(folders)}"
+                f"'workspace' {short_repr(workspace)} is neither an open workspace folder, "
+                f"nor a document in one, nor the directory of an open memory file; known: "
+                f"{self._known(folders)}"
             )
         return folder
+
+    def _designated(self, uri: str) -> Folder | None:
+        """The workspace `uri` names: the folder itself (or its `.metis/`), a memory file,
+        a proposal or prompt document (its folder in the query), else the innermost
+        workspace holding the document, so that a client passes whatever it has."""
+        parts = urlsplit(uri)
+        if parts.scheme not in ("", "file") and parts.query:
+            uri = unquote(parts.query)
+        path = uri_to_path(uri)
+        if path is None:
+            return None
+        for candidate in (memory_root(path), *(memory_file_of(path) or ())[:1]):
+            folder = self._folders.get(folder_key(candidate))
+            if folder is not None:
+                return folder
+        holding = [f for f in self._folders.values() if path.is_relative_to(f.path)]
+        return max(holding, key=lambda f: len(f.path.parts), default=None)
 
     @staticmethod
     def _known(folders: list[Folder]) -> str:
