@@ -412,3 +412,51 @@ async def test_claude_codes_auto_memory_is_followed_for_a_client_that_cannot_wat
     )
     index.write_text("".join(f"- fact {i}\n" for i in range(250)))
     await client.wait_for_codes(index, ["over-budget"])
+
+
+async def test_a_budgets_toml_budget_on_other_files_registers_their_sync(
+    client: MetisClient, workspace: Path
+) -> None:
+    """An editor sends only the documents its selector names; a budget on `notes/*.txt` is
+    registered for didOpen/didChange/didClose/didSave, and re-registered when it changes."""
+    config = workspace / ".metis" / "budgets.toml"
+    config.parent.mkdir()
+    config.write_text(
+        '[[budget]]\nname = "team notes"\nfiles = ["notes/*.txt"]\nunit = "lines"\nlimit = 2\n'
+        'past = "truncated"\n'
+    )
+    await client.start_session([workspace])
+    methods = [
+        "textDocument/didOpen",
+        "textDocument/didChange",
+        "textDocument/didClose",
+        "textDocument/didSave",
+    ]
+
+    def selectors() -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for method in methods:
+            registration = client.live_registrations.get(f"metis-budget-files:{method}")
+            if registration is not None:
+                options = registration.register_options
+                assert isinstance(options, dict)
+                out[method] = [f["pattern"] for f in options["documentSelector"]]
+        return out
+
+    notes = f"{workspace.as_posix()}/notes/*.txt"
+    await client.wait_until(
+        lambda: selectors() == {m: [notes] for m in methods}, "the notes registration"
+    )
+    todo = workspace / "notes" / "todo.txt"
+    todo.parent.mkdir()
+    todo.write_text("1\n2\n3\n")
+    client.open(todo)
+    await client.wait_for_codes(todo, ["over-budget"])
+
+    config.write_text(config.read_text().replace("notes/*.txt", "docs/**/*.rst"))
+    rst = f"{workspace.as_posix()}/docs/**/*.rst"
+    await client.wait_until(
+        lambda: selectors() == {method: [rst] for method in methods}, "the re-registration"
+    )
+    config.unlink()
+    await client.wait_until(lambda: selectors() == {}, "the registration withdrawn")

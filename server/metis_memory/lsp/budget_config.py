@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from pygls.uris import from_fs_path
 
 from ..store.files import BUDGETS_CONFIG, METIS_DIR
-from . import budget_docs
+from . import budget_docs, budget_sync
 from .workspaces import uri_to_path
 
 if TYPE_CHECKING:
@@ -69,13 +69,14 @@ def follow(ls: MetisLanguageServer) -> None:
 
 def refresh_all(ls: MetisLanguageServer) -> None:
     """Publish every followed file's problems as the disk has them (unchanged ones are not
-    sent again: `publish_other` compares)."""
+    sent again: `publish_other` compares), and sync the documents their budgets cover."""
     if ls.stopping:
         return
     for uri, path in ls.budget_configs.followed.items():
         if not _is_open(ls, path):
             diagnostics = budget_docs.closed_config_diagnostics(path, ls.encoding)
             ls.refresher.publish_other(uri, diagnostics, None)
+    budget_sync.update(ls)
 
 
 def closed(ls: MetisLanguageServer) -> None:

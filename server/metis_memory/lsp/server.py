@@ -32,6 +32,7 @@ from . import (
     agent_memory,
     arguments,
     budget_config,
+    budget_sync,
     code_actions,
     commands,
     connect,
@@ -95,6 +96,8 @@ class MetisLanguageServer(LanguageServer):
             defer_read=lambda workspace, read: sync.read_then_reanalyse(self, workspace, read),
         )
         self.budget_configs = budget_config.ClosedConfigs()
+        self.budget_file_sync = budget_sync.BudgetFileSync()
+        """The budgets.toml patterns registered for document sync."""
         """Each client folder's budgets.toml, published while closed."""
         self.budget_checks: dict[str, asyncio.TimerHandle] = {}
         """Pending entry checks of large agent files, by URI (run when typing pauses)."""

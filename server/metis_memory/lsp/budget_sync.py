@@ -1,0 +1,108 @@
+"""Files a workspace's `.metis/budgets.toml` budgets cover beyond the built-in catalogue,
+synced by dynamic registration.
+
+An editor sends only the documents its selector names, and a client's selector can name
+only the built-in agent files (VS Code's is generated from `budgets/builtin.json`). So
+whenever the followed budgets.toml files are read, the server registers
+`textDocument/didOpen`, `didChange`, `didClose` and `didSave` for the patterns of the
+budgets they add (e.g. `notes/*.txt`), each as an absolute glob, and replaces that
+registration when the patterns change. A client without dynamic sync registration sends
+what its own selector names, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from .server import MetisLanguageServer
+
+REGISTRATION_PREFIX = "metis-budget-files"
+"""A method's registration id: this, a colon, the method."""
+
+SYNC_METHODS = (
+    types.TEXT_DOCUMENT_DID_OPEN,
+    types.TEXT_DOCUMENT_DID_CHANGE,
+    types.TEXT_DOCUMENT_DID_CLOSE,
+    types.TEXT_DOCUMENT_DID_SAVE,
+)
+
+
+@dataclass
+class BudgetFileSync:
+    """The patterns registered now, and the lock that orders re-registrations."""
+
+    registered: tuple[str, ...] = ()
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def patterns(workspaces: list[Path], home: Path | None = None) -> tuple[str, ...]:
+    """The absolute globs of every budget the workspaces' budgets.toml add or change."""
+    from ..budgets.catalog import builtin_budgets, workspace_catalog
+
+    home = home if home is not None else Path.home()
+    builtin = builtin_budgets()
+    found: set[str] = set()
+    for workspace in workspaces:
+        for budget in workspace_catalog(workspace).budgets:
+            if budget in builtin:
+                continue
+            for glob in budget.files:
+                base = home if glob.startswith("~/") else workspace
+                found.add(f"{base.as_posix().rstrip('/')}/{glob.removeprefix('~/')}")
+    return tuple(sorted(found))
+
+
+def supported(ls: MetisLanguageServer) -> bool:
+    document = ls.client_capabilities.text_document
+    sync = document.synchronization if document is not None else None
+    return bool(sync and sync.dynamic_registration)
+
+
+def update(ls: MetisLanguageServer) -> None:
+    """Register the followed workspaces' budget patterns if they changed (on the loop)."""
+    if ls.stopping or not supported(ls):
+        return
+    workspaces = [path.parent.parent for path in ls.budget_configs.followed.values()]
+    ls.spawn(_register(ls, patterns(workspaces)))
+
+
+async def _register(ls: MetisLanguageServer, wanted: tuple[str, ...]) -> None:
+    state = ls.budget_file_sync
+    async with state.lock:
+        if wanted == state.registered:
+            return
+        if state.registered:
+            gone = [types.Unregistration(id=_id(m), method=m) for m in SYNC_METHODS]
+            await ls.client_unregister_capability_async(types.UnregistrationParams(gone))
+            state.registered = ()
+        if not wanted:
+            return
+        selector: list[types.TextDocumentFilterPattern] = [
+            types.TextDocumentFilterPattern(pattern=p, scheme="file") for p in wanted
+        ]
+        options: dict[str, object] = {
+            types.TEXT_DOCUMENT_DID_OPEN: types.TextDocumentRegistrationOptions(selector),
+            types.TEXT_DOCUMENT_DID_CHANGE: types.TextDocumentChangeRegistrationOptions(
+                types.TextDocumentSyncKind.Incremental, selector
+            ),
+            types.TEXT_DOCUMENT_DID_CLOSE: types.TextDocumentRegistrationOptions(selector),
+            types.TEXT_DOCUMENT_DID_SAVE: types.TextDocumentSaveRegistrationOptions(
+                selector, include_text=False
+            ),
+        }
+        await ls.client_register_capability_async(
+            types.RegistrationParams(
+                [types.Registration(_id(m), m, options[m]) for m in SYNC_METHODS]
+            )
+        )
+        state.registered = wanted
+
+
+def _id(method: str) -> str:
+    return f"{REGISTRATION_PREFIX}:{method}"
