@@ -36,9 +36,10 @@ $(BUNDLE_TARGET): FORCE
 	@mkdir -p $(dir $@)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(VSCE_TARGET)" ] || echo "$(VSCE_TARGET)" > $@
 
-# The server and its dependencies for CPython 3.10-3.13 (binary wheels for $(VSCE_TARGET)).
+# The server and its dependencies for CPython 3.10-3.15 (binary wheels for $(VSCE_TARGET)); each
+# version's installed dependencies are kept in $(CACHE_DIR)/bundle/, which CI caches.
 $(BUNDLE_STAMP): $(BUNDLE_TARGET) $(STAMP) pyproject.toml $(PY_SOURCES) extension/python/server.py scripts/bundle_python.py
-	$(PY) scripts/bundle_python.py dist/bundled --target $(VSCE_TARGET)
+	$(PY) scripts/bundle_python.py dist/bundled --target $(VSCE_TARGET) --cache-dir $(CACHE_DIR)/bundle
 	@touch $@
 
 vsix: $(VSIX)
