@@ -23,7 +23,7 @@ from metis_memory.hosts.hook import (
     STALE_BUDGET_ENV,
     run_hook,
 )
-from metis_memory.hosts.hook_command import MAX_INPUT_BYTES
+from metis_memory.hosts.hook_shared import MAX_INPUT_BYTES
 from metis_memory.hosts.sessions import SessionLog
 from metis_memory.store.cache import CACHE_ENV
 from support.hooks import Hook

@@ -21,7 +21,7 @@ from ..store.errors import MemoryStoreError
 from ..store.memory_store import MemoryStore
 from .adapters import HookInput, HostContract, contract_for
 from .context import MemoryContext, read_context, stale_note_for
-from .hook_command import MAX_INPUT_BYTES, HookProblem, find_workspace, middle_cut
+from .hook_shared import MAX_INPUT_BYTES, HookProblem, find_workspace, middle_cut
 from .sessions import SessionLog, decide, session_workspace
 
 STALE_BUDGET_S = 1.0

@@ -1,0 +1,88 @@
+"""What both hook paths share (the quick look in `hook_command`, the full hook in `hook`):
+the input's limit, the problem that stops a hook, and where the workspace is. Imports only
+`os`, like the quick look itself."""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (not imported at run time: `typing` is one of the costs the quick look avoids)
+    from collections.abc import Mapping
+
+    from .adapters import HookInput, HostContract
+
+MAX_INPUT_BYTES = 8 * 2**20
+"""A prompt can hold a pasted file; more than this is not a hook input we can trust."""
+
+MAX_ANCESTORS = 64
+
+
+class HookProblem(Exception):
+    """Something that stops this hook from sending context; its text goes to stderr."""
+
+
+# ---- where the workspace is ---------------------------------------------------------------
+def find_workspace(
+    host: HostContract,
+    hook: HookInput,
+    *,
+    workspace: str | None,
+    env: Mapping[str, str],
+    cwd: str | None = None,
+) -> str:
+    """`--workspace`, else the host's project variable, else the nearest ancestor of the
+    input's directories that holds `.metis/`, else the first of them (or the process's
+    directory)."""
+    if workspace:
+        return _existing(workspace, "--workspace")
+    for name in host.project_env:
+        value = env.get(name)
+        if value and os.path.isabs(value) and os.path.isdir(value):
+            return value
+    starts = [d for d in hook.directories if os.path.isabs(d)]
+    for start in starts:
+        found = _with_metis(start)
+        if found is not None:
+            return found
+    if starts:
+        return _existing(starts[0], f"the directory {host.title} reported")
+    if cwd:
+        return cwd
+    try:
+        return os.getcwd()
+    except OSError as exc:  # the directory the host started us in was removed
+        raise HookProblem(
+            f"{host.title} named no directory and this process's own is gone "
+            f"({exc.strerror or exc}); nothing was added. Pass --workspace DIR"
+        ) from None
+
+
+# `os.path.isdir` says False for every OSError (a name too long, a folder we may not
+# search) and for names no OS takes (a NUL, a lone surrogate), where `Path.is_dir` raises
+# on all but "not found".
+def _existing(path: str, what: str) -> str:
+    if not os.path.isdir(path):
+        shown = middle_cut(repr(path), 200)
+        raise HookProblem(f"{what} {shown} is not a directory; nothing was added")
+    return path
+
+
+def _with_metis(start: str) -> str | None:
+    here = start
+    for _ in range(MAX_ANCESTORS):
+        if os.path.isdir(os.path.join(here, ".metis")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+    return None
+
+
+def middle_cut(text: str, limit: int) -> str:
+    """`text` cut in the middle past `limit` characters (its end says what to do)."""
+    if len(text) <= limit:
+        return text
+    half = (limit - 1) // 2
+    return f"{text[:half]}…{text[-half:]}"
