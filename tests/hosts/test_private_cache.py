@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory.lsp.proposal import _write_private as write_proposal
+from metis_memory.lsp.features.proposal import _write_private as write_proposal
 from metis_memory.store.cache import (
     CACHE_ENV,
     UnsafeCacheDir,

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
     from ..store.files import MemoryFile
     from ..watch.reference_watcher import ReferenceWatcher
     from ..workspace.facts import WorkspaceFacts
-    from .budget_docs import BudgetDocuments
     from .client_options import ClientOptions
     from .diagnostics import FileAnalysis
+    from .features.budget_docs import BudgetDocuments
     from .refresh import Refresher
     from .views import FileView
     from .workspaces import FileKey, Folder, Workspaces

@@ -27,10 +27,12 @@ from .. import __version__
 from ..store.errors import MemoryStoreError
 from ..store.files import MemoryFile
 from ..watch.memory_watcher import MemoryWatcher
-from . import (
+from . import arguments
+from .client_options import ClientOptions
+from .diagnostics import FileAnalysis, analyse
+from .features import (
     agent_context,
     agent_memory,
-    arguments,
     budget_config,
     budget_sync,
     code_actions,
@@ -42,9 +44,7 @@ from . import (
     stale_refs,
     sync,
 )
-from .budget_docs import BudgetDocuments
-from .client_options import ClientOptions
-from .diagnostics import FileAnalysis, analyse
+from .features.budget_docs import BudgetDocuments
 from .refresh import Refresher
 from .views import FileView, buffer_view, disk_view
 from .wire import MetisProtocol, serve_stdio

@@ -15,19 +15,19 @@ from typing import Any
 
 from pygls.lsp.server import LanguageServer
 
-from ..hosts.configs import SETUPS
-from ..store.errors import MemoryStoreError
-from .arguments import CommandError, invalid, parse
+from ...hosts.configs import SETUPS
+from ...store.errors import MemoryStoreError
+from ..arguments import CommandError, invalid, parse
+from ..context import ServerContext
+from ..protocol import AGENT_HOSTS, CONNECT_AGENTS
 from .commands import from_store_error, take_folder
-from .context import ServerContext
-from .protocol import AGENT_HOSTS, CONNECT_AGENTS
 
 EDITOR_MCP_PATH = ".vscode/mcp.json"
 
 
 async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
     """Every host `init` can set up, with the files it would write (for a picker)."""
-    from ..tools.command_inputs import WorkspaceArgs
+    from ...tools.command_inputs import WorkspaceArgs
 
     parse(AGENT_HOSTS, args, WorkspaceArgs)
     return [
@@ -51,8 +51,8 @@ def own_command() -> str:
 
 
 async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
-    from ..hosts.init import ConfigRefused, apply_init, plan_init  # (on first use)
-    from ..tools.command_inputs import ConnectAgentsArgs
+    from ...hosts.init import ConfigRefused, apply_init, plan_init  # (on first use)
+    from ...tools.command_inputs import ConnectAgentsArgs
 
     params = parse(CONNECT_AGENTS, args, ConnectAgentsArgs)
     folder = take_folder(ls, CONNECT_AGENTS, params.workspace)

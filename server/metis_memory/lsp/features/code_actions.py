@@ -14,21 +14,21 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
-from ..analysis import fixes
-from ..analysis.entries import Entry
-from ..analysis.findings import CAP_CODES, Finding
-from ..analysis.positions import LineIndex
-from ..store.errors import short_repr
-from ..store.files import MemoryFile
+from ...analysis import fixes
+from ...analysis.entries import Entry
+from ...analysis.findings import CAP_CODES, Finding
+from ...analysis.positions import LineIndex
+from ...store.errors import short_repr
+from ...store.files import MemoryFile
+from ..arguments import CommandError, invalid, parse
+from ..context import ServerContext
+from ..diagnostics import FileAnalysis
+from ..edit_shapes import QUICKFIX, EditShapes, wanted
+from ..protocol import APPLY_EDIT, OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT, SHOW_PROPOSAL
+from ..views import FileView
+from ..workspaces import Folder
 from . import budget_actions
-from .arguments import CommandError, invalid, parse
-from .context import ServerContext
-from .diagnostics import FileAnalysis
-from .edit_shapes import QUICKFIX, EditShapes, wanted
 from .proposal import can_show_documents
-from .protocol import APPLY_EDIT, OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT, SHOW_PROPOSAL
-from .views import FileView
-from .workspaces import Folder
 
 KINDS = [QUICKFIX]
 
@@ -123,8 +123,8 @@ class _Builder(EditShapes):
     def stale(self, finding: Finding, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
         """Point the entry at where the file went (when exactly one of its name exists), or
         remove the entry."""
-        from ..analysis.references import Reference
-        from ..analysis.stale import workspace_path
+        from ...analysis.references import Reference
+        from ...analysis.stale import workspace_path
 
         assert finding.entry is not None
         actions = []
@@ -248,7 +248,7 @@ async def code_actions(
 async def apply_edit(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     """`metis.applyEdit {label, edit}`: ask the client to apply `edit` (a quick fix offered
     as a plain `Command`). The server writes nothing; the edit lands in the editor's undo."""
-    from ..tools.command_inputs import ApplyEditArgs
+    from ...tools.command_inputs import ApplyEditArgs
 
     params = parse(APPLY_EDIT, args, ApplyEditArgs)
     try:

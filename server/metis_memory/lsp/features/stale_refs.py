@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..store.files import MemoryFile
+from ...store.files import MemoryFile
 
 if TYPE_CHECKING:
-    from ..analysis.stale import StaleCheck
-    from .server import MetisLanguageServer
-    from .workspaces import Folder
+    from ...analysis.stale import StaleCheck
+    from ..server import MetisLanguageServer
+    from ..workspaces import Folder
 
 log = logging.getLogger(__name__)
 REGISTRATION_ID = "metis-stale-references"
@@ -32,7 +32,7 @@ MAX_WATCHED = 1_000
 
 def check_for(ls: MetisLanguageServer, folder: Folder) -> StaleCheck | None:
     """The folder's check, made again only when its `[stale] severity` changes."""
-    from ..workspace.facts import WorkspaceFacts, stale_check
+    from ...workspace.facts import WorkspaceFacts, stale_check
 
     facts = ls.workspace_facts.get(folder.key)
     if facts is None or facts.root != folder.path:
@@ -78,7 +78,7 @@ def referenced(ls: MetisLanguageServer, folder: Folder) -> frozenset[tuple[str, 
 def watched_paths(folder: Folder, refs: frozenset[tuple[str, str]]) -> set[Path]:
     """The paths to watch for `refs`: each named path and its folders (deleting `src/`
     reports `src`, not each file in it), and the files that could declare a named target."""
-    from ..workspace.facts import DECLARING
+    from ...workspace.facts import DECLARING
 
     paths: set[Path] = set()
     for kind, target in refs:
@@ -184,7 +184,7 @@ def client_watches(ls: MetisLanguageServer) -> bool:
 def _watch_ourselves(ls: MetisLanguageServer) -> None:
     """The server's own watch on the same paths (`reference_watcher.py`); existence answers
     are then not kept (a keystroke asks the disk), only pushed changes are added."""
-    from ..watch.reference_watcher import ReferenceWatcher
+    from ...watch.reference_watcher import ReferenceWatcher
 
     if ls.reference_watcher is None:
         loop = ls.loop

@@ -6,10 +6,10 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ..analysis.entries import LineKind, Outline
-from ..analysis.usage import hover_markdown, hover_plaintext, lens_title
+from ...analysis.entries import LineKind, Outline
+from ...analysis.usage import hover_markdown, hover_plaintext, lens_title
+from ..context import ServerContext
 from . import budget_docs
-from .context import ServerContext
 
 
 def title_line(outline: Outline) -> int:

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ..analysis.positions import utf8_size
-from ..store.errors import MemoryStoreError
-from ..store.usage import Usage
+from ...analysis.positions import utf8_size
+from ...store.errors import MemoryStoreError
+from ...store.usage import Usage
+from ..protocol import PROPOSAL_USAGE
+from ..refresh import INLINE_CHARS
+from ..views import disk_view
 from . import agent_memory, budget_docs, lifecycle
-from .protocol import PROPOSAL_USAGE
-from .refresh import INLINE_CHARS
-from .views import disk_view
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from .server import MetisLanguageServer
+    from ..server import MetisLanguageServer
 
 
 def proposal_changed(ls: MetisLanguageServer, uri: str) -> bool:

@@ -11,15 +11,15 @@ from typing import Any
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
-from .arguments import parse
+from ..arguments import parse
+from ..context import ServerContext
+from ..protocol import AGENT_CONTEXT
 from .commands import take_folder
-from .context import ServerContext
-from .protocol import AGENT_CONTEXT
 
 
 async def context_of(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, Any]]:
-    from ..budgets.context_view import agent_context  # (on first use: start stays quick)
-    from ..tools.command_inputs import WorkspaceArgs
+    from ...budgets.context_view import agent_context  # (on first use: start stays quick)
+    from ...tools.command_inputs import WorkspaceArgs
 
     folder = take_folder(ls, AGENT_CONTEXT, parse(AGENT_CONTEXT, args, WorkspaceArgs).workspace)
     buffers: dict[Path, str] = {}

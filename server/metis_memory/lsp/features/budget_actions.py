@@ -12,14 +12,14 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..analysis import fixes
-from ..analysis.entries import Outline, parse
-from ..analysis.findings import Finding
-from ..analysis.positions import LineIndex
-from ..analysis.tidy import tidy
+from ...analysis import fixes
+from ...analysis.entries import Outline, parse
+from ...analysis.findings import Finding
+from ...analysis.positions import LineIndex
+from ...analysis.tidy import tidy
+from ..context import ServerContext
+from ..edit_shapes import QUICKFIX, EditShapes
 from .budget_docs import to_budget_diagnostic
-from .context import ServerContext
-from .edit_shapes import QUICKFIX, EditShapes
 
 
 def code_actions(
@@ -33,7 +33,7 @@ def code_actions(
     fs_path = to_fs_path(uri)
     if workspace is None or doc is None or fs_path is None or uri not in ls.budget_docs.uses:
         return None  # not ours, or a budgets.toml (its problems have no mechanical fix)
-    from ..budgets.evaluate import budget_uses, entry_checks, use_finding
+    from ...budgets.evaluate import budget_uses, entry_checks, use_finding
 
     path, text, encoding = Path(fs_path), doc.source, ls.encoding
     uses = budget_uses(path, text, workspace, ls.budget_docs.catalog(workspace))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from .server import MetisLanguageServer
+    from ..server import MetisLanguageServer
 
 REGISTRATION_PREFIX = "metis-budget-files"
 """A method's registration id: this, a colon, the method."""
@@ -43,7 +43,7 @@ class BudgetFileSync:
 
 def patterns(workspaces: list[Path], home: Path | None = None) -> tuple[str, ...]:
     """The absolute globs of every budget the workspaces' budgets.toml add or change."""
-    from ..budgets.catalog import builtin_budgets, workspace_catalog
+    from ...budgets.catalog import builtin_budgets, workspace_catalog
 
     home = home if home is not None else Path.home()
     builtin = builtin_budgets()

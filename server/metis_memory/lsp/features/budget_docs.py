@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ..analysis.entries import Outline, parse
-from ..analysis.positions import LineIndex
-from ..store.files import BUDGETS_CONFIG, METIS_DIR
-from .diagnostics import SOURCE, to_range
+from ...analysis.entries import Outline, parse
+from ...analysis.positions import LineIndex
+from ...store.files import BUDGETS_CONFIG, METIS_DIR
+from ..diagnostics import SOURCE, to_range
 
 if TYPE_CHECKING:
-    from ..analysis.findings import Finding
-    from ..analysis.stale import StaleCheck
-    from ..budgets.catalog import Catalog
-    from ..budgets.evaluate import BudgetUse
-    from ..workspace.facts import WorkspaceFacts
+    from ...analysis.findings import Finding
+    from ...analysis.stale import StaleCheck
+    from ...budgets.catalog import Catalog
+    from ...budgets.evaluate import BudgetUse
+    from ...workspace.facts import WorkspaceFacts
 
 # The budgets (`..budgets`) are imported where first used: a server whose user never opens
 # another agent's file starts without them.
@@ -61,7 +61,7 @@ class BudgetDocuments:
         relative to its own folder); None outside it or when switched off."""
         if not path.is_relative_to(workspace):
             return None
-        from ..workspace.facts import WorkspaceFacts, stale_check
+        from ...workspace.facts import WorkspaceFacts, stale_check
 
         facts = self._facts.get(workspace)
         if facts is None:
@@ -72,7 +72,7 @@ class BudgetDocuments:
 
     def catalog(self, workspace: Path) -> Catalog:
         """The workspace's budgets, read again when its budgets.toml changed on disk."""
-        from ..budgets.catalog import workspace_catalog
+        from ...budgets.catalog import workspace_catalog
 
         config = workspace / ".metis" / BUDGETS_CONFIG
         try:
@@ -88,7 +88,7 @@ class BudgetDocuments:
 
 def workspace_of(path: Path, folders: list[Path]) -> Path:
     """The innermost client folder holding `path`; else its git root, else its directory."""
-    from ..budgets.paths import repository_root
+    from ...budgets.paths import repository_root
 
     holding = [f for f in folders if path.is_relative_to(f)]
     if holding:
@@ -107,8 +107,8 @@ def analyse(
 ) -> list[types.Diagnostic] | None:
     """The document's budget diagnostics; None when nothing here covers it. Without
     `entries`, only the budget and structure findings (cheap at any size)."""
-    from ..budgets.evaluate import budget_uses
-    from ..budgets.structure import covered
+    from ...budgets.evaluate import budget_uses
+    from ...budgets.structure import covered
 
     fs_path = to_fs_path(uri)
     if fs_path is None:
@@ -155,8 +155,8 @@ def diagnostics_for(
     """Budget, structure and (with `entries`) entry findings of one text, as diagnostics;
     with `stale`, its references the workspace no longer bears out too. `outline`: the
     text's, when parsed already."""
-    from ..budgets.evaluate import entry_checks, use_finding
-    from ..budgets.structure import structure_findings
+    from ...budgets.evaluate import entry_checks, use_finding
+    from ...budgets.structure import structure_findings
 
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += structure_findings(path, text, workspace, home)
@@ -211,8 +211,8 @@ def to_budget_diagnostic(finding: Finding, lines: LineIndex, encoding: str) -> t
 
 def config_diagnostics(text: str, encoding: str) -> list[types.Diagnostic]:
     """Each problem of a budgets.toml on its line (the built-in budgets apply regardless)."""
-    from ..budgets.catalog import builtin_budgets
-    from ..budgets.config import parse_config
+    from ...budgets.catalog import builtin_budgets
+    from ...budgets.config import parse_config
 
     known = frozenset(b.id for b in builtin_budgets())
     lines = LineIndex(text)
@@ -228,8 +228,8 @@ def config_diagnostics(text: str, encoding: str) -> list[types.Diagnostic]:
 def closed_config_diagnostics(path: Path, encoding: str) -> list[types.Diagnostic]:
     """The problems of a budgets.toml nobody has open, read from disk (none when it is
     absent); one that cannot be read says why on its first line."""
-    from ..budgets.config import MAX_CONFIG_BYTES
-    from ..budgets.reading import read_bounded
+    from ...budgets.config import MAX_CONFIG_BYTES
+    from ...budgets.reading import read_bounded
 
     if not os.path.lexists(path):
         return []

@@ -16,13 +16,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from ..budgets.paths import claude_project
-from ..budgets.reading import read_bounded
+from ...budgets.paths import claude_project
+from ...budgets.reading import read_bounded
+from ..context import ServerContext
 from . import budget_docs, stale_refs
-from .context import ServerContext
 
 if TYPE_CHECKING:
-    from .server import MetisLanguageServer
+    from ..server import MetisLanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def publish(ls: ServerContext, uri: str, folder: Path) -> None:
     if read.text is None:
         ls.refresher.publish_other(uri, [], None)
         return
-    from ..budgets.evaluate import budget_uses
+    from ...budgets.evaluate import budget_uses
 
     catalog = ls.budget_docs.catalog(folder)
     uses = budget_uses(path, read.text, folder, catalog)
@@ -129,7 +129,7 @@ def _watch_ourselves(ls: ServerContext) -> None:
     """A client that cannot watch files (Neovim on Linux): the server watches each index
     itself, from `~/.claude/projects/` down (`reference_watcher.py`), and publishes again
     when one changes."""
-    from ..watch.reference_watcher import ReferenceWatcher
+    from ...watch.reference_watcher import ReferenceWatcher
 
     pairs = []
     for uri in tracked(ls):

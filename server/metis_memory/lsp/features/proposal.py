@@ -17,12 +17,12 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
-from ..store.cache import UnsafeCacheDir, cache_root, prune_private, write_private
-from ..store.files import MemoryFile
-from .arguments import CommandError, parse
-from .context import ServerContext
-from .protocol import SHOW_PROPOSAL
-from .workspaces import Folder
+from ...store.cache import UnsafeCacheDir, cache_root, prune_private, write_private
+from ...store.files import MemoryFile
+from ..arguments import CommandError, parse
+from ..context import ServerContext
+from ..protocol import SHOW_PROPOSAL
+from ..workspaces import Folder
 
 
 def can_show_documents(ls: ServerContext) -> bool:
@@ -49,8 +49,8 @@ def _write_private(path: Path, text: str) -> None:
 
 
 async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
-    from ..analysis.tidy import tidy
-    from ..tools.command_inputs import FileArgs
+    from ...analysis.tidy import tidy
+    from ...tools.command_inputs import FileArgs
     from .commands import current_text, take_folder
 
     params = parse(SHOW_PROPOSAL, args, FileArgs)

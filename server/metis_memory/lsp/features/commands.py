@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.lsp.server import LanguageServer
 
-from ..analysis.positions import utf8_size
-from ..analysis.usage import usage_json
-from ..store.errors import MemoryStoreError, NotUtf8
-from ..store.files import MemoryFile
-from ..store.usage import Usage, read_disk
-from .arguments import CommandError, parse
-from .context import ServerContext
-from .protocol import (
+from ...analysis.positions import utf8_size
+from ...analysis.usage import usage_json
+from ...store.errors import MemoryStoreError, NotUtf8
+from ...store.files import MemoryFile
+from ...store.usage import Usage, read_disk
+from ..arguments import CommandError, parse
+from ..context import ServerContext
+from ..protocol import (
     ASSEMBLE_PROMPT,
     CONSOLIDATION_PROMPT,
     MEMORY_ADD,
@@ -35,11 +35,11 @@ from .protocol import (
     TIDY,
     USAGE,
 )
-from .views import editor_text
-from .workspaces import Folder, WorkspaceArgumentError
+from ..views import editor_text
+from ..workspaces import Folder, WorkspaceArgumentError
 
 if TYPE_CHECKING:
-    from ..store.events import MemoryEvent
+    from ...store.events import MemoryEvent
 
 
 TOOL_OF = {
@@ -54,7 +54,7 @@ they never hold up the reads (hover, usage, read, prompt) that share the default
 
 
 def from_store_error(exc: MemoryStoreError) -> CommandError:
-    from ..tools.dispatch import to_tool_error
+    from ...tools.dispatch import to_tool_error
 
     tool_error = to_tool_error(exc)
     return CommandError(tool_error.code, tool_error.message)
@@ -71,8 +71,8 @@ def take_folder(ls: ServerContext, command: str, workspace: str | None) -> Folde
 # ---- the commands ----------------------------------------------------------------
 async def memory_write(ls: ServerContext, command: str, args: tuple[Any, ...]) -> dict[str, object]:
     """metis.memoryAdd / memoryReplace / memoryConsolidate."""
-    from ..tools import ToolExecutionError
-    from ..tools.command_inputs import (
+    from ...tools import ToolExecutionError
+    from ...tools.command_inputs import (
         MemoryAddArgs,
         MemoryConsolidateArgs,
         MemoryReplaceArgs,
@@ -140,8 +140,8 @@ async def refuse_unsaved(
 
 
 async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
-    from ..tools.command_inputs import AssemblePromptArgs
-    from ..tools.redaction import redacted_prompt
+    from ...tools.command_inputs import AssemblePromptArgs
+    from ...tools.redaction import redacted_prompt
 
     params = parse(ASSEMBLE_PROMPT, args, AssemblePromptArgs)
     folder = take_folder(ls, ASSEMBLE_PROMPT, params.workspace)
@@ -156,17 +156,17 @@ def consolidation_prompt(args: tuple[Any, ...]) -> str:
     editor drafts a consolidation with the same instruction. Suspected secrets in the text
     are redacted (the draft then holds `[redacted: KIND]` where they were: applying it takes
     them out of the file)."""
-    from ..analysis.consolidation_prompt import consolidation_prompt as prompt
-    from ..store.files import MemoryFile
-    from ..tools.command_inputs import ConsolidationPromptArgs
-    from ..tools.redaction import redact
+    from ...analysis.consolidation_prompt import consolidation_prompt as prompt
+    from ...store.files import MemoryFile
+    from ...tools.command_inputs import ConsolidationPromptArgs
+    from ...tools.redaction import redact
 
     params = parse(CONSOLIDATION_PROMPT, args, ConsolidationPromptArgs)
     return prompt(MemoryFile(params.file), redact(params.text))
 
 
 async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
-    from ..tools.command_inputs import WorkspaceArgs
+    from ...tools.command_inputs import WorkspaceArgs
 
     folder = take_folder(ls, USAGE, parse(USAGE, args, WorkspaceArgs).workspace)
     return usage_json(await current_usage(ls, folder))
@@ -174,8 +174,8 @@ async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str,
 
 async def read(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
     """`memory_read` from the disk (what an agent's next prompt holds), not the buffers."""
-    from ..tools.command_inputs import WorkspaceArgs
-    from ..tools.read import memory_read
+    from ...tools.command_inputs import WorkspaceArgs
+    from ...tools.read import memory_read
 
     folder = take_folder(ls, READ, parse(READ, args, WorkspaceArgs).workspace)
     try:
@@ -198,8 +198,8 @@ async def current_usage(ls: ServerContext, folder: Folder) -> dict[MemoryFile, U
 
 
 async def tidy(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
-    from ..analysis.tidy import tidy as tidy_text
-    from ..tools.command_inputs import FileArgs
+    from ...analysis.tidy import tidy as tidy_text
+    from ...tools.command_inputs import FileArgs
 
     params = parse(TIDY, args, FileArgs)
     folder = take_folder(ls, TIDY, params.workspace)

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from ..store.errors import MemoryStoreError
-from ..store.files import MemoryFile
-from ..watch.memory_watcher import MemoryWatcher
+from ...store.errors import MemoryStoreError
+from ...store.files import MemoryFile
+from ...watch.memory_watcher import MemoryWatcher
+from ..client_options import parse_client_options
+from ..documents import LspWorkspace
+from ..views import disk_view
+from ..workspaces import Folder, folder_key
 from . import agent_memory, budget_config
-from .client_options import parse_client_options
-from .documents import LspWorkspace
-from .views import disk_view
-from .workspaces import Folder, folder_key
 
 if TYPE_CHECKING:
-    from .server import MetisLanguageServer
+    from ..server import MetisLanguageServer
 
 
 def start(ls: MetisLanguageServer) -> None:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 from pygls.uris import from_fs_path
 
-from ..store.files import BUDGETS_CONFIG, METIS_DIR
+from ...store.files import BUDGETS_CONFIG, METIS_DIR
+from ..workspaces import uri_to_path
 from . import budget_docs, budget_sync
-from .workspaces import uri_to_path
 
 if TYPE_CHECKING:
-    from ..watch.reference_watcher import ReferenceWatcher
-    from .server import MetisLanguageServer
+    from ...watch.reference_watcher import ReferenceWatcher
+    from ..server import MetisLanguageServer
 
 
 @dataclass
@@ -96,7 +96,7 @@ def _watch(ls: MetisLanguageServer, configs: ClosedConfigs) -> None:
     if configs.watcher is None:
         if not pairs or ls.loop is None:
             return
-        from ..watch.reference_watcher import ReferenceWatcher
+        from ...watch.reference_watcher import ReferenceWatcher
 
         loop = ls.loop
 
