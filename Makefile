@@ -39,6 +39,7 @@ system-deps:
 lint: $(STAMP) system-deps
 	$(VENV)/bin/ruff check server tests scripts bench
 	$(VENV)/bin/ruff format --check server tests scripts bench
+	$(VENV)/bin/lint-imports  # the layers and the rest of pyproject.toml's import contracts
 	@scripts/apt-install.sh $(LINT_APT)  # actionlint checks the workflows' shell steps with it
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
@@ -52,7 +53,8 @@ python-test-deps: system-deps
 	@scripts/install-agent-hosts.sh .cache
 
 test-python: $(STAMP) python-test-deps
-	$(PY) -m pytest tests --ignore=tests/e2e
+	$(PY) -m pytest tests --ignore=tests/e2e --ignore=tests/reliability -n auto
+	$(PY) -m pytest tests/reliability  # alone: it loads the machine on purpose
 
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.
 -include mk/extension.mk

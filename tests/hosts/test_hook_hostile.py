@@ -340,8 +340,7 @@ def test_a_check_that_never_ends_costs_the_budget_and_the_process_exits(
     _stale_workspace(workspace)
     payload = json.dumps(filled(START[host], cwd=str(workspace), session="s")).encode()
     env = {**os.environ, CACHE_ENV: str(tmp_path / "cache"), STALE_BUDGET_ENV: "300"}
-    started = time.monotonic()
-    done = subprocess.run(
+    done = subprocess.run(  # a hook kept alive by the hung check would time out here
         [sys.executable, "-c", HANGING_CHECK, "hook", "--host", host],
         input=payload,
         capture_output=True,
@@ -350,9 +349,7 @@ def test_a_check_that_never_ends_costs_the_budget_and_the_process_exits(
         timeout=20,
         check=False,
     )
-    elapsed = time.monotonic() - started
     assert done.returncode == 0
-    assert elapsed < 10, f"the hook took {elapsed:.1f} s"
     stderr = done.stderr.decode()
     assert stderr.count("\n") == 1 and "did not finish within its 300 ms budget" in stderr
     context = context_of(done.stdout.decode())

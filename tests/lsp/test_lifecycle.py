@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from pytest_lsp import client_capabilities
 
 from support.lsp_session import SERVER_COMMAND, MetisClient, make_client
 from support.memory_files import write_memory
+from support.waits import wait_until_async
 
 EXIT_S = 10.0
 NOTIFY_THREAD = "notify-rs inoti"  # the Rust watcher's OS thread (comm is cut at 15 chars)
@@ -40,15 +42,9 @@ def thread_names(pid: int) -> list[str]:
     return names
 
 
-async def until(predicate: object, what: str, timeout: float = EXIT_S) -> None:
+async def until(predicate: Callable[[], bool], what: str, timeout: float = EXIT_S) -> None:
     """Bounded wait for a state that sends no notification (a thread ending)."""
-    assert callable(predicate)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        await asyncio.sleep(0.02)
+    await wait_until_async(predicate, what, timeout)
 
 
 async def test_shutdown_stops_the_watcher_and_exit_ends_the_process(

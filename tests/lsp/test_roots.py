@@ -102,9 +102,7 @@ async def test_an_adopted_workspace_lasts_while_a_file_of_it_is_open(
     # Nothing of it is open: its diagnostics are withdrawn and it is no longer known.
     await client.wait_for_codes(user, [])
     error = await client.command_error("metis.usage", {"workspace": workspace})
-    assert "neither an open workspace folder nor the directory of an open memory file" in (
-        error.message
-    )
+    assert "nor a document in one, nor the directory of an open memory file" in (error.message)
     # Opened again, it is adopted again, with what changed on disk meanwhile.
     user.write_text("- likes tea\n-\n", encoding="utf-8")
     client.open(memory)

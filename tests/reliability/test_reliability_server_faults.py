@@ -25,6 +25,7 @@ from metis_memory.store.errors import LockTimeout
 from support.memory_files import temp_files
 from support.reliability import report, scaled, server_tracebacks
 from support.rpc_client import LspServer
+from support.waits import Deadline
 
 CYCLES = scaled(3, 1)
 DUPLICATE = "# Memory\n- builds with make\n- Builds with make\n"
@@ -143,6 +144,8 @@ def test_the_memory_file_deleted_while_open_in_the_editor(
         "over_soft_cap": False,
         "over_hard_cap": False,
         "source": "buffer",
+        "level": "ok",
+        "state": "within budget",
     }
     assert server.hover(uri, 0, 0) is not None
     assert server.codes_of(uri) == ["duplicate-entry"]
@@ -202,11 +205,11 @@ def _lines(pipe: Any, into: queue.Queue[str]) -> None:
 
 
 def wait_for_line(lines: queue.Queue[str], needle: str, what: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout, what)
     while True:
-        remaining = deadline - time.monotonic()
+        remaining = deadline.remaining()
         if remaining <= 0:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+            raise deadline.expired()
         try:
             line = lines.get(timeout=remaining)
         except queue.Empty:

@@ -154,10 +154,8 @@ def test_a_writer_killed_at_random_instants_leaves_old_or_new_content(workspace:
     path = memory_path(workspace, MemoryFile.MEMORY)
     MemoryStore(workspace).consolidate(MemoryFile.MEMORY, version(0).decode())
     rng = random.Random(20260512)
-    deadline = time.monotonic() + 60
     left_temps = 0
     for iteration in range(1, ITERATIONS + 1):
-        assert time.monotonic() < deadline, f"kill loop too slow at iteration {iteration}"
         old = path.read_bytes()
         first = iteration * 1_000_000
         read_fd, write_fd = os.pipe()

@@ -27,6 +27,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from support.lsp_values import file_uri
+from support.waits import WAIT_S, Deadline
 
 SERVER_COMMAND = [sys.executable, "-m", "metis_memory", "lsp"]
 SERVER_CACHE = Path(tempfile.mkdtemp(prefix="metis-lsp-cache-"))
@@ -49,7 +50,6 @@ METIS_NOTIFICATIONS = (
 CLIENT_COMMANDS = {"clientCommands": ["metis.openConsolidation", "metis.replaceEntryPrompt"]}
 """The initializationOptions of a client that implements both client-side commands (as
 the VS Code extension and the Neovim configuration do)."""
-WAIT_S = 10.0
 """Upper bound for waits on a loaded machine; a pass normally takes milliseconds."""
 
 
@@ -90,18 +90,15 @@ class MetisClient(LanguageClient):
         """Wait until `predicate()` holds, re-checking after each notification."""
         if self._pulse is None:
             self._pulse = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = Deadline(timeout, what)
         while True:
             self._pulse.clear()
             if predicate():
                 return
-            remaining = deadline - loop.time()
+            remaining = deadline.remaining()
             if remaining <= 0:
-                raise AssertionError(
-                    f"timed out after {timeout:g} s waiting for {what}; diagnostics: "
-                    f"{ {u: [d.code for d in ds] for u, ds in self.diagnostics.items()} }"
-                )
+                codes = {u: [d.code for d in ds] for u, ds in self.diagnostics.items()}
+                raise deadline.expired(f"diagnostics: {codes}")
             try:
                 await asyncio.wait_for(self._pulse.wait(), remaining)
             except asyncio.TimeoutError:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..analysis.globs import GlobTooComplex, compile_glob
+from ..store.within import is_within
 from .model import Budget
 from .paths import CLAUDE_PROJECT, claude_project
 
@@ -64,9 +65,7 @@ def files_matching(workspace: Path, globs: Iterable[str], home: Path) -> list[Pa
 def _inside(path: Path, base: Path) -> bool:
     """Whether `path`'s directory, symlinks resolved, is still under `base` (the file itself
     is opened without following a symlink)."""
-    real = os.path.realpath(path.parent)
-    root = os.path.realpath(base)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+    return is_within(path.parent, base)
 
 
 def walk_files(root: Path) -> Iterator[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..analysis.globs import glob_matches
+from ..store.within import is_within
 from .model import Budget
 from .reading import read_bounded
 
@@ -163,9 +164,7 @@ def _codex_stat(path: Path, root: Path) -> os.stat_result | None:
     try:
         st = os.lstat(path)
         if stat.S_ISLNK(st.st_mode):
-            real = os.path.realpath(path)
-            top = os.path.realpath(root)
-            if not (real == top or real.startswith(top.rstrip(os.sep) + os.sep)):
+            if not is_within(path, root):
                 return None
             st = os.stat(path)
     except OSError:

@@ -66,3 +66,9 @@ class LspWorkspace(Workspace):
             list(workspace.folders.values()),
             workspace.position_encoding,
         )
+
+    @classmethod
+    def install(cls, server: Any) -> None:
+        """Give `server` an `LspWorkspace` in place of the one pygls has just built at
+        `initialize` (no document is open yet): pygls offers no hook for its class."""
+        server.protocol._workspace = cls.replacing(server.protocol._workspace)

@@ -19,22 +19,16 @@ QUICKFIX = types.CodeActionKind.QuickFix
 
 
 class EditShapes:
-    """The client's edit and code-action capabilities, read once per request."""
+    """How this client takes edits and code actions (from `capabilities`)."""
 
     def __init__(self, ls: ServerContext) -> None:
         self.ls = ls
-        caps = ls.client_capabilities
-        edit_caps = caps.workspace.workspace_edit if caps.workspace else None
-        self.document_changes = bool(edit_caps and edit_caps.document_changes)
-        self.can_create = bool(
-            edit_caps
-            and edit_caps.resource_operations
-            and types.ResourceOperationKind.Create in edit_caps.resource_operations
-        )
-        action_caps = caps.text_document.code_action if caps.text_document else None
-        self.disabled_support = bool(action_caps and action_caps.disabled_support)
-        self.literals = bool(action_caps and action_caps.code_action_literal_support)
-        self.apply_edit = bool(caps.workspace and caps.workspace.apply_edit)
+        caps = ls.capabilities
+        self.document_changes = caps.document_changes
+        self.can_create = caps.creates_files
+        self.disabled_support = caps.disabled_actions
+        self.literals = caps.action_literals
+        self.apply_edit = caps.applies_edits
 
     def as_command(self, action: types.CodeAction) -> types.Command | None:
         """`action` for a client without `codeActionLiteralSupport`, which may be sent only

@@ -35,6 +35,16 @@ if TYPE_CHECKING:
     from .workspaces import Workspaces
 
 
+class StaleSource(Protocol):
+    """Where the core's analyses get each folder's stale-reference check (the
+    `stale_refs` feature installs itself; without it nothing is stale)."""
+
+    def check_for(self, folder: Folder) -> StaleCheck | None: ...
+
+    def analysed(self, folder: Folder) -> None:
+        """A folder's files were analysed: the references they make may have changed."""
+
+
 class RefreshHost(Protocol):
     """What the refresher needs: the workspaces, the open buffers, and a way out."""
 
@@ -52,11 +62,9 @@ class RefreshHost(Protocol):
 
     def log_to_client(self, message: str) -> None: ...
 
-    def stale_check(self, folder: Folder) -> StaleCheck | None:
-        """The folder's stale-reference check (None when switched off)."""
-
-    def references_analysed(self, folder: Folder) -> None:
-        """A file of `folder` was analysed: its referenced paths may need watching."""
+    @property
+    def stale(self) -> StaleSource:
+        """Each folder's stale-reference check, told when a folder's files were analysed."""
 
 
 log = logging.getLogger(__name__)
@@ -142,7 +150,7 @@ class Refresher:
         self._running.add(key)
         file = key[1]
         encoding = self._ls.encoding
-        stale = self._ls.stale_check(folder)
+        stale = self._ls.stale.check_for(folder)
         doc = self._ls.open_document(key)
         if doc is not None:
             text = doc.source
@@ -195,7 +203,7 @@ class Refresher:
             self.analyses[key] = analysis
             self._publish_analysis(key, analysis)
             self._update_usage(folder, analysis.usage)
-            self._ls.references_analysed(folder)
+            self._ls.stale.analysed(folder)
         else:
             # Unreadable (`.metis` became a file, permissions...): nothing stale may stand
             # in for it, neither published diagnostics nor a cached view.

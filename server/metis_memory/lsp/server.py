@@ -1,11 +1,11 @@
-"""The Metis Memory language server: its state, and the wiring of its features.
+"""The Metis Memory language server: the composition root.
 
-The state is the workspaces, the open memory documents, the refresher and the watcher.
-Each feature module registers its own handlers (`register(server)`): `lifecycle`
-(initialize, folders, watching, shutdown), `sync` (open/change/close), `code_actions`,
-`hover_lens`, `commands` (the store's commands), `proposal`, `connect` (agent hosts).
-Features see the server through `context.ServerContext`. The server never writes to
-stdout (the protocol channel) and never opens `.metis/` files itself.
+The core state is here: the workspaces, the open memory documents, the refresher, what
+the client can do (`capabilities`), and the fan-out behind the notifications several
+features share. Every feature lives in `features/` and registers itself
+(`register(server)`), keeping its own state (`state(kind)`); features see the server only
+as `context.ServerContext`. The server never writes to stdout (the protocol channel) and
+never opens `.metis/` files itself.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Coroutine
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -26,12 +25,13 @@ from pygls.workspace import TextDocument
 from .. import __version__
 from ..store.errors import MemoryStoreError
 from ..store.files import MemoryFile
-from ..watch.memory_watcher import MemoryWatcher
 from . import arguments
-from .client_options import ClientOptions
+from .capabilities import Capabilities
 from .diagnostics import FileAnalysis, analyse
+from .fan_out import FanOut
 from .features import (
     agent_context,
+    agent_files,
     agent_memory,
     budget_config,
     budget_sync,
@@ -44,7 +44,6 @@ from .features import (
     stale_refs,
     sync,
 )
-from .features.budget_docs import BudgetDocuments
 from .refresh import Refresher
 from .views import FileView, buffer_view, disk_view
 from .wire import MetisProtocol, serve_stdio
@@ -52,14 +51,23 @@ from .workspaces import FileKey, Folder, Workspaces
 
 if TYPE_CHECKING:
     from ..analysis.stale import StaleCheck
-    from ..watch.reference_watcher import ReferenceWatcher
-    from ..workspace.facts import WorkspaceFacts
 
 log = logging.getLogger(__name__)
+S = TypeVar("S")
+
+
+class _NothingStale:
+    """The stale source until the `stale_refs` feature installs itself."""
+
+    def check_for(self, folder: Folder) -> StaleCheck | None:
+        return None
+
+    def analysed(self, folder: Folder) -> None:
+        return None
 
 
 class MetisLanguageServer(LanguageServer):
-    """The server's state; the features (registered in `create_server`) act on it."""
+    """The core's state and services (`context.ServerContext`); features keep their own."""
 
     def __init__(self) -> None:
         super().__init__(
@@ -68,42 +76,27 @@ class MetisLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=MetisProtocol,
         )
-        self.folders = Workspaces(on_event=self._on_store_event)
-        self.workspace_facts: dict[str, WorkspaceFacts] = {}
-        self.stale_watched: dict[str, set[Path]] = {}
-        """Folder key -> the paths its entries name (and its declaring files), watched."""
-        self.stale_registered = False
-        self.stale_refs: dict[str, frozenset[tuple[str, str]]] = {}
-        self.stale_checks: dict[str, tuple[str, StaleCheck | None]] = {}
-        self.stale_lock: asyncio.Lock | None = None
-        """Serialises the stale-reference watchers' re-registrations."""
-        """Folder key -> the references its files make, as last registered for."""
+        self.fan_out = FanOut()
+        self.folders = Workspaces(on_event=self.fan_out.store_event)
         self.refresher = Refresher(self)
-        self.watcher: MemoryWatcher | None = None
-        self.reference_watcher: ReferenceWatcher | None = None
-        self.auto_memory_watcher: ReferenceWatcher | None = None
-        """Watches referenced paths for a client that cannot (`stale_refs`); made on need."""
+        self.capabilities = Capabilities()
+        self.stale: Any = _NothingStale()
         self.stopping = False
         self.shutdown_requested = False
-        self.client_options = ClientOptions()
         self.open_uris: dict[FileKey, list[str]] = {}
         """The URIs a memory file is open under (an editor may open one file under two: a
         symlinked folder, `..` in a path, percent-encoding); the last opened is shown."""
-        self.proposals: dict[str, tuple[Folder, MemoryFile]] = {}
-        """Open consolidation proposals (by URI) and the file each is for."""
-        self.budget_docs = BudgetDocuments(
-            on_config_closed=lambda: budget_config.closed(self),
-            defer_read=lambda workspace, read: sync.read_then_reanalyse(self, workspace, read),
-        )
-        self.budget_configs = budget_config.ClosedConfigs()
-        self.budget_file_sync = budget_sync.BudgetFileSync()
-        """The budgets.toml patterns registered for document sync."""
-        """Each client folder's budgets.toml, published while closed."""
-        self.budget_checks: dict[str, asyncio.TimerHandle] = {}
-        """Pending entry checks of large agent files, by URI (run when typing pauses)."""
-        """Other agents' open files, and budgets.toml files, by URI."""
+        self.analysed_as: dict[str, tuple[Folder, MemoryFile]] = {}
+        """Open documents analysed as the memory file they stand for (proposals)."""
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._states: dict[type, object] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+
+    def state(self, kind: type[S]) -> S:
+        found = self._states.get(kind)
+        if found is None:
+            found = self._states[kind] = kind()
+        return found  # type: ignore[return-value]
 
     # ---- state helpers used by the feature modules ------------------------------
     @property
@@ -133,11 +126,11 @@ class MetisLanguageServer(LanguageServer):
     def analysis_of_open(self, uri: str) -> FileAnalysis | None:
         """The analysis of an open memory document (or proposal) as it is now (cached per
         version for memory files)."""
-        proposal = self.proposals.get(uri)
+        proposal = self.analysed_as.get(uri)
         if proposal is not None:
             document = self.workspace.get_text_document(uri)
             view = buffer_view(proposal[1], uri, document.source, document.version)
-            return analyse(view, self.encoding, self.stale_check(proposal[0]))
+            return analyse(view, self.encoding, self.stale.check_for(proposal[0]))
         located = self.folders.locate(uri)
         if located is None:
             return None
@@ -156,7 +149,7 @@ class MetisLanguageServer(LanguageServer):
         ):
             return cached
         view = buffer_view(file, doc.uri, doc.source, doc.version)
-        return analyse(view, self.encoding, self.stale_check(folder))
+        return analyse(view, self.encoding, self.stale.check_for(folder))
 
     async def analysis_for(self, folder: Folder, file: MemoryFile, uri: str) -> FileAnalysis | None:
         """The current analysis of a memory file: its buffer if open, else its disk."""
@@ -164,13 +157,9 @@ class MetisLanguageServer(LanguageServer):
         if analysis is not None:
             return analysis
         view = await self.view_of(folder, file)
-        return analyse(view, self.encoding, self.stale_check(folder)) if view is not None else None
-
-    def stale_check(self, folder: Folder) -> StaleCheck | None:
-        return stale_refs.check_for(self, folder)
-
-    def references_analysed(self, folder: Folder) -> None:
-        stale_refs.analysed(self, folder)
+        return (
+            analyse(view, self.encoding, self.stale.check_for(folder)) if view is not None else None
+        )
 
     async def view_of(self, folder: Folder, file: MemoryFile) -> FileView | None:
         """A memory file as the server sees it: buffer when open, else disk (the
@@ -232,29 +221,26 @@ class MetisLanguageServer(LanguageServer):
         task.add_done_callback(self._tasks.discard)
 
     def stop_background(self) -> None:
-        """Stop the watcher and all further publishing (idempotent)."""
+        """Stop every feature's watcher and all further publishing (idempotent)."""
         self.stopping = True
-        if self.watcher is not None:
-            self.watcher.stop()
-        for watcher in (self.reference_watcher, self.auto_memory_watcher):
-            if watcher is not None:
-                watcher.stop()
-        self.budget_configs.stop()
-
-    def _on_store_event(self, folder: Folder, event: Any) -> None:
-        commands.forward_event(self, folder, event)
+        self.fan_out.stop()
 
 
 def create_server() -> MetisLanguageServer:
     """The server with every feature registered: each module wires its own handlers."""
     server = MetisLanguageServer()
+    _register_fan_out(server)
     features = (
         lifecycle,
+        stale_refs,
+        proposal,
         sync,
+        agent_files,
+        budget_config,
+        budget_sync,
         code_actions,
         hover_lens,
         commands,
-        proposal,
         connect,
         agent_context,
         agent_memory,
@@ -262,6 +248,32 @@ def create_server() -> MetisLanguageServer:
     for feature in features:
         feature.register(server)
     return server
+
+
+def _register_fan_out(server: LanguageServer) -> None:
+    """The one handler of each notification several features share (pygls takes one)."""
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: MetisLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.fan_out.opened(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: MetisLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.fan_out.changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: MetisLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.fan_out.closed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: MetisLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.fan_out.saved(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files_changed(
+        ls: MetisLanguageServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        ls.fan_out.files_changed(list(params.changes))
 
 
 class _QuietCommandErrors(logging.Filter):

@@ -313,6 +313,7 @@ class Workspaces:
         path = uri_to_path(uri)
         if path is None:
             return None
+        path = Path(os.path.normpath(path))  # `<ws>/../elsewhere` is not in the workspace
         for candidate in (memory_root(path), *(memory_file_of(path) or ())[:1]):
             folder = self._folders.get(folder_key(candidate))
             if folder is not None:

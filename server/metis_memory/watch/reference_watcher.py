@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
+from ..store.within import is_within
 from .memory_watcher import RETRY_S
 
 log = logging.getLogger(__name__)
@@ -151,13 +152,10 @@ def watch_points(paths: Iterable[tuple[Path, Path]]) -> set[Path]:
 
 
 def _nearest_directory(folder: Path, start: Path) -> Path | None:
-    real_folder = os.path.realpath(folder)
     current = start
     while True:
         if current.is_dir():
-            real = os.path.realpath(current)
-            inside = real == real_folder or real.startswith(real_folder + os.sep)
-            return current if inside else None
+            return current if is_within(current, folder) else None
         if current == folder or current.parent == current:
             return None
         current = current.parent

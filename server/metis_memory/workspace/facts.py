@@ -24,6 +24,7 @@ from ..analysis.globs import split_outside_braces
 from ..analysis.references import Tool
 from ..analysis.stale import StaleCheck, Targets
 from ..budgets.reading import read_bounded
+from ..store.within import is_within
 from .gitignore import Ignores
 
 MAX_DECLARING_BYTES = 1 * 2**20
@@ -132,9 +133,7 @@ class WorkspaceFacts:
     def _inside(self, path: str) -> bool:
         """Whether `path`, symlinks resolved, is in the workspace (asked only on the rare
         answers that would say something about a place outside it)."""
-        real = os.path.realpath(path)
-        root = os.path.realpath(self.root)
-        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+        return is_within(path, self.root)
 
     def _ignored(self, rel: str) -> bool:
         """Whether git ignores `rel`, or a `.gitignore` is past its bounds (`gitignore.py`)."""

@@ -8,12 +8,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
 from ..arguments import parse
 from ..context import ServerContext
 from ..protocol import AGENT_CONTEXT
+from .budget_docs import BudgetDocuments
 from .commands import take_folder
 
 
@@ -23,11 +23,11 @@ async def context_of(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str,
 
     folder = take_folder(ls, AGENT_CONTEXT, parse(AGENT_CONTEXT, args, WorkspaceArgs).workspace)
     buffers: dict[Path, str] = {}
-    for uri in ls.budget_docs.open:
+    for uri in ls.state(BudgetDocuments).open:
         document = ls.text_document(uri)
         if document is not None and document.path:
             buffers[Path(document.path)] = document.source
-    catalog = ls.budget_docs.catalog(folder.path)
+    catalog = ls.state(BudgetDocuments).catalog(folder.path)
     consumers = await asyncio.to_thread(
         agent_context, folder.path, catalog, ls.encoding, buffers.get
     )
@@ -37,7 +37,7 @@ async def context_of(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str,
     return consumers
 
 
-def register(server: LanguageServer) -> None:
+def register(server: ServerContext) -> None:
     @server.command(AGENT_CONTEXT)
     async def agent_context_command(ls: ServerContext, *args: Any) -> list[dict[str, Any]]:
         return await context_of(ls, args)

@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from ...budgets.paths import claude_project
 from ...budgets.reading import read_bounded
 from ..context import ServerContext
-from . import budget_docs, stale_refs
+from . import budget_docs
+from .budget_docs import BudgetDocuments
 
 if TYPE_CHECKING:
-    from ..server import MetisLanguageServer
+    from ...watch.reference_watcher import ReferenceWatcher
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def tracked(ls: ServerContext) -> dict[str, Path]:
 
 def publish(ls: ServerContext, uri: str, folder: Path) -> None:
     """The closed file's diagnostics from disk; withdrawn when it is gone."""
-    if uri in ls.budget_docs.open:
+    if uri in ls.state(BudgetDocuments).open:
         return  # an open buffer: analysed as typed
     fs_path = to_fs_path(uri)
     if fs_path is None:
@@ -65,7 +65,7 @@ def publish(ls: ServerContext, uri: str, folder: Path) -> None:
         return
     from ...budgets.evaluate import budget_uses
 
-    catalog = ls.budget_docs.catalog(folder)
+    catalog = ls.state(BudgetDocuments).catalog(folder)
     uses = budget_uses(path, read.text, folder, catalog)
     diagnostics = budget_docs.diagnostics_for(path, read.text, folder, uses, ls.encoding)
     ls.refresher.publish_other(uri, diagnostics, None)
@@ -78,12 +78,10 @@ def refresh_all(ls: ServerContext) -> None:
 
 async def watch(ls: ServerContext) -> None:
     """Ask the client to report changes to each folder's auto memory, where it can."""
-    caps = ls.client_capabilities.workspace
-    watched = caps.did_change_watched_files if caps else None
-    if watched is None or not watched.dynamic_registration:
+    if not ls.capabilities.watches_files:
         _watch_ourselves(ls)
         return
-    relative = bool(watched.relative_pattern_support)
+    relative = ls.capabilities.relative_patterns
     watchers = []
     for uri in tracked(ls):
         fs_path = to_fs_path(uri)
@@ -111,38 +109,56 @@ async def watch(ls: ServerContext) -> None:
         log.info("the client did not register the auto-memory watcher: %s", exc)
 
 
-def register(server: LanguageServer) -> None:
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def watched_files_changed(
-        ls: MetisLanguageServer, params: types.DidChangeWatchedFilesParams
-    ) -> None:
-        """The one handler for every watcher the server registered (pygls takes one)."""
-        stale_refs.files_changed(ls, list(params.changes))
-        folders = tracked(ls)
-        for change in params.changes:
-            folder = folders.get(change.uri)
-            if folder is not None:
-                publish(ls, change.uri, folder)
+class AutoMemoryWatch:
+    """The server's own watch of the indexes, for a client that cannot watch files."""
+
+    watcher: ReferenceWatcher | None = None
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+
+
+def files_changed(ls: ServerContext, changes: list[types.FileEvent]) -> None:
+    """The client's watcher saw an index change: publish it again."""
+    folders = tracked(ls)
+    for change in changes:
+        folder = folders.get(change.uri)
+        if folder is not None:
+            publish(ls, change.uri, folder)
+
+
+def folders_added(ls: ServerContext, added: list[object]) -> None:
+    if added:
+        refresh_all(ls)
+        ls.spawn(watch(ls))
+
+
+def register(server: ServerContext) -> None:
+    server.fan_out.watched.append(lambda changes: files_changed(server, changes))
+    server.fan_out.folders_added.append(lambda added: folders_added(server, list(added)))
+    server.fan_out.stopping.append(server.state(AutoMemoryWatch).stop)
 
 
 def _watch_ourselves(ls: ServerContext) -> None:
     """A client that cannot watch files (Neovim on Linux): the server watches each index
     itself, from `~/.claude/projects/` down (`reference_watcher.py`), and publishes again
     when one changes."""
-    from ...watch.reference_watcher import ReferenceWatcher
-
     pairs = []
     for uri in tracked(ls):
         fs_path = to_fs_path(uri)
         if fs_path is not None:
             index = Path(fs_path)
             pairs.append((index.parents[2], index))  # (~/.claude/projects, .../memory/MEMORY.md)
-    if ls.auto_memory_watcher is None:
+    from ...watch.reference_watcher import ReferenceWatcher
+
+    state = ls.state(AutoMemoryWatch)
+    if state.watcher is None:
         loop = asyncio.get_running_loop()
 
         def changed() -> None:  # in the watcher's thread
             if not ls.stopping:
                 loop.call_soon_threadsafe(refresh_all, ls)
 
-        ls.auto_memory_watcher = ReferenceWatcher(changed)
-    ls.auto_memory_watcher.set_paths(pairs)
+        state.watcher = ReferenceWatcher(changed)
+    state.watcher.set_paths(pairs)

@@ -19,7 +19,7 @@ from ...analysis.positions import LineIndex
 from ...analysis.tidy import tidy
 from ..context import ServerContext
 from ..edit_shapes import QUICKFIX, EditShapes
-from .budget_docs import to_budget_diagnostic
+from .budget_docs import BudgetDocuments, to_budget_diagnostic
 
 
 def code_actions(
@@ -28,22 +28,27 @@ def code_actions(
     """The fixes for the findings under the requested range; None when the document is
     not another agent's file some budget covers."""
     uri = params.text_document.uri
-    workspace = ls.budget_docs.open.get(uri)
+    workspace = ls.state(BudgetDocuments).open.get(uri)
     doc = ls.text_document(uri)
     fs_path = to_fs_path(uri)
-    if workspace is None or doc is None or fs_path is None or uri not in ls.budget_docs.uses:
+    if (
+        workspace is None
+        or doc is None
+        or fs_path is None
+        or uri not in ls.state(BudgetDocuments).uses
+    ):
         return None  # not ours, or a budgets.toml (its problems have no mechanical fix)
     from ...budgets.evaluate import budget_uses, entry_checks, use_finding
 
     path, text, encoding = Path(fs_path), doc.source, ls.encoding
-    uses = budget_uses(path, text, workspace, ls.budget_docs.catalog(workspace))
+    uses = budget_uses(path, text, workspace, ls.state(BudgetDocuments).catalog(workspace))
     outline = parse(text)
     lines = LineIndex(text, outline.line_starts, outline.line_ends)
     start = lines.index(params.range.start.line, params.range.start.character, encoding)
     end = lines.index(params.range.end.line, params.range.end.character, encoding)
     findings = [f for use in uses if (f := use_finding(path, text, use)) is not None]
     findings += entry_checks(path, text, uses, outline)
-    stale = ls.budget_docs.stale_check(workspace, path)
+    stale = ls.state(BudgetDocuments).stale_check(workspace, path)
     if stale is not None and uses:
         findings += stale.findings(outline)
     shapes = EditShapes(ls)

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 from pygls.uris import from_fs_path
 
 from ...store.files import BUDGETS_CONFIG, METIS_DIR
+from ..context import ServerContext
 from ..workspaces import uri_to_path
 from . import budget_docs, budget_sync
+from .budget_docs import BudgetDocuments
 
 if TYPE_CHECKING:
     from ...watch.reference_watcher import ReferenceWatcher
-    from ..server import MetisLanguageServer
 
 
 @dataclass
@@ -40,7 +41,7 @@ class ClosedConfigs:
             self.watcher.stop()
 
 
-def tracked(ls: MetisLanguageServer) -> dict[str, Path]:
+def tracked(ls: ServerContext) -> dict[str, Path]:
     """URI of each client folder's budgets.toml -> its path (adopted workspaces, followed
     only while a memory file of theirs is open, are left out)."""
     out: dict[str, Path] = {}
@@ -54,10 +55,10 @@ def tracked(ls: MetisLanguageServer) -> dict[str, Path]:
     return out
 
 
-def follow(ls: MetisLanguageServer) -> None:
+def follow(ls: ServerContext) -> None:
     """After the folders changed: publish each folder's file, withdraw those of folders
     gone, and watch the ones there now."""
-    configs = ls.budget_configs
+    configs = ls.state(ClosedConfigs)
     now = tracked(ls)
     for uri, path in configs.followed.items():
         if uri not in now and not _is_open(ls, path):
@@ -67,31 +68,33 @@ def follow(ls: MetisLanguageServer) -> None:
     _watch(ls, configs)
 
 
-def refresh_all(ls: MetisLanguageServer) -> None:
+def refresh_all(ls: ServerContext) -> None:
     """Publish every followed file's problems as the disk has them (unchanged ones are not
     sent again: `publish_other` compares), and sync the documents their budgets cover."""
     if ls.stopping:
         return
-    for uri, path in ls.budget_configs.followed.items():
+    for uri, path in ls.state(ClosedConfigs).followed.items():
         if not _is_open(ls, path):
             diagnostics = budget_docs.closed_config_diagnostics(path, ls.encoding)
             ls.refresher.publish_other(uri, diagnostics, None)
-    budget_sync.update(ls)
+    budget_sync.update(
+        ls, [path.parent.parent for path in ls.state(ClosedConfigs).followed.values()]
+    )
 
 
-def closed(ls: MetisLanguageServer) -> None:
+def closed(ls: ServerContext) -> None:
     """A budgets.toml buffer closed: its buffer's diagnostics are being withdrawn, so the
     disk's are published right after (on the loop's next turn)."""
     if ls.loop is not None:
         ls.loop.call_soon(refresh_all, ls)
 
 
-def _is_open(ls: MetisLanguageServer, path: Path) -> bool:
+def _is_open(ls: ServerContext, path: Path) -> bool:
     """Whether an editor buffer has the file (under whatever URI the client spelled)."""
-    return any(uri_to_path(uri) == path for uri in ls.budget_docs.open)
+    return any(uri_to_path(uri) == path for uri in ls.state(BudgetDocuments).open)
 
 
-def _watch(ls: MetisLanguageServer, configs: ClosedConfigs) -> None:
+def _watch(ls: ServerContext, configs: ClosedConfigs) -> None:
     pairs = [(path.parent.parent, path) for path in configs.followed.values()]
     if configs.watcher is None:
         if not pairs or ls.loop is None:
@@ -106,3 +109,9 @@ def _watch(ls: MetisLanguageServer, configs: ClosedConfigs) -> None:
 
         configs.watcher = ReferenceWatcher(changed)
     configs.watcher.set_paths(pairs)
+
+
+def register(server: ServerContext) -> None:
+    server.state(BudgetDocuments).on_config_closed = lambda: closed(server)
+    server.fan_out.folders_added.append(lambda added: follow(server))
+    server.fan_out.stopping.append(server.state(ClosedConfigs).stop)

@@ -15,12 +15,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-if TYPE_CHECKING:
-    from ..server import MetisLanguageServer
+from ..context import ServerContext
 
 REGISTRATION_PREFIX = "metis-budget-files"
 """A method's registration id: this, a colon, the method."""
@@ -58,22 +56,15 @@ def patterns(workspaces: list[Path], home: Path | None = None) -> tuple[str, ...
     return tuple(sorted(found))
 
 
-def supported(ls: MetisLanguageServer) -> bool:
-    document = ls.client_capabilities.text_document
-    sync = document.synchronization if document is not None else None
-    return bool(sync and sync.dynamic_registration)
-
-
-def update(ls: MetisLanguageServer) -> None:
-    """Register the followed workspaces' budget patterns if they changed (on the loop)."""
-    if ls.stopping or not supported(ls):
+def update(ls: ServerContext, workspaces: list[Path]) -> None:
+    """Register the budget patterns of the workspaces' budgets.toml if they changed."""
+    if ls.stopping or not ls.capabilities.dynamic_sync:
         return
-    workspaces = [path.parent.parent for path in ls.budget_configs.followed.values()]
     ls.spawn(_register(ls, patterns(workspaces)))
 
 
-async def _register(ls: MetisLanguageServer, wanted: tuple[str, ...]) -> None:
-    state = ls.budget_file_sync
+async def _register(ls: ServerContext, wanted: tuple[str, ...]) -> None:
+    state = ls.state(BudgetFileSync)
     async with state.lock:
         if wanted == state.registered:
             return
@@ -102,6 +93,10 @@ async def _register(ls: MetisLanguageServer, wanted: tuple[str, ...]) -> None:
             )
         )
         state.registered = wanted
+
+
+def register(server: ServerContext) -> None:
+    """Nothing to register: `budget_config` calls `update` whenever it reads the files."""
 
 
 def _id(method: str) -> str:

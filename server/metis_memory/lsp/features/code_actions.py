@@ -12,7 +12,6 @@ from typing import Any
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
-from pygls.lsp.server import LanguageServer
 
 from ...analysis import fixes
 from ...analysis.entries import Entry
@@ -27,7 +26,8 @@ from ..edit_shapes import QUICKFIX, EditShapes, wanted
 from ..protocol import APPLY_EDIT, OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT, SHOW_PROPOSAL
 from ..views import FileView
 from ..workspaces import Folder
-from . import budget_actions
+from . import budget_actions, stale_refs
+from .budget_docs import BudgetDocuments
 from .proposal import can_show_documents
 
 KINDS = [QUICKFIX]
@@ -45,7 +45,7 @@ class _Builder(EditShapes):
         self.folder = folder
         self.analysis = analysis
         self.view = analysis.view
-        self.client_commands = ls.client_options.commands
+        self.client_commands = ls.capabilities.client_commands
         self.show_documents = can_show_documents(ls)
 
     def text_edit(self, lines: LineIndex, change: fixes.TextChange) -> types.TextEdit:
@@ -129,8 +129,8 @@ class _Builder(EditShapes):
         assert finding.entry is not None
         actions = []
         data = finding.data or {}
-        check = self.ls.stale_check(self.folder)
-        facts = self.ls.workspace_facts.get(self.folder.key)
+        check = self.ls.stale.check_for(self.folder)
+        facts = stale_refs.facts_of(self.ls, self.folder)
         if data.get("reference") == "path" and check is not None and facts is not None:
             target = str(data.get("target", ""))
             missing = workspace_path(
@@ -282,7 +282,7 @@ def _edit_problem(ls: ServerContext, edit: types.WorkspaceEdit) -> str | None:
             return f"it would {change.kind} a file; quick fixes only edit memory files"
     for uri, version, creates in targets:
         located = ls.folders.locate(uri)
-        if located is None and not creates and uri in ls.budget_docs.uses:
+        if located is None and not creates and uri in ls.state(BudgetDocuments).uses:
             other = ls.text_document(uri)  # another agent's file: only while it is open
             if other is None or version is None or other.version == version:
                 continue
@@ -305,7 +305,7 @@ def _edit_problem(ls: ServerContext, edit: types.WorkspaceEdit) -> str | None:
     return None
 
 
-def register(server: LanguageServer) -> None:
+def register(server: ServerContext) -> None:
     options = types.CodeActionOptions(code_action_kinds=KINDS)
     server.feature(types.TEXT_DOCUMENT_CODE_ACTION, options)(code_actions)
 

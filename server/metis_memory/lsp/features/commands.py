@@ -14,8 +14,6 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from pygls.lsp.server import LanguageServer
-
 from ...analysis.positions import utf8_size
 from ...analysis.usage import usage_json
 from ...store.errors import MemoryStoreError, NotUtf8
@@ -231,8 +229,10 @@ def forward_event(ls: ServerContext, folder: Folder, event: MemoryEvent) -> None
     ls.notify_soon(method, payload)
 
 
-def register(server: LanguageServer) -> None:
-    """The store's commands: the three writes and the reads."""
+def register(server: ServerContext) -> None:
+    """The store's commands: the three writes and the reads; every write, whoever makes it
+    through this server, is forwarded to the client."""
+    server.fan_out.store_events.append(lambda folder, event: forward_event(server, folder, event))
 
     @server.command(MEMORY_ADD)
     async def memory_add(ls: ServerContext, *args: Any) -> dict[str, object]:

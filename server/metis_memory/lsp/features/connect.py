@@ -13,8 +13,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pygls.lsp.server import LanguageServer
-
 from ...hosts.configs import SETUPS
 from ...store.errors import MemoryStoreError
 from ..arguments import CommandError, invalid, parse
@@ -86,7 +84,7 @@ async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, 
         raise from_store_error(exc) from None
 
 
-def register(server: LanguageServer) -> None:
+def register(server: ServerContext) -> None:
     @server.command(AGENT_HOSTS)
     async def agent_hosts_command(ls: ServerContext, *args: Any) -> list[dict[str, object]]:
         return await agent_hosts(ls, args)

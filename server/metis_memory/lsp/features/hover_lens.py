@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 
 from ...analysis.entries import LineKind, Outline
 from ...analysis.usage import hover_markdown, hover_plaintext, lens_title
 from ..context import ServerContext
 from . import budget_docs
+from .budget_docs import BudgetDocuments
 
 
 def title_line(outline: Outline) -> int:
@@ -40,17 +40,12 @@ def hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | None:
 def hover_kind(ls: ServerContext) -> types.MarkupKind:
     """The client's most preferred format of the two the server writes. A client that
     declares none gets plain text, which every client can show."""
-    caps = ls.client_capabilities.text_document
-    formats = caps.hover.content_format if caps and caps.hover else None
-    for kind in formats or ():
-        if kind in (types.MarkupKind.Markdown, types.MarkupKind.PlainText):
-            return types.MarkupKind(kind)
-    return types.MarkupKind.PlainText
+    return ls.capabilities.hover_kind
 
 
 def budget_hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | None:
     """Another agent's file: each budget's usage, on its first line."""
-    uses = ls.budget_docs.uses.get(params.text_document.uri)
+    uses = ls.state(BudgetDocuments).uses.get(params.text_document.uri)
     if not uses or params.position.line != 0:
         return None
     if hover_kind(ls) is types.MarkupKind.Markdown:
@@ -65,7 +60,7 @@ def budget_hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | 
 def code_lens(ls: ServerContext, params: types.CodeLensParams) -> list[types.CodeLens] | None:
     analysis = ls.analysis_of_open(params.text_document.uri)
     if analysis is None:
-        uses = ls.budget_docs.uses.get(params.text_document.uri)
+        uses = ls.state(BudgetDocuments).uses.get(params.text_document.uri)
         if not uses:
             return None
         top = types.Range(types.Position(0, 0), types.Position(0, 0))
@@ -79,7 +74,7 @@ def code_lens(ls: ServerContext, params: types.CodeLensParams) -> list[types.Cod
     ]
 
 
-def register(server: LanguageServer) -> None:
+def register(server: ServerContext) -> None:
     server.feature(types.TEXT_DOCUMENT_HOVER)(hover)
     server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(
         code_lens

@@ -5,25 +5,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 
 from ...store.errors import MemoryStoreError
 from ...store.files import MemoryFile
 from ...watch.memory_watcher import MemoryWatcher
-from ..client_options import parse_client_options
+from ..capabilities import resolve
+from ..context import ServerContext
 from ..documents import LspWorkspace
 from ..views import disk_view
 from ..workspaces import Folder, folder_key
-from . import agent_memory, budget_config
-
-if TYPE_CHECKING:
-    from ..server import MetisLanguageServer
 
 
-def start(ls: MetisLanguageServer) -> None:
+def start(ls: ServerContext) -> None:
     """After `initialized`: track the folders, publish, watch."""
     ls.loop = asyncio.get_running_loop()
     folders = list(ls.workspace.folders.values())
@@ -32,11 +27,14 @@ def start(ls: MetisLanguageServer) -> None:
             ls.folders.add(wf.uri, wf.name)
     elif ls.workspace.root_uri:
         ls.folders.add(ls.workspace.root_uri)
-    ls.watcher = MemoryWatcher(lambda path: ls.call_on_loop(disk_changed, ls, folder_key(path)))
+    watching = ls.state(MemoryWatching)
+    watching.watcher = MemoryWatcher(
+        lambda path: ls.call_on_loop(disk_changed, ls, folder_key(path))
+    )
     folders_changed(ls, added=ls.folders.all())
 
 
-def change_folders(ls: MetisLanguageServer, event: types.WorkspaceFoldersChangeEvent) -> None:
+def change_folders(ls: ServerContext, event: types.WorkspaceFoldersChangeEvent) -> None:
     removed: list[Folder] = []
     adopted_before = {f.key for f in ls.folders.all() if f.adopted}
     for wf in event.removed:
@@ -56,30 +54,38 @@ def change_folders(ls: MetisLanguageServer, event: types.WorkspaceFoldersChangeE
     folders_changed(ls, added)
 
 
-def folders_changed(ls: MetisLanguageServer, added: list[Folder]) -> None:
+def folders_changed(ls: ServerContext, added: list[Folder]) -> None:
     for folder in added:
         _adopt_open_documents(ls, folder)
         ls.refresher.request_folder(folder)
     watch(ls)
-    budget_config.follow(ls)
-    if added:
-        agent_memory.refresh_all(ls)
-        ls.spawn(agent_memory.watch(ls))
+    ls.fan_out.folders_were_added(added)  # budgets.toml followed, auto memory published
 
 
-def watch(ls: MetisLanguageServer) -> None:
-    if ls.watcher is not None:
-        ls.watcher.set_folders(f.path for f in ls.folders.all())
+class MemoryWatching:
+    """The one watcher of every workspace's `.metis/`."""
+
+    watcher: MemoryWatcher | None = None
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
 
 
-def drop(ls: MetisLanguageServer, folder: Folder) -> None:
+def watch(ls: ServerContext) -> None:
+    watcher = ls.state(MemoryWatching).watcher
+    if watcher is not None:
+        watcher.set_folders(f.path for f in ls.folders.all())
+
+
+def drop(ls: ServerContext, folder: Folder) -> None:
     """Forget an adopted workspace: nothing of it is open any more."""
     ls.folders.drop(folder)
     ls.refresher.forget_folder(folder)
     watch(ls)
 
 
-def _adopt_open_documents(ls: MetisLanguageServer, folder: Folder) -> None:
+def _adopt_open_documents(ls: ServerContext, folder: Folder) -> None:
     """Memory documents opened before their folder was added."""
     for uri in ls.client_uris():
         located = ls.folders.locate(uri)
@@ -89,7 +95,7 @@ def _adopt_open_documents(ls: MetisLanguageServer, folder: Folder) -> None:
                 uris.append(uri)
 
 
-def disk_changed(ls: MetisLanguageServer, key: str) -> None:
+def disk_changed(ls: ServerContext, key: str) -> None:
     """The watcher saw a change in a folder's `.metis/` (on the loop)."""
     folder = ls.folders.get(key)
     if folder is None:
@@ -102,7 +108,7 @@ def disk_changed(ls: MetisLanguageServer, key: str) -> None:
             remember_disk(ls, folder, file)
 
 
-def remember_disk(ls: MetisLanguageServer, folder: Folder, file: MemoryFile) -> None:
+def remember_disk(ls: ServerContext, folder: Folder, file: MemoryFile) -> None:
     """Read the disk of an open file so its text is known as a disk version: the editor's
     clean buffer may show it after the disk has moved on (an agent wrote again before the
     editor reloaded), and that is not an unsaved edit."""
@@ -114,35 +120,37 @@ def remember_disk(ls: MetisLanguageServer, folder: Folder, file: MemoryFile) -> 
     ls.spawn(read())
 
 
-def register(server: LanguageServer) -> None:
+def register(server: ServerContext) -> None:
+    server.fan_out.stopping.append(server.state(MemoryWatching).stop)
+
     @server.feature(types.INITIALIZE)
-    def on_initialize(ls: MetisLanguageServer, params: types.InitializeParams) -> None:
+    def on_initialize(ls: ServerContext, params: types.InitializeParams) -> None:
         # pygls has just built its workspace; no document is open yet.
-        ls.protocol._workspace = LspWorkspace.replacing(ls.protocol._workspace)
-        ls.client_options = parse_client_options(params.initialization_options)
+        LspWorkspace.install(ls)
+        ls.capabilities = resolve(params.capabilities, params.initialization_options)
 
     @server.feature(types.INITIALIZED)
-    def on_initialized(ls: MetisLanguageServer, params: types.InitializedParams) -> None:
+    def on_initialized(ls: ServerContext, params: types.InitializedParams) -> None:
         start(ls)
 
     @server.feature(types.SHUTDOWN)
-    def on_shutdown(ls: MetisLanguageServer, params: None) -> None:
+    def on_shutdown(ls: ServerContext, params: None) -> None:
         ls.shutdown_requested = True
         ls.stop_background()
 
     @server.feature(types.EXIT)
-    def on_exit(ls: MetisLanguageServer, params: None) -> None:
+    def on_exit(ls: ServerContext, params: None) -> None:
         ls.stop_background()  # before pygls closes stdout: nothing may be sent after
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def did_change_folders(
-        ls: MetisLanguageServer, params: types.DidChangeWorkspaceFoldersParams
+        ls: ServerContext, params: types.DidChangeWorkspaceFoldersParams
     ) -> None:
         change_folders(ls, params.event)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(
-        ls: MetisLanguageServer, params: types.DidChangeConfigurationParams
+        ls: ServerContext, params: types.DidChangeConfigurationParams
     ) -> None:
         """The server has no settings of its own (its behaviour comes from the client's
         capabilities and initializationOptions); clients send this regardless."""

@@ -14,20 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
+from ...analysis.positions import utf8_size
 from ...store.cache import UnsafeCacheDir, cache_root, prune_private, write_private
 from ...store.files import MemoryFile
+from ...store.usage import Usage
 from ..arguments import CommandError, parse
 from ..context import ServerContext
-from ..protocol import SHOW_PROPOSAL
+from ..protocol import PROPOSAL_USAGE, SHOW_PROPOSAL
 from ..workspaces import Folder
 
 
 def can_show_documents(ls: ServerContext) -> bool:
-    window = ls.client_capabilities.window
-    return bool(window and window.show_document and window.show_document.support)
+    return ls.capabilities.shows_documents
 
 
 def proposal_path(folder: Folder, file: MemoryFile) -> Path:
@@ -82,7 +82,45 @@ async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, o
     return {"file": file.value, "uri": uri, "shown": bool(result and result.success)}
 
 
-def register(server: LanguageServer) -> None:
-    @server.command(SHOW_PROPOSAL)
+class ProposalDocuments:
+    """Consolidation proposals (`metis-proposal:` documents) open in the editor, analysed as
+    the file each is for (a `fan_out.DocumentKind`); the client is told each one's size
+    against that file's caps (`metis/proposalUsage`)."""
+
+    def __init__(self, ls: ServerContext) -> None:
+        self.ls = ls
+
+    def opened(self, uri: str) -> bool:
+        ls = self.ls
+        if uri not in ls.analysed_as:
+            found = ls.folders.locate_proposal(uri)
+            if found is None:
+                return False
+            ls.analysed_as[uri] = found
+        ls.refresher.publish_document(uri, ls.analysis_of_open(uri))
+        file = ls.analysed_as[uri][1]
+        size = utf8_size(ls.workspace.get_text_document(uri).source)
+        usage = Usage(file, size, "buffer").to_json()
+        del usage["source"], usage["over_soft_cap"], usage["over_hard_cap"]
+        ls.notify(PROPOSAL_USAGE, {"uri": uri, "file": file.value, **usage})
+        return True
+
+    def changed(self, uri: str) -> bool:
+        return uri in self.ls.analysed_as and self.opened(uri)
+
+    def closed(self, uri: str) -> bool:
+        if self.ls.analysed_as.pop(uri, None) is None:
+            return False
+        self.ls.refresher.publish_document(uri, None)
+        return True
+
+    def saved(self, uri: str) -> None:
+        return None
+
+
+def register(ls: ServerContext) -> None:
+    ls.fan_out.documents.append(ProposalDocuments(ls))
+
+    @ls.command(SHOW_PROPOSAL)
     async def show_proposal_command(ls: ServerContext, *args: Any) -> dict[str, object]:
         return await show_proposal(ls, args)

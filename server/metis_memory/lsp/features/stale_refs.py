@@ -18,10 +18,13 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ...store.files import MemoryFile
+from ..context import ServerContext
+from .budget_docs import BudgetDocuments
 
 if TYPE_CHECKING:
     from ...analysis.stale import StaleCheck
-    from ..server import MetisLanguageServer
+    from ...watch.reference_watcher import ReferenceWatcher
+    from ...workspace.facts import WorkspaceFacts
     from ..workspaces import Folder
 
 log = logging.getLogger(__name__)
@@ -30,24 +33,72 @@ MAX_WATCHED = 1_000
 """Paths watched across all folders: a memory file under its hard cap names far fewer."""
 
 
-def check_for(ls: MetisLanguageServer, folder: Folder) -> StaleCheck | None:
+class StaleState:
+    """Each folder's facts, check and watched paths, and the registration of the watch."""
+
+    def __init__(self) -> None:
+        self.facts: dict[str, WorkspaceFacts] = {}
+        self.checks: dict[str, tuple[str, StaleCheck | None]] = {}
+        self.refs: dict[str, frozenset[tuple[str, str]]] = {}
+        """Folder key -> the references its files make, as last registered for."""
+        self.watched: dict[str, set[Path]] = {}
+        """Folder key -> the paths its entries name (and its declaring files), watched."""
+        self.registered = False
+        self.lock: asyncio.Lock | None = None
+        """Serialises the re-registrations."""
+        self.watcher: ReferenceWatcher | None = None
+        """The server's own watch, for a client that cannot watch files."""
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+
+
+class StaleReferences:
+    """The core's stale source (`context.StaleSource`), installed by `register`."""
+
+    def __init__(self, ls: ServerContext) -> None:
+        self.ls = ls
+
+    def check_for(self, folder: Folder) -> StaleCheck | None:
+        return check_for(self.ls, folder)
+
+    def analysed(self, folder: Folder) -> None:
+        analysed(self.ls, folder)
+
+
+def facts_of(ls: ServerContext, folder: Folder) -> WorkspaceFacts | None:
+    """The folder's workspace facts, once its check was made."""
+    return ls.state(StaleState).facts.get(folder.key)
+
+
+def register(server: ServerContext) -> None:
+    server.stale = StaleReferences(server)
+    server.fan_out.watched.append(lambda changes: files_changed(server, changes))
+    server.fan_out.stopping.append(server.state(StaleState).stop)
+
+
+def check_for(ls: ServerContext, folder: Folder) -> StaleCheck | None:
     """The folder's check, made again only when its `[stale] severity` changes."""
     from ...workspace.facts import WorkspaceFacts, stale_check
 
-    facts = ls.workspace_facts.get(folder.key)
+    facts = ls.state(StaleState).facts.get(folder.key)
     if facts is None or facts.root != folder.path:
         facts = WorkspaceFacts(folder.path, defer=functools.partial(_read_then_refresh, ls, folder))
-        ls.workspace_facts[folder.key] = facts
-        ls.stale_checks.pop(folder.key, None)
-    severity = ls.budget_docs.catalog(folder.path).stale_severity
-    cached = ls.stale_checks.get(folder.key)
+        ls.state(StaleState).facts[folder.key] = facts
+        ls.state(StaleState).checks.pop(folder.key, None)
+    severity = ls.state(BudgetDocuments).catalog(folder.path).stale_severity
+    cached = ls.state(StaleState).checks.get(folder.key)
     if cached is None or cached[0] != severity:
         memory_dir = folder.store.path(MemoryFile.MEMORY).parent
-        cached = ls.stale_checks[folder.key] = (severity, stale_check(facts, memory_dir, severity))
+        cached = ls.state(StaleState).checks[folder.key] = (
+            severity,
+            stale_check(facts, memory_dir, severity),
+        )
     return cached[1]
 
 
-def _read_then_refresh(ls: MetisLanguageServer, folder: Folder, read: Callable[[], object]) -> None:
+def _read_then_refresh(ls: ServerContext, folder: Folder, read: Callable[[], object]) -> None:
     """A repository's file read for the stale check (a Makefile, a tox.ini, a .gitignore):
     in a worker thread, so no request waits behind a large or hostile one; the folder is
     analysed again once it is read."""
@@ -65,7 +116,7 @@ def _read_then_refresh(ls: MetisLanguageServer, folder: Folder, read: Callable[[
     loop.run_in_executor(None, read).add_done_callback(done)
 
 
-def referenced(ls: MetisLanguageServer, folder: Folder) -> frozenset[tuple[str, str]]:
+def referenced(ls: ServerContext, folder: Folder) -> frozenset[tuple[str, str]]:
     """(kind, path or target) of every reference the folder's analysed files make."""
     found: frozenset[tuple[str, str]] = frozenset()
     for file in MemoryFile:
@@ -90,51 +141,50 @@ def watched_paths(folder: Folder, refs: frozenset[tuple[str, str]]) -> set[Path]
     return paths
 
 
-def analysed(ls: MetisLanguageServer, folder: Folder) -> None:
+def analysed(ls: ServerContext, folder: Folder) -> None:
     """Re-register the watchers when the references changed (a keystroke seldom does)."""
     if ls.loop is None:
         return
     refs = referenced(ls, folder)
-    if ls.stale_refs.get(folder.key) == refs:
+    if ls.state(StaleState).refs.get(folder.key) == refs:
         return
-    ls.stale_refs[folder.key] = refs
+    ls.state(StaleState).refs[folder.key] = refs
     paths = watched_paths(folder, refs)
-    if ls.stale_watched.get(folder.key) == paths:
+    if ls.state(StaleState).watched.get(folder.key) == paths:
         return
-    ls.stale_watched[folder.key] = paths
+    ls.state(StaleState).watched[folder.key] = paths
     if not client_watches(ls):
         _watch_ourselves(ls)
         return
-    facts = ls.workspace_facts.get(folder.key)
+    facts = ls.state(StaleState).facts.get(folder.key)
     if facts is not None:
         facts.stop_remembering()  # new paths are not watched yet: ask the disk meanwhile
     ls.loop.create_task(_register(ls))
 
 
-async def _register(ls: MetisLanguageServer) -> None:
+async def _register(ls: ServerContext) -> None:
     """One registration at a time, of the watch set as it is when its turn comes."""
-    if ls.stale_lock is None:
-        ls.stale_lock = asyncio.Lock()
-    async with ls.stale_lock:
+    state = ls.state(StaleState)
+    if state.lock is None:
+        state.lock = asyncio.Lock()
+    async with state.lock:
         await _replace_registration(ls)
 
 
-async def _replace_registration(ls: MetisLanguageServer) -> None:
-    caps = ls.client_capabilities.workspace
-    watched = caps.did_change_watched_files if caps else None
-    relative = bool(watched and watched.relative_pattern_support)
-    everything = sorted({(key, p) for key, paths in ls.stale_watched.items() for p in paths})[
-        :MAX_WATCHED
-    ]
+async def _replace_registration(ls: ServerContext) -> None:
+    relative = ls.capabilities.relative_patterns
+    everything = sorted(
+        {(key, p) for key, paths in ls.state(StaleState).watched.items() for p in paths}
+    )[:MAX_WATCHED]
     try:
-        if ls.stale_registered:
+        if ls.state(StaleState).registered:
             unregistration = types.Unregistration(
                 REGISTRATION_ID, types.WORKSPACE_DID_CHANGE_WATCHED_FILES
             )
             await ls.client_unregister_capability_async(
                 types.UnregistrationParams([unregistration])
             )
-            ls.stale_registered = False
+            ls.state(StaleState).registered = False
         if not everything:
             return
         watchers = [
@@ -146,16 +196,16 @@ async def _replace_registration(ls: MetisLanguageServer) -> None:
             REGISTRATION_ID, types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
         )
         await ls.client_register_capability_async(types.RegistrationParams([registration]))
-        ls.stale_registered = True
+        ls.state(StaleState).registered = True
         if len(everything) < MAX_WATCHED:  # every path asked about is watched: remember
-            for key in ls.stale_watched:
-                facts = ls.workspace_facts.get(key)
+            for key in ls.state(StaleState).watched:
+                facts = ls.state(StaleState).facts.get(key)
                 if facts is not None:
                     facts.remember()
                     facts.forget()
         # A change made before the editor's watchers were up sent no event (CI's code-server
         # answered the registration seconds after a file was deleted): ask the disk once more.
-        for key in list(ls.stale_watched):
+        for key in list(ls.state(StaleState).watched):
             folder = ls.folders.get(key)
             if folder is not None:
                 ls.refresher.request_folder(folder)
@@ -163,7 +213,7 @@ async def _replace_registration(ls: MetisLanguageServer) -> None:
         log.info("the client did not register the stale-reference watchers: %s", exc)
 
 
-def _pattern(ls: MetisLanguageServer, key: str, path: Path, relative: bool) -> types.GlobPattern:
+def _pattern(ls: ServerContext, key: str, path: Path, relative: bool) -> types.GlobPattern:
     """`path` relative to its folder (VS Code watches those through its folder watcher), or
     absolute for a client without relative patterns."""
     folder = ls.folders.get(key)
@@ -173,20 +223,19 @@ def _pattern(ls: MetisLanguageServer, key: str, path: Path, relative: bool) -> t
     return str(path)
 
 
-def client_watches(ls: MetisLanguageServer) -> bool:
+def client_watches(ls: ServerContext) -> bool:
     """Whether the client can watch files for the server (VS Code, Emacs; not Neovim on
     Linux, which reports no dynamic registration)."""
-    caps = ls.client_capabilities.workspace
-    watched = caps.did_change_watched_files if caps else None
-    return bool(watched is not None and watched.dynamic_registration)
+    return ls.capabilities.watches_files
 
 
-def _watch_ourselves(ls: MetisLanguageServer) -> None:
+def _watch_ourselves(ls: ServerContext) -> None:
     """The server's own watch on the same paths (`reference_watcher.py`); existence answers
     are then not kept (a keystroke asks the disk), only pushed changes are added."""
     from ...watch.reference_watcher import ReferenceWatcher
 
-    if ls.reference_watcher is None:
+    state = ls.state(StaleState)
+    if state.watcher is None:
         loop = ls.loop
         assert loop is not None
 
@@ -194,18 +243,18 @@ def _watch_ourselves(ls: MetisLanguageServer) -> None:
             if not ls.stopping:
                 loop.call_soon_threadsafe(_recheck_all, ls)
 
-        ls.reference_watcher = ReferenceWatcher(changed_on_disk)
+        state.watcher = ReferenceWatcher(changed_on_disk)
     pairs = []
-    for key, paths in ls.stale_watched.items():
+    for key, paths in ls.state(StaleState).watched.items():
         folder = ls.folders.get(key)
         if folder is not None:
             pairs += [(folder.path, p) for p in paths]
-    ls.reference_watcher.set_paths(sorted(pairs)[:MAX_WATCHED])
+    state.watcher.set_paths(sorted(pairs)[:MAX_WATCHED])
 
 
-def _recheck_all(ls: MetisLanguageServer) -> None:
-    for key in list(ls.stale_watched):
-        facts = ls.workspace_facts.get(key)
+def _recheck_all(ls: ServerContext) -> None:
+    for key in list(ls.state(StaleState).watched):
+        facts = ls.state(StaleState).facts.get(key)
         if facts is not None:
             facts.forget()
         folder = ls.folders.get(key)
@@ -213,7 +262,7 @@ def _recheck_all(ls: MetisLanguageServer) -> None:
             ls.refresher.request_folder(folder)
 
 
-def files_changed(ls: MetisLanguageServer, changes: list[types.FileEvent]) -> None:
+def files_changed(ls: ServerContext, changes: list[types.FileEvent]) -> None:
     """A watched path appeared, changed or went: re-analyse the folders naming it."""
     changed = set()
     for change in changes:
@@ -222,9 +271,9 @@ def files_changed(ls: MetisLanguageServer, changes: list[types.FileEvent]) -> No
             changed.add(Path(os.path.normpath(fs_path)))
     if not changed:
         return
-    for key, paths in list(ls.stale_watched.items()):
+    for key, paths in list(ls.state(StaleState).watched.items()):
         if paths & changed:
-            facts = ls.workspace_facts.get(key)
+            facts = ls.state(StaleState).facts.get(key)
             if facts is not None:
                 facts.forget()
             folder = ls.folders.get(key)
