@@ -46,7 +46,7 @@ lint: $(STAMP) system-deps
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# Debian's Neovim and Emacs (with eglot) for the other-editor tests (tests/neovim, tests/emacs);
+# Debian's Neovim and Emacs (with eglot) for the other-editor tests (tests/editors/neovim, tests/editors/emacs);
 # Claude Code, Codex, Gemini CLI and Copilot CLI, pinned, for the real-host tests (tests/real_hosts).
 python-test-deps: system-deps
 	@scripts/apt-install.sh $(PYTHON_TEST_APT)

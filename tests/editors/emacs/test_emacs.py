@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "examples" / "emacs" / "metis-memory.el"
 PROBE = Path(__file__).resolve().parent / "probe.el"
 EMACS = shutil.which("emacs")

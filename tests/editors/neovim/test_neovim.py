@@ -19,7 +19,7 @@ from support.lsp_session import MetisClient
 from support.lsp_values import file_uri
 from support.memory_files import write_memory
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "examples" / "neovim" / "metis.lua"
 HERE = Path(__file__).resolve().parent
 SERVER = [sys.executable, "-m", "metis_memory", "lsp"]
