@@ -36,6 +36,18 @@ class GlobTooComplex(ValueError):
     """A glob past a bound; its text says which bound and the numbers."""
 
 
+def expand_braces(text: str, limit: int) -> list[str]:
+    """`text`'s brace alternatives (`a{b,c}` is `ab`, `ac`), at most `limit` of them: the one
+    brace expansion of text a repository wrote. Past the limit (or nested past Python's
+    recursion), GlobTooComplex."""
+    import bracex
+
+    try:
+        return list(bracex.iexpand(text, limit=limit))
+    except (bracex.ExpansionLimitException, RecursionError) as exc:
+        raise GlobTooComplex(f"its braces expand to over {limit:,} alternatives") from exc
+
+
 @functools.lru_cache(maxsize=2048)
 def compile_glob(glob: str, *, braces: bool = False, ignore_case: bool = False) -> WcMatcher[str]:
     """The compiled glob; raises GlobTooComplex past a bound."""
@@ -53,11 +65,9 @@ def compile_glob(glob: str, *, braces: bool = False, ignore_case: bool = False) 
             "multiplies the work by the depth of the path)"
         )
     if braces:
-        import bracex
-
         try:
-            expanded = sum(map(len, bracex.iexpand(glob, limit=MAX_EXPANSIONS)))
-        except (bracex.ExpansionLimitException, RecursionError) as exc:
+            expanded = sum(map(len, expand_braces(glob, MAX_EXPANSIONS)))
+        except GlobTooComplex as exc:
             raise GlobTooComplex(
                 f"the glob's braces expand to over {MAX_EXPANSIONS:,} alternatives"
             ) from exc

@@ -86,9 +86,13 @@ def to_range(lines: LineIndex, start: int, end: int, encoding: str) -> types.Ran
     return types.Range(types.Position(sl, sc), types.Position(el, ec))
 
 
-def to_diagnostic(finding: Finding, lines: LineIndex, uri: str, encoding: str) -> types.Diagnostic:
+def to_diagnostic(
+    finding: Finding, lines: LineIndex, uri: str | None, encoding: str
+) -> types.Diagnostic:
+    """The one conversion of a finding, in a memory file or another agent's file; the
+    first occurrence of a duplicate is named where the document's `uri` is known."""
     related = None
-    if finding.original is not None:
+    if finding.original is not None and uri is not None:
         original = finding.original
         related = [
             types.DiagnosticRelatedInformation(
@@ -104,4 +108,5 @@ def to_diagnostic(finding: Finding, lines: LineIndex, uri: str, encoding: str) -
         source=SOURCE,
         tags=[types.DiagnosticTag.Unnecessary] if finding.code in _UNNECESSARY else None,
         related_information=related,
+        data=finding.data,
     )

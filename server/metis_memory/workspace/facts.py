@@ -360,10 +360,11 @@ MAX_TOX_GROUPS = 32
 def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
     """`[testenv:NAME]` sections and `env_list` (or `envlist`) of `[tox]`, as configparser
     reads the INI (tox's own ini loader is a configparser too), each brace product expanded by
-    bracex under a limit: a product that would exceed `MAX_TOX_NAMES` declares nothing."""
+    `analysis.globs.expand_braces` under a limit: a product that would exceed `MAX_TOX_NAMES`
+    declares nothing."""
     import configparser
 
-    import bracex
+    from ..analysis.globs import GlobTooComplex, expand_braces
 
     text = _text(path)
     if text is None:
@@ -389,8 +390,8 @@ def _tox_envs(_root: Path, path: Path, _read: list[Path]) -> Targets | None:
         if len(item) > MAX_TOX_ITEM or item.count("{") > MAX_TOX_GROUPS:
             return None
         try:
-            names.update(bracex.iexpand(item, limit=MAX_TOX_NAMES - len(names) or 1))
-        except (bracex.ExpansionLimitException, RecursionError):
+            names.update(expand_braces(item, MAX_TOX_NAMES - len(names) or 1))
+        except GlobTooComplex:
             return None
         if len(names) > MAX_TOX_NAMES:
             return None

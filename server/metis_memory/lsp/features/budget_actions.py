@@ -18,8 +18,9 @@ from ...analysis.findings import Finding
 from ...analysis.positions import LineIndex
 from ...analysis.tidy import tidy
 from ..context import ServerContext
+from ..diagnostics import to_diagnostic
 from ..edit_shapes import QUICKFIX, EditShapes
-from .budget_docs import BudgetDocuments, to_budget_diagnostic
+from .budget_docs import BudgetDocuments
 
 
 def code_actions(
@@ -64,7 +65,7 @@ def code_actions(
         actions[title] = types.CodeAction(
             title=title,
             kind=QUICKFIX,
-            diagnostics=[to_budget_diagnostic(finding, lines, encoding)],
+            diagnostics=[to_diagnostic(finding, lines, None, encoding)],
             is_preferred=preferred or None,
             edit=shapes.workspace_edit([(uri, doc.version, [edit])]),
         )

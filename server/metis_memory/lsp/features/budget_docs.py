@@ -18,10 +18,9 @@ from pygls.uris import to_fs_path
 from ...analysis.entries import Outline, parse
 from ...analysis.positions import LineIndex
 from ...store.files import BUDGETS_CONFIG, METIS_DIR
-from ..diagnostics import SOURCE, to_range
+from ..diagnostics import SOURCE, to_diagnostic, to_range
 
 if TYPE_CHECKING:
-    from ...analysis.findings import Finding
     from ...analysis.stale import StaleCheck
     from ...budgets.catalog import Catalog
     from ...budgets.evaluate import BudgetUse
@@ -162,13 +161,13 @@ def diagnostics_for(
     findings += structure_findings(path, text, workspace, home)
     if not entries:
         lines = LineIndex(text)
-        return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
+        return [to_diagnostic(finding, lines, None, encoding) for finding in findings]
     outline = outline if outline is not None else parse(text)
     findings += entry_checks(path, text, uses, outline)
     if stale is not None and uses:
         findings += stale.findings(outline)
     lines = LineIndex(text, outline.line_starts, outline.line_ends)
-    return [to_budget_diagnostic(finding, lines, encoding) for finding in findings]
+    return [to_diagnostic(finding, lines, None, encoding) for finding in findings]
 
 
 def forget(docs: BudgetDocuments, uri: str) -> bool:
@@ -196,17 +195,6 @@ def hover_markdown(uses: list[BudgetUse]) -> str:
 
 def hover_plaintext(uses: list[BudgetUse]) -> str:
     return "\n".join(["What each agent sees of this file:", *(u.summary() for u in uses)])
-
-
-def to_budget_diagnostic(finding: Finding, lines: LineIndex, encoding: str) -> types.Diagnostic:
-    return types.Diagnostic(
-        range=to_range(lines, finding.start, finding.end, encoding),
-        message=finding.message,
-        severity=types.DiagnosticSeverity(finding.severity.value),
-        code=finding.code,
-        source=SOURCE,
-        data=finding.data,
-    )
 
 
 def config_diagnostics(text: str, encoding: str) -> list[types.Diagnostic]:
