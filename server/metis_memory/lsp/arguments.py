@@ -1,6 +1,6 @@
 """A command's one JSON-object argument, validated by its pydantic model.
 
-The model (`tools/command_inputs.py`, registered per command in `protocol.argument_models()`)
+The model (`lsp/command_args.py`, registered per command in `protocol.argument_models()`)
 is the only statement of what a command accepts: the "Expected {...}" in every error
 is rendered from it, so the text cannot drift from what is enforced.
 """

@@ -2,7 +2,7 @@
 
 The TypeScript side has the same names in `extension/src/protocol.ts`;
 `tests/lsp/test_protocol_contract.py` fails when the two disagree. Each command's argument
-model is in `argument_models()` (the models live in `tools/command_inputs.py`).
+model is in `argument_models()` (the models live in `lsp/command_args.py`).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ CLIENT_COMMANDS_OPTION = "clientCommands"
 def argument_models() -> dict[str, type[BaseModel]]:
     """Each command's argument model. Imported on first use: pydantic costs ~100 ms of the
     server's start, and no command runs before `initialize` is answered."""
-    from ..tools import command_inputs as args
+    from . import command_args as args
 
     return {
         MEMORY_ADD: args.MemoryAddArgs,

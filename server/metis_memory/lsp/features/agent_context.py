@@ -19,7 +19,7 @@ from .commands import take_folder
 
 async def context_of(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, Any]]:
     from ...budgets.context_view import agent_context  # (on first use: start stays quick)
-    from ...tools.command_inputs import WorkspaceArgs
+    from ..command_args import WorkspaceArgs
 
     folder = take_folder(ls, AGENT_CONTEXT, parse(AGENT_CONTEXT, args, WorkspaceArgs).workspace)
     buffers: dict[Path, str] = {}

@@ -248,7 +248,7 @@ async def code_actions(
 async def apply_edit(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     """`metis.applyEdit {label, edit}`: ask the client to apply `edit` (a quick fix offered
     as a plain `Command`). The server writes nothing; the edit lands in the editor's undo."""
-    from ...tools.command_inputs import ApplyEditArgs
+    from ..command_args import ApplyEditArgs
 
     params = parse(APPLY_EDIT, args, ApplyEditArgs)
     try:

@@ -32,6 +32,7 @@ from ..protocol import (
     READ,
     TIDY,
     USAGE,
+    argument_models,
 )
 from ..views import editor_text
 from ..workspaces import Folder, WorkspaceArgumentError
@@ -70,19 +71,15 @@ def take_folder(ls: ServerContext, command: str, workspace: str | None) -> Folde
 async def memory_write(ls: ServerContext, command: str, args: tuple[Any, ...]) -> dict[str, object]:
     """metis.memoryAdd / memoryReplace / memoryConsolidate."""
     from ...tools import ToolExecutionError
-    from ...tools.command_inputs import (
+    from ..command_args import (
         MemoryAddArgs,
         MemoryConsolidateArgs,
         MemoryReplaceArgs,
         tool_input,
     )
 
-    models: dict[str, type[MemoryAddArgs | MemoryReplaceArgs | MemoryConsolidateArgs]] = {
-        MEMORY_ADD: MemoryAddArgs,
-        MEMORY_REPLACE: MemoryReplaceArgs,
-        MEMORY_CONSOLIDATE: MemoryConsolidateArgs,
-    }
-    params = parse(command, args, models[command])
+    params = parse(command, args, argument_models()[command])  # (the one name->model map)
+    assert isinstance(params, (MemoryAddArgs, MemoryReplaceArgs, MemoryConsolidateArgs))
     folder = take_folder(ls, command, params.workspace)
     file = MemoryFile(params.file)
     await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
@@ -138,8 +135,8 @@ async def refuse_unsaved(
 
 
 async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
-    from ...tools.command_inputs import AssemblePromptArgs
     from ...tools.redaction import redacted_prompt
+    from ..command_args import AssemblePromptArgs
 
     params = parse(ASSEMBLE_PROMPT, args, AssemblePromptArgs)
     folder = take_folder(ls, ASSEMBLE_PROMPT, params.workspace)
@@ -156,15 +153,15 @@ def consolidation_prompt(args: tuple[Any, ...]) -> str:
     them out of the file)."""
     from ...analysis.consolidation_prompt import consolidation_prompt as prompt
     from ...store.files import MemoryFile
-    from ...tools.command_inputs import ConsolidationPromptArgs
     from ...tools.redaction import redact
+    from ..command_args import ConsolidationPromptArgs
 
     params = parse(CONSOLIDATION_PROMPT, args, ConsolidationPromptArgs)
     return prompt(MemoryFile(params.file), redact(params.text))
 
 
 async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
-    from ...tools.command_inputs import WorkspaceArgs
+    from ..command_args import WorkspaceArgs
 
     folder = take_folder(ls, USAGE, parse(USAGE, args, WorkspaceArgs).workspace)
     return usage_json(await current_usage(ls, folder))
@@ -172,8 +169,8 @@ async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str,
 
 async def read(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
     """`memory_read` from the disk (what an agent's next prompt holds), not the buffers."""
-    from ...tools.command_inputs import WorkspaceArgs
     from ...tools.read import memory_read
+    from ..command_args import WorkspaceArgs
 
     folder = take_folder(ls, READ, parse(READ, args, WorkspaceArgs).workspace)
     try:
@@ -197,7 +194,7 @@ async def current_usage(ls: ServerContext, folder: Folder) -> dict[MemoryFile, U
 
 async def tidy(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...analysis.tidy import tidy as tidy_text
-    from ...tools.command_inputs import FileArgs
+    from ..command_args import FileArgs
 
     params = parse(TIDY, args, FileArgs)
     folder = take_folder(ls, TIDY, params.workspace)

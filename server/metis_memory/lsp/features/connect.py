@@ -25,7 +25,7 @@ EDITOR_MCP_PATH = ".vscode/mcp.json"
 
 async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
     """Every host `init` can set up, with the files it would write (for a picker)."""
-    from ...tools.command_inputs import WorkspaceArgs
+    from ..command_args import WorkspaceArgs
 
     parse(AGENT_HOSTS, args, WorkspaceArgs)
     return [
@@ -50,7 +50,7 @@ def own_command() -> str:
 
 async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...hosts.init import ConfigRefused, apply_init, plan_init  # (on first use)
-    from ...tools.command_inputs import ConnectAgentsArgs
+    from ..command_args import ConnectAgentsArgs
 
     params = parse(CONNECT_AGENTS, args, ConnectAgentsArgs)
     folder = take_folder(ls, CONNECT_AGENTS, params.workspace)

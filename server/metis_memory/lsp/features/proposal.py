@@ -50,7 +50,7 @@ def _write_private(path: Path, text: str) -> None:
 
 async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...analysis.tidy import tidy
-    from ...tools.command_inputs import FileArgs
+    from ..command_args import FileArgs
     from .commands import current_text, take_folder
 
     params = parse(SHOW_PROPOSAL, args, FileArgs)

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .inputs import FileName, MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput
+from ..tools.inputs import FileName, MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput
 
 WORKSPACE = Field(default=None, description="folder URI")
 
