@@ -7,12 +7,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import pytest
-
 from metis_memory.lsp.protocol import SERVER_COMMANDS
 from metis_memory.store.memory_store import MemoryStore
 from support.lsp_session import MetisClient
-from support.lsp_values import file_uri
+from support.lsp_values import INVALID_MEMORY_ADD, file_uri
 from support.memory_files import write_memory
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
@@ -168,26 +166,15 @@ async def test_consolidate_with_the_hash_it_was_read_at(
     assert memory.read_text() == "- applied\n"
 
 
-@pytest.mark.parametrize(
-    ("arguments", "fragment"),
-    [
-        ([{"file": "NOTES.md", "entry": "x"}], "'file' must be exactly 'MEMORY.md' or 'USER.md'"),
-        ([{"file": "MEMORY.md", "entry": "x", "extra": 1}], "'extra' is not an accepted field"),
-        ([{"file": "MEMORY.md"}], "'entry' is required"),
-        ([{"file": "MEMORY.md", "entry": "   "}], "empty or only whitespace"),
-        (["MEMORY.md", "x"], "expected exactly one JSON object argument, got 2 arguments"),
-        ([], "expected exactly one JSON object argument, got 0 arguments"),
-        (["just text"], "expected exactly one JSON object argument, got str"),
-    ],
-)
 async def test_invalid_input_is_an_invalid_params_error(
-    client: MetisClient, workspace: Path, arguments: list[object], fragment: str
+    client: MetisClient, workspace: Path
 ) -> None:
     await client.start_session([workspace])
-    error = await client.command_error("metis.memoryAdd", *arguments)
-    assert error.code == INVALID_PARAMS
-    assert error.data == {"code": "invalid_input", "is_user_visible": True}
-    assert fragment in error.message
+    for arguments, fragment in INVALID_MEMORY_ADD:
+        error = await client.command_error("metis.memoryAdd", *arguments)
+        assert error.code == INVALID_PARAMS, arguments
+        assert error.data == {"code": "invalid_input", "is_user_visible": True}
+        assert fragment in error.message, (arguments, error.message)
     assert not (workspace / ".metis").exists()
 
 
@@ -356,17 +343,17 @@ async def test_an_unknown_command_is_an_error(client: MetisClient, workspace: Pa
     assert error.code == INVALID_PARAMS
 
 
-@pytest.mark.parametrize("command", sorted(SERVER_COMMANDS))
 async def test_every_command_names_an_unknown_field_and_what_it_accepts(
-    client: MetisClient, workspace: Path, command: str
+    client: MetisClient, workspace: Path
 ) -> None:
     await client.start_session([workspace])
-    error = await client.command_error(command, {"nope": 1})
-    assert error.code == INVALID_PARAMS
-    assert error.data == {"code": "invalid_input", "is_user_visible": True}
-    assert error.message.startswith(f"invalid input for {command}: ")
-    assert "'nope' is not an accepted field" in error.message
-    assert error.message.endswith("}.") and ". Expected {" in error.message
+    for command in sorted(SERVER_COMMANDS):
+        error = await client.command_error(command, {"nope": 1})
+        assert error.code == INVALID_PARAMS, command
+        assert error.data == {"code": "invalid_input", "is_user_visible": True}
+        assert error.message.startswith(f"invalid input for {command}: ")
+        assert "'nope' is not an accepted field" in error.message
+        assert error.message.endswith("}.") and ". Expected {" in error.message
     assert list(workspace.iterdir()) == []
 
 
