@@ -7,7 +7,6 @@ open buffer of it is analysed as typed instead (`budget_docs`)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +16,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ...budgets.paths import claude_project
 from ...budgets.reading import read_bounded
+from .. import watched_files
 from ..context import ServerContext
 from . import budget_docs
 from .budget_docs import BudgetDocuments
@@ -81,30 +81,16 @@ async def watch(ls: ServerContext) -> None:
     if not ls.capabilities.watches_files:
         _watch_ourselves(ls)
         return
-    relative = ls.capabilities.relative_patterns
-    watchers = []
+    patterns = []
     for uri in tracked(ls):
         fs_path = to_fs_path(uri)
-        if fs_path is None:
-            continue
-        path = Path(fs_path)
-        base = from_fs_path(str(path.parent))
-        pattern: types.GlobPattern = (
-            types.RelativePattern(base_uri=base, pattern=path.name)
-            if relative and base is not None
-            else str(path)
-        )
-        watchers.append(types.FileSystemWatcher(glob_pattern=pattern))
-    if not watchers:
+        if fs_path is not None:
+            path = Path(fs_path)
+            patterns.append(watched_files.glob_pattern(ls, path, path.parent))
+    if not patterns:
         return
-    options = types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
-    registration = types.Registration(
-        id=REGISTRATION_ID,
-        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-        register_options=options,
-    )
     try:
-        await ls.client_register_capability_async(types.RegistrationParams([registration]))
+        await watched_files.register(ls, REGISTRATION_ID, patterns)
     except Exception as exc:  # a client may refuse; the diagnostics still come on start
         log.info("the client did not register the auto-memory watcher: %s", exc)
 
@@ -150,15 +136,7 @@ def _watch_ourselves(ls: ServerContext) -> None:
         if fs_path is not None:
             index = Path(fs_path)
             pairs.append((index.parents[2], index))  # (~/.claude/projects, .../memory/MEMORY.md)
-    from ...watch.reference_watcher import ReferenceWatcher
-
     state = ls.state(AutoMemoryWatch)
     if state.watcher is None:
-        loop = asyncio.get_running_loop()
-
-        def changed() -> None:  # in the watcher's thread
-            if not ls.stopping:
-                loop.call_soon_threadsafe(refresh_all, ls)
-
-        state.watcher = ReferenceWatcher(changed)
+        state.watcher = watched_files.server_watch(ls, lambda: refresh_all(ls))
     state.watcher.set_paths(pairs)

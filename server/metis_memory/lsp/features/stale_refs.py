@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ...store.files import MemoryFile
+from .. import watched_files
 from ..context import ServerContext
 from .budget_docs import BudgetDocuments
 
@@ -172,30 +173,18 @@ async def _register(ls: ServerContext) -> None:
 
 
 async def _replace_registration(ls: ServerContext) -> None:
-    relative = ls.capabilities.relative_patterns
     everything = sorted(
         {(key, p) for key, paths in ls.state(StaleState).watched.items() for p in paths}
     )[:MAX_WATCHED]
     try:
         if ls.state(StaleState).registered:
-            unregistration = types.Unregistration(
-                REGISTRATION_ID, types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-            )
-            await ls.client_unregister_capability_async(
-                types.UnregistrationParams([unregistration])
-            )
+            await watched_files.unregister(ls, REGISTRATION_ID)
             ls.state(StaleState).registered = False
         if not everything:
             return
-        watchers = [
-            types.FileSystemWatcher(glob_pattern=_pattern(ls, key, p, relative))
-            for key, p in everything
-        ]
-        options = types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
-        registration = types.Registration(
-            REGISTRATION_ID, types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+        await watched_files.register(
+            ls, REGISTRATION_ID, [_pattern(ls, k, p) for k, p in everything]
         )
-        await ls.client_register_capability_async(types.RegistrationParams([registration]))
         ls.state(StaleState).registered = True
         if len(everything) < MAX_WATCHED:  # every path asked about is watched: remember
             for key in ls.state(StaleState).watched:
@@ -213,14 +202,12 @@ async def _replace_registration(ls: ServerContext) -> None:
         log.info("the client did not register the stale-reference watchers: %s", exc)
 
 
-def _pattern(ls: ServerContext, key: str, path: Path, relative: bool) -> types.GlobPattern:
-    """`path` relative to its folder (VS Code watches those through its folder watcher), or
-    absolute for a client without relative patterns."""
+def _pattern(ls: ServerContext, key: str, path: Path) -> types.GlobPattern:
+    """`path` relative to its folder, under the folder's URI as the client sent it."""
     folder = ls.folders.get(key)
-    if relative and folder is not None and path.is_relative_to(folder.path):
-        rel = path.relative_to(folder.path).as_posix()
-        return types.RelativePattern(base_uri=folder.uri, pattern=rel)
-    return str(path)
+    if folder is None:
+        return str(path)
+    return watched_files.glob_pattern(ls, path, folder.path, folder.uri)
 
 
 def client_watches(ls: ServerContext) -> bool:
@@ -232,18 +219,9 @@ def client_watches(ls: ServerContext) -> bool:
 def _watch_ourselves(ls: ServerContext) -> None:
     """The server's own watch on the same paths (`reference_watcher.py`); existence answers
     are then not kept (a keystroke asks the disk), only pushed changes are added."""
-    from ...watch.reference_watcher import ReferenceWatcher
-
     state = ls.state(StaleState)
     if state.watcher is None:
-        loop = ls.loop
-        assert loop is not None
-
-        def changed_on_disk() -> None:  # in the watcher's thread
-            if not ls.stopping:
-                loop.call_soon_threadsafe(_recheck_all, ls)
-
-        state.watcher = ReferenceWatcher(changed_on_disk)
+        state.watcher = watched_files.server_watch(ls, lambda: _recheck_all(ls))
     pairs = []
     for key, paths in ls.state(StaleState).watched.items():
         folder = ls.folders.get(key)
