@@ -12,7 +12,6 @@ from metis_memory.lsp.command_args import MemoryAddArgs
 from metis_memory.lsp.protocol import MEMORY_ADD, SERVER_COMMANDS, argument_models
 from support.lsp_values import INVALID_MEMORY_ADD
 
-
 PARSE_ERRORS = [case for case in INVALID_MEMORY_ADD if case[1] != "empty or only whitespace"]
 """(An entry of only whitespace is refused by the tool layer, after parsing.)"""
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import mcp
 import mcp_types
 import pytest
-
-import mcp
 from mcp import StdioServerParameters
+
 from support.mcp_values import text
 
 MEMORY_URI = "metis://memory/MEMORY.md"

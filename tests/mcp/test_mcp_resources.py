@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp
 import mcp_types
 import pytest
-
-import mcp
 from mcp import StdioServerParameters
+
 from metis_memory import MemoryStore
 from metis_memory.mcp.server import MemoryMCPServer
 from support.mcp_values import text

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
 import mcp
 from mcp import StdioServerParameters
+
 from metis_memory import MemoryFile, MemoryStore
 from metis_memory.mcp.server import MemoryMCPServer
 from metis_memory.tools import MEMORY_TOOL_DEFINITIONS

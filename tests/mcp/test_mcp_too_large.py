@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp
+
 from metis_memory.mcp.server import MemoryMCPServer
 
 SIZE = 100 * 1024**3

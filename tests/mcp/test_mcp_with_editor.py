@@ -9,6 +9,7 @@ from pathlib import Path
 
 import mcp
 from mcp import StdioServerParameters
+
 from support.lsp_session import MetisClient
 from support.memory_files import write_memory
 
