@@ -460,3 +460,22 @@ async def test_a_budgets_toml_budget_on_other_files_registers_their_sync(
     )
     config.unlink()
     await client.wait_until(lambda: selectors() == {}, "the registration withdrawn")
+
+
+def test_budget_patterns_are_absolute_globs_that_match_only_their_workspace(
+    tmp_path: Path,
+) -> None:
+    """A workspace path holding glob characters is matched literally; a glob naming Claude
+    Code's project folder is left to the built-in selector."""
+    from metis_memory.budgets.catalog import workspace_catalog
+    from metis_memory.lsp.features.budget_sync import patterns
+
+    workspace = tmp_path / "a[1]{x}"
+    (workspace / ".metis").mkdir(parents=True)
+    (workspace / ".metis" / "budgets.toml").write_text(
+        '[[budget]]\nname = "notes"\nfiles = ["notes/*.txt"]\nunit = "lines"\nlimit = 2\n'
+        'past = "truncated"\n'
+    )
+    base = tmp_path.as_posix()
+    assert patterns([workspace], workspace_catalog) == (f"{base}/a[[]1[]][{{]x[}}]/notes/*.txt",)
+    assert patterns([tmp_path], workspace_catalog) == ()  # no budgets.toml: built-ins only

@@ -61,8 +61,8 @@ def parse(command: str, args: tuple[Any, ...], model: type[M]) -> M:
 
 
 def shape(model: type[BaseModel]) -> str:
-    """`{"file": "MEMORY.md" | "USER.md", "workspace"?: <folder URI>}`: the model as a
-    person reads it, optional fields marked with `?`."""
+    """`{"file": "MEMORY.md" | "USER.md", "workspace"?: <workspace or document URI>}`: the
+    model as a person reads it, optional fields marked with `?`."""
     fields = []
     last = sorted(model.model_fields.items(), key=lambda item: item[0] == "workspace")
     for name, info in last:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..tools.inputs import FileName, MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput
 
-WORKSPACE = Field(default=None, description="folder URI")
+WORKSPACE = Field(default=None, description="workspace or document URI")
 
 
 class _Workspace(BaseModel):

@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 
 class DocumentKind(Protocol):
     """The documents one feature owns: each call says whether `uri` was one of them (the
-    first feature to claim a document has it)."""
+    first feature to claim a document has it, in registration order: proposals, memory
+    files, then other agents' files, which take every document left and so come last)."""
 
     def opened(self, uri: str) -> bool: ...
 

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from lsprotocol import types
 
-from ..analysis.usage import usage_json
 from ..store.errors import MemoryStoreError
 from ..store.files import MemoryFile
 from ..store.usage import Usage
 from .diagnostics import FileAnalysis, analyse
 from .protocol import USAGE_CHANGED
+from .usage_text import usage_json
 from .views import buffer_view, disk_view
 from .workspaces import FileKey, Folder
 

@@ -44,7 +44,7 @@ from .features import (
     stale_refs,
     sync,
 )
-from .refresh import Refresher
+from .refresh import Refresher, StaleSource
 from .views import FileView, buffer_view, disk_view
 from .wire import MetisProtocol, serve_stdio
 from .workspaces import FileKey, Folder, Workspaces
@@ -80,7 +80,7 @@ class MetisLanguageServer(LanguageServer):
         self.folders = Workspaces(on_event=self.fan_out.store_event)
         self.refresher = Refresher(self)
         self.capabilities = Capabilities()
-        self.stale: Any = _NothingStale()
+        self.stale: StaleSource = _NothingStale()
         self.stopping = False
         self.shutdown_requested = False
         self.open_uris: dict[FileKey, list[str]] = {}

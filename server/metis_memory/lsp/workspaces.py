@@ -291,8 +291,8 @@ class Workspaces:
             )
         if not isinstance(workspace, str) or not workspace:
             raise WorkspaceArgumentError(
-                f"'workspace' must be a folder URI string, got {type(workspace).__name__}; "
-                f"known: {self._known(folders)}"
+                "'workspace' must be a URI string (a folder or a document in it), got "
+                f"{type(workspace).__name__}; known: {self._known(folders)}"
             )
         folder = self._designated(workspace) if ":" in workspace else None
         if folder is None:

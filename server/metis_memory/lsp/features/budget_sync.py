@@ -13,12 +13,18 @@ what its own selector names, as before.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from ..context import ServerContext
+from .budget_docs import BudgetDocuments
+
+if TYPE_CHECKING:
+    from ...budgets.catalog import Catalog
 
 REGISTRATION_PREFIX = "metis-budget-files"
 """A method's registration id: this, a colon, the method."""
@@ -39,28 +45,39 @@ class BudgetFileSync:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-def patterns(workspaces: list[Path], home: Path | None = None) -> tuple[str, ...]:
-    """The absolute globs of every budget the workspaces' budgets.toml add or change."""
-    from ...budgets.catalog import builtin_budgets, workspace_catalog
+def patterns(
+    workspaces: list[Path], catalog_of: Callable[[Path], Catalog], home: Path | None = None
+) -> tuple[str, ...]:
+    """The absolute globs of every budget the workspaces' budgets.toml add or change (a
+    glob naming Claude Code's project folder is left to the built-in selector)."""
+    from ...budgets.catalog import builtin_budgets
 
     home = home if home is not None else Path.home()
     builtin = builtin_budgets()
     found: set[str] = set()
     for workspace in workspaces:
-        for budget in workspace_catalog(workspace).budgets:
+        for budget in catalog_of(workspace).budgets:
             if budget in builtin:
                 continue
             for glob in budget.files:
+                if "{claude-project}" in glob:
+                    continue
                 base = home if glob.startswith("~/") else workspace
-                found.add(f"{base.as_posix().rstrip('/')}/{glob.removeprefix('~/')}")
+                found.add(f"{_literal(base.as_posix().rstrip('/'))}/{glob.removeprefix('~/')}")
     return tuple(sorted(found))
+
+
+def _literal(path: str) -> str:
+    """`path` as a glob that matches only itself (a folder named `a[1]` or `{x}`)."""
+    return "".join(f"[{c}]" if c in "*?[]{}" else c for c in path)
 
 
 def update(ls: ServerContext, workspaces: list[Path]) -> None:
     """Register the budget patterns of the workspaces' budgets.toml if they changed."""
     if ls.stopping or not ls.capabilities.dynamic_sync:
         return
-    ls.spawn(_register(ls, patterns(workspaces)))
+    catalogs = ls.state(BudgetDocuments)  # (read again only when budgets.toml changed)
+    ls.spawn(_register(ls, patterns(workspaces, catalogs.catalog)))
 
 
 async def _register(ls: ServerContext, wanted: tuple[str, ...]) -> None:

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ...analysis.positions import utf8_size
-from ...analysis.usage import usage_json
 from ...store.errors import MemoryStoreError, NotUtf8
 from ...store.files import MemoryFile
 from ...store.usage import Usage, read_disk
@@ -34,6 +33,7 @@ from ..protocol import (
     USAGE,
     argument_models,
 )
+from ..usage_text import usage_json
 from ..views import editor_text
 from ..workspaces import Folder, WorkspaceArgumentError
 

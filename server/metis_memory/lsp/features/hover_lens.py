@@ -6,8 +6,8 @@ from __future__ import annotations
 from lsprotocol import types
 
 from ...analysis.entries import LineKind, Outline
-from ...analysis.usage import hover_markdown, hover_plaintext, lens_title
 from ..context import ServerContext
+from ..usage_text import hover_markdown, hover_plaintext, lens_title
 from . import budget_docs
 from .budget_docs import BudgetDocuments
 

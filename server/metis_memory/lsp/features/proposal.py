@@ -89,6 +89,9 @@ class ProposalDocuments:
 
     def __init__(self, ls: ServerContext) -> None:
         self.ls = ls
+        self.sent: dict[str, dict[str, object]] = {}
+        """The last `metis/proposalUsage` per proposal (a keystroke that changes nothing in
+        it sends nothing)."""
 
     def opened(self, uri: str) -> bool:
         ls = self.ls
@@ -102,7 +105,10 @@ class ProposalDocuments:
         size = utf8_size(ls.workspace.get_text_document(uri).source)
         usage = Usage(file, size, "buffer").to_json()
         del usage["source"], usage["over_soft_cap"], usage["over_hard_cap"]
-        ls.notify(PROPOSAL_USAGE, {"uri": uri, "file": file.value, **usage})
+        payload = {"uri": uri, "file": file.value, **usage}
+        if self.sent.get(uri) != payload:
+            self.sent[uri] = payload
+            ls.notify(PROPOSAL_USAGE, payload)
         return True
 
     def changed(self, uri: str) -> bool:
@@ -111,6 +117,7 @@ class ProposalDocuments:
     def closed(self, uri: str) -> bool:
         if self.ls.analysed_as.pop(uri, None) is None:
             return False
+        self.sent.pop(uri, None)
         self.ls.refresher.publish_document(uri, None)
         return True
 

@@ -1,8 +1,8 @@
-"""Usage numbers (metis_memory.store.usage) and their texts (metis_memory.analysis.usage)."""
+"""Usage numbers (metis_memory.store.usage) and their texts (metis_memory.lsp.usage_text)."""
 
 from __future__ import annotations
 
-from metis_memory.analysis.usage import hover_markdown, lens_title, usage_json
+from metis_memory.lsp.usage_text import hover_markdown, lens_title, usage_json
 from metis_memory.store.files import MemoryFile
 from metis_memory.store.usage import Usage
 
