@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from pygls.uris import from_fs_path
 
 from ...store.files import BUDGETS_CONFIG, METIS_DIR
+from .. import watched_files
 from ..context import ServerContext
 from ..workspaces import uri_to_path
 from . import budget_docs, budget_sync
@@ -99,15 +100,7 @@ def _watch(ls: ServerContext, configs: ClosedConfigs) -> None:
     if configs.watcher is None:
         if not pairs or ls.loop is None:
             return
-        from ...watch.reference_watcher import ReferenceWatcher
-
-        loop = ls.loop
-
-        def changed() -> None:  # in the watcher's thread
-            if not ls.stopping:
-                loop.call_soon_threadsafe(refresh_all, ls)
-
-        configs.watcher = ReferenceWatcher(changed)
+        configs.watcher = watched_files.server_watch(ls, lambda: refresh_all(ls))
     configs.watcher.set_paths(pairs)
 
 
