@@ -118,7 +118,9 @@ async function installed(vsix: string): Promise<string> {
   // Earlier builds of this VSIX, and interrupted installs, that no run has used for a while.
   for (const entry of fs.readdirSync(INSTALLED)) {
     const other = path.join(INSTALLED, entry);
-    const unused = Date.now() - fs.statSync(other).mtimeMs > INSTALLED_KEEP_MS;
+    // (Another run of the suite may rename or remove its own entry meanwhile.)
+    const stat = fs.statSync(other, { throwIfNoEntry: false });
+    const unused = stat !== undefined && Date.now() - stat.mtimeMs > INSTALLED_KEEP_MS;
     if (other !== dir && entry.startsWith(`${name}-`) && unused) fs.rmSync(other, { recursive: true, force: true });
   }
   return dir;
