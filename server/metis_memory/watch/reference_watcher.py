@@ -54,15 +54,21 @@ class ReferenceWatcher:
             self._paths = wanted
             self._stop.set()  # rebuild the watch
             if self._thread is None and wanted:
-                self._thread = threading.Thread(target=self._run, name="metis-references")
+                # A daemon: it polls its stop only every STEP_MS, and must not hold up an exit.
+                self._thread = threading.Thread(
+                    target=self._run, name="metis-references", daemon=True
+                )
                 self._thread.start()
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, wait: bool = True, timeout: float = 5.0) -> None:
+        """Stop watching: no report starts after this returns. The thread sees it at its next
+        poll (within STEP_MS); `wait=False` does not wait for that, as a server shutting down
+        need not (the thread is a daemon)."""
         with self._lock:
             self._closing = True
             self._stop.set()
             thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
+        if wait and thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
     @property
@@ -115,6 +121,8 @@ class ReferenceWatcher:
         return any(os.path.normpath(raw) in interesting for _change, raw in batch)
 
     def _report(self) -> None:
+        if self._closing:
+            return
         try:
             self._on_change()
         except Exception:  # pragma: no cover - never let a callback kill the thread

@@ -102,7 +102,7 @@ class AutoMemoryWatch:
 
     def stop(self) -> None:
         if self.watcher is not None:
-            self.watcher.stop()
+            self.watcher.stop(wait=False)  # the server is stopping: publishing is off
 
 
 def files_changed(ls: ServerContext, changes: list[types.FileEvent]) -> None:

@@ -39,7 +39,7 @@ class ClosedConfigs:
 
     def stop(self) -> None:
         if self.watcher is not None:
-            self.watcher.stop()
+            self.watcher.stop(wait=False)  # the server is stopping: publishing is off
 
 
 def tracked(ls: ServerContext) -> dict[str, Path]:

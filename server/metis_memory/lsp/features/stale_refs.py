@@ -52,7 +52,7 @@ class StaleState:
 
     def stop(self) -> None:
         if self.watcher is not None:
-            self.watcher.stop()
+            self.watcher.stop(wait=False)  # the server is stopping: publishing is off
 
 
 class StaleReferences:
