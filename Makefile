@@ -6,13 +6,17 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# What every clone on the machine shares (scripts/dev-cache.sh): code-server, Node 24, the agent
+# hosts, the bundled dependencies and mypy's cache, by version or key; .cache/ links to them.
+DEV_CACHE := $(shell scripts/dev-cache.sh root)
 
-.PHONY: help venv test system-deps python-test-deps test-python lint typecheck clean bench bench-check
+.PHONY: help venv test system-deps python-test-deps test-python test-reliability lint typecheck clean bench bench-check
 
 help:
 	@echo "make run    - the main job: VS Code (code-server) with the extension on examples/workspace"
 	@echo "make test   - the whole suite: lint, types, Python, language server, extension, end-to-end"
 	@echo "make bench  - the language-server benchmark"
+	@echo "make test-reliability - the reliability tests at their full load (make test runs a quarter)"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,7 +48,7 @@ lint: $(STAMP) system-deps
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --cache-dir $(DEV_CACHE)/mypy  # checked against each file's hash: shareable
 
 # Debian's Neovim and Emacs (with eglot) for the other-editor tests (tests/editors/neovim, tests/editors/emacs);
 # Claude Code, Codex, Gemini CLI and Copilot CLI, pinned, for the real-host tests (tests/real_hosts).
@@ -52,9 +56,17 @@ python-test-deps: system-deps
 	@scripts/apt-install.sh $(PYTHON_TEST_APT)
 	@scripts/install-agent-hosts.sh .cache
 
+# The reliability tests run alone (they load the machine on purpose), at a quarter of their
+# load: every test and every check runs, with 4 writers x 50 operations, 2,500 keystrokes
+# and 125 kills. `make test-reliability` runs the full figures docs/reliability.md reports.
+RELIABILITY_SCALE ?= 0.25
+
 test-python: $(STAMP) python-test-deps
 	$(PY) -m pytest tests --ignore=tests/e2e --ignore=tests/reliability -n auto
-	$(PY) -m pytest tests/reliability  # alone: it loads the machine on purpose
+	METIS_RELIABILITY_SCALE=$(RELIABILITY_SCALE) $(PY) -m pytest tests/reliability
+
+test-reliability: $(STAMP) python-test-deps
+	METIS_RELIABILITY_SCALE=1 $(PY) -m pytest tests/reliability -s
 
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.
 -include mk/extension.mk

@@ -7,7 +7,8 @@ the platform's binary wheels
 matching the running interpreter first on sys.path. Top-level entries that are byte-identical
 for several versions are kept once (see `share`). With --cache-dir, each version's installed
 dependencies are kept there, keyed on everything that decides them (`install_key`), so a
-fresh clone with that cache copies them instead of running pip.
+fresh clone with that cache copies them instead of running pip (make passes the developer
+cache every clone shares, scripts/dev-cache.sh; runs take a lock on it).
 
 Usage: python scripts/bundle_python.py OUT_DIR [--target linux-x64] [--constraints FILE]
        [--cache-dir DIR]
@@ -16,6 +17,7 @@ Usage: python scripts/bundle_python.py OUT_DIR [--target linux-x64] [--constrain
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import os
@@ -197,8 +199,9 @@ def install_key(version: str, target: str, constraints: Path | None) -> str:
     """What decides one version's installed dependencies: the requirements (pyproject.toml, as
     the venv's metadata has them), the constraints, the platform, the version, this script
     (its install logic), and the pip and Python that run it (pip evaluates markers against
-    the running Python, and writes its path into the RECORD of the bin/ scripts `prune`
-    drops). Releases published since are not in it: a new key fetches them."""
+    the running Python). Not the interpreter's path, so every clone shares an entry: it was
+    in the bin/ scripts' shebangs and their RECORD lines, which `prune` drops. Releases
+    published since are not in it: a new key fetches them."""
     from pip import __version__ as pip_version
 
     parts = {
@@ -210,7 +213,6 @@ def install_key(version: str, target: str, constraints: Path | None) -> str:
         "script": Path(__file__).read_text(encoding="utf-8"),
         "pip": pip_version,
         "python": sys.version,
-        "executable": sys.executable,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -225,6 +227,16 @@ def install_cached(
         return
     tag = "cp" + version.replace(".", "")
     entry = cache / target / f"{tag}-{install_key(version, target, constraints)}"
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    with open(entry.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another clone's build may fill or prune it too
+        _fill_and_copy(version, entry, dest, constraints, target)
+
+
+def _fill_and_copy(
+    version: str, entry: Path, dest: Path, constraints: Path | None, target: str
+) -> None:
+    tag = entry.name.split("-")[0]
     if not entry.is_dir():
         # Installed beside the entry, renamed into place once complete: an interrupted run
         # leaves no half entry behind.
@@ -246,6 +258,11 @@ def prune(dest: Path) -> None:
     for cache in list(dest.rglob("__pycache__")):
         shutil.rmtree(cache, ignore_errors=True)
     shutil.rmtree(dest / "bin", ignore_errors=True)
+    for record in dest.glob("*.dist-info/RECORD"):  # their lines name files now gone
+        lines = record.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [line for line in lines if not line.startswith(("../../bin/", "bin/"))]
+        if kept != lines:
+            record.write_text("".join(kept), encoding="utf-8")
 
 
 def reuse_abi3(per_version: dict[str, Path]) -> None:

