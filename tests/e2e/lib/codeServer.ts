@@ -247,8 +247,13 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
       } catch {
         return;
       }
-      const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000));
-      if ((await Promise.race([exited, timer])) === 'timeout') {
+      // Cleared once it has lost the race: a pending timer keeps this test file's process
+      // alive, and the runner's slot taken, for its full 10 s.
+      let timeout: NodeJS.Timeout | undefined;
+      const timer = new Promise<'timeout'>((r) => (timeout = setTimeout(() => r('timeout'), 10_000)));
+      const outcome = await Promise.race([exited, timer]);
+      clearTimeout(timeout);
+      if (outcome === 'timeout') {
         try {
           process.kill(-pid, 'SIGKILL');
         } catch {
