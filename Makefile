@@ -57,8 +57,7 @@ python-test-deps: system-deps
 	@scripts/install-agent-hosts.sh .cache
 
 # The reliability tests run alone (they load the machine on purpose), at a quarter of their
-# load: every test and every check runs, with 4 writers x 50 operations, 2,500 keystrokes
-# and 125 kills. `make test-reliability` runs the full figures docs/reliability.md reports.
+# load: every test and every check runs, with 4 writers x 50 operations and 125 kills. `make test-reliability` runs the full figures docs/reliability.md reports.
 RELIABILITY_SCALE ?= 0.25
 
 test-python: $(STAMP) python-test-deps

@@ -42,14 +42,18 @@ interface DocInfo {
 }
 
 describe('a memory file opened from any root', { timeout: 600_000 }, () => {
+  // Each case's editor is stopped when the case ends (after() stops one a failure left), so
+  // no idle editor loads the machine while the next case and the other files run.
   const runs: { cs: CodeServer; browser: Browser; root: string }[] = [];
+  const stop = async (run: { cs: CodeServer; browser: Browser; root: string }): Promise<void> => {
+    runs.splice(runs.indexOf(run), 1);
+    await run.browser.close().catch(() => undefined);
+    await run.cs.stop();
+    fs.rmSync(run.root, { recursive: true, force: true });
+  };
 
   after(async () => {
-    for (const run of runs) {
-      await run.browser.close().catch(() => undefined);
-      await run.cs.stop();
-      fs.rmSync(run.root, { recursive: true, force: true });
-    }
+    for (const run of [...runs]) await stop(run);
   });
 
   for (const c of CASES) {
@@ -64,7 +68,8 @@ describe('a memory file opened from any root', { timeout: 600_000 }, () => {
       const folder = c.folder(mono);
       const cs = await startCodeServer({ workspace: folder || root, vsixes: [VSIX, HELPER_VSIX], label: 'any-root' });
       const browser = await launchBrowser();
-      runs.push({ cs, browser, root });
+      const run = { cs, browser, root };
+      runs.push(run);
       const page: Page = await openWorkbench(browser, cs.url, folder);
       const bridge = new Bridge(cs.bridgeFile);
       try {
@@ -101,6 +106,7 @@ describe('a memory file opened from any root', { timeout: 600_000 }, () => {
         await screenshot(page, `fail-any-root-${c.name.replace(/[^a-z0-9]+/gi, '-')}`).catch(() => undefined);
         throw err;
       }
+      await stop(run);
     });
   }
 });

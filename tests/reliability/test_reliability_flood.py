@@ -12,9 +12,13 @@ from typing import Any
 import pytest
 
 from metis_memory.store.files import CAPS, MemoryFile
-from support.reliability import report, scaled, server_tracebacks
+from support.reliability import report, server_tracebacks
 
-CHANGES = scaled(10_000, 500)
+CHANGES = 10_000
+"""Not scaled by METIS_RELIABILITY_SCALE: what is checked is that requests are answered while
+the flood goes on, and a shorter flood ends before the backlog of queued changes (seconds at
+full load) has drained, however well the server keeps up (at 2,500 a request sent 78% in was
+answered 12 ms after the last change was sent)."""
 PROBE_EVERY = 100
 ANSWER_BOUND_S = 10.0
 """Generous: an answer waits behind what the pipe already holds (about 64 KiB of
