@@ -99,7 +99,11 @@ def test_a_swapping_loop_redirects_no_write_and_no_prompt(
     try:
         # Reads first: a write through a swapped-in MEMORY.md link replaces the link, which
         # ends that attack.
-        for _ in range(scaled(PROMPTS, 500)):
+        # Each loop runs its scaled count, and on until one call got through (under this
+        # attack most are refused, and the checks below need one), at most 4 x the full count.
+        n = 0
+        while n < scaled(PROMPTS, 500) or (not outcomes["prompt assembled"] and n < 4 * PROMPTS):
+            n += 1
             try:
                 prompt = store.assemble_system_prompt("base")
             except MemoryStoreError as exc:
@@ -107,8 +111,10 @@ def test_a_swapping_loop_redirects_no_write_and_no_prompt(
             else:
                 outcomes["prompt assembled"] += 1
                 leaked_prompts += SECRET in prompt
-        for n in range(scaled(WRITES, 50)):
+        n = 0
+        while n < scaled(WRITES, 50) or (not outcomes["write acknowledged"] and n < 4 * WRITES):
             entry = f"entry {n:05d}"
+            n += 1
             try:
                 store.add_entry(MemoryFile.MEMORY, entry)
             except MemoryHardCapExceeded:
