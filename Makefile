@@ -53,7 +53,7 @@ lint: $(STAMP) system-deps
 	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy --cache-dir $(DEV_CACHE)/mypy  # checked against each file's hash: shareable
+	$(VENV)/bin/mypy --cache-dir $(DEV_CACHE)/mypy  # entries checked by hash: clones may share
 
 # Debian's Neovim and Emacs (with eglot) for the other-editor tests (tests/editors/neovim, tests/editors/emacs);
 # Claude Code, Codex, Gemini CLI and Copilot CLI, pinned, for the real-host tests (tests/real_hosts).
@@ -69,7 +69,7 @@ test-python: $(STAMP) python-test-deps
 	$(PY) -m pytest tests --ignore=tests/e2e --ignore=tests/reliability -n auto
 	METIS_RELIABILITY_SCALE=$(RELIABILITY_SCALE) $(PY) -m pytest tests/reliability
 
-test-reliability: $(STAMP) python-test-deps
+test-reliability: $(STAMP)
 	METIS_RELIABILITY_SCALE=1 $(PY) -m pytest tests/reliability -s
 
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.

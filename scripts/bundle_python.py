@@ -24,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -217,6 +218,10 @@ def install_key(version: str, target: str, constraints: Path | None) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 
+KEEP_UNUSED_S = 14 * 24 * 3600
+"""A cached entry of another key is removed once unused this long (as scripts/dev-cache.sh)."""
+
+
 def install_cached(
     version: str, dest: Path, constraints: Path | None, target: str, cache: Path | None
 ) -> None:
@@ -244,12 +249,16 @@ def _fill_and_copy(
         shutil.rmtree(partial, ignore_errors=True)
         install(version, PLATFORMS[target], partial, constraints, target)
         prune(partial)
-        for old in entry.parent.glob(f"{tag}-*"):  # superseded keys and dead partials
-            if old != partial:
+        # Under the lock no other build is filling one: every other partial is dead. Other
+        # keys may be another clone's (the cache is shared): removed once unused a while.
+        unused = time.time() - KEEP_UNUSED_S
+        for old in entry.parent.glob(f"{tag}-*"):
+            if old != partial and (".partial-" in old.name or old.stat().st_mtime < unused):
                 shutil.rmtree(old, ignore_errors=True)
         partial.rename(entry)
     else:
         print(f"bundle: cached {entry}", file=sys.stderr)
+        os.utime(entry)  # in use: see the pruning above
     shutil.copytree(entry, dest)
 
 

@@ -13,6 +13,7 @@
 #                                      $XDG_CACHE_HOME/metis-memory-dev, else ~/.cache/...)
 
 DEV_CACHE_ROOT=${METIS_DEV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/metis-memory-dev}
+case "$DEV_CACHE_ROOT" in /*) ;; *) DEV_CACHE_ROOT="$PWD/$DEV_CACHE_ROOT" ;; esac  # links must be absolute
 # Another version's folder unused this long is removed when a version is installed.
 DEV_CACHE_KEEP_DAYS=14
 
@@ -34,10 +35,13 @@ dev_cache_install() {
     fi
     exec {fd}>&-
   fi
-  touch "$dir"  # last used, for the pruning above
+  touch -c "$dir"  # last used, for the pruning above
   if [ -L "$link" ] && [ "$(readlink "$link")" = "$dir" ]; then return 0; fi
-  rm -rf "$link"  # an install from before the shared cache, or a link to another version
-  ln -s "$dir" "$link"
+  # An install from before the shared cache, or a link to another version. Replaced by a
+  # rename, so two runs linking at once cannot leave a link inside the shared folder.
+  if [ -e "$link" ] && [ ! -L "$link" ]; then rm -rf "$link"; fi
+  ln -sfn "$dir" "$link.$$"
+  mv -Tf "$link.$$" "$link"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

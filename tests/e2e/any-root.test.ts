@@ -46,7 +46,9 @@ describe('a memory file opened from any root', { timeout: 600_000 }, () => {
   // no idle editor loads the machine while the next case and the other files run.
   const runs: { cs: CodeServer; browser: Browser; root: string }[] = [];
   const stop = async (run: { cs: CodeServer; browser: Browser; root: string }): Promise<void> => {
-    runs.splice(runs.indexOf(run), 1);
+    const at = runs.indexOf(run);
+    if (at < 0) return; // already stopped (after() and a late case body)
+    runs.splice(at, 1);
     await run.browser.close().catch(() => undefined);
     await run.cs.stop();
     fs.rmSync(run.root, { recursive: true, force: true });

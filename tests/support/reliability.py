@@ -1,8 +1,8 @@
 """Helpers shared by the reliability tests (imported by name; fixtures live in conftest.py).
 
-`METIS_RELIABILITY_SCALE` (default 1) multiplies every load figure: the defaults are the
-issue's (16 writers x 200 operations, 10,000 didChange, 500 kills); set it below 1 for a
-quick local pass. Each test prints the figures it ran with and what it measured
+`METIS_RELIABILITY_SCALE` (default 1) multiplies the load figures: the defaults are the
+issue's (16 writers x 200 operations, 500 kills; the 10,000 didChange of the flood are never
+scaled); `make test` runs 0.25, `make test-reliability` 1. Each test prints the figures it ran with and what it measured
 (`pytest -s tests/reliability`).
 """
 

@@ -54,11 +54,6 @@ def server_watch(ls: ServerContext, on_change: Callable[[], None]) -> ReferenceW
     """The server's own watch, for a client that cannot: `on_change` runs on the loop."""
     from ..watch.reference_watcher import ReferenceWatcher
 
-    loop = ls.loop
-    assert loop is not None, "watching starts after initialized"
-
-    def changed() -> None:  # in the watcher's thread
-        if not ls.stopping:
-            loop.call_soon_threadsafe(on_change)
-
-    return ReferenceWatcher(changed)
+    assert ls.loop is not None, "watching starts after initialized"
+    # In the watcher's thread; a no-op once the server stops or its loop has closed.
+    return ReferenceWatcher(lambda: ls.call_on_loop(on_change))

@@ -61,9 +61,9 @@ class ReferenceWatcher:
                 self._thread.start()
 
     def stop(self, wait: bool = True, timeout: float = 5.0) -> None:
-        """Stop watching: no report starts after this returns. The thread sees it at its next
-        poll (within STEP_MS); `wait=False` does not wait for that, as a server shutting down
-        need not (the thread is a daemon)."""
+        """Stop watching: no report starts after this returns (one already running may end).
+        The thread sees it at its next poll (within STEP_MS); `wait=False` does not wait for
+        that, as a server shutting down need not (the thread is a daemon)."""
         with self._lock:
             self._closing = True
             self._stop.set()
@@ -126,7 +126,8 @@ class ReferenceWatcher:
         try:
             self._on_change()
         except Exception:  # pragma: no cover - never let a callback kill the thread
-            log.exception("reference watch callback failed")
+            if not self._closing:  # else the owner stopped meanwhile (its loop may be closed)
+                log.exception("reference watch callback failed")
 
 
 class _Ready(threading.Event):
