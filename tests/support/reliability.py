@@ -2,8 +2,8 @@
 
 `METIS_RELIABILITY_SCALE` (default 1) multiplies the load figures: the defaults are the
 issue's (16 writers x 200 operations, 500 kills; the 10,000 didChange of the flood are never
-scaled); `make test` runs 0.25, `make test-reliability` 1. Each test prints the figures it ran with and what it measured
-(`pytest -s tests/reliability`).
+scaled); `make test` runs 0.25, `make test-reliability` 1. Each test prints the figures it
+ran with and what it measured (`pytest -s tests/reliability`).
 """
 
 from __future__ import annotations
