@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -202,9 +201,8 @@ def test_an_entry_cannot_close_or_open_the_memory_tag(
 def test_neutralising_leaves_other_text_alone() -> None:
     text = "a < b, <div>, <metis-memoryless>, `x<y`"
     assert neutralise_tags(text) == text.replace("<metis", "&lt;metis")
-    started = time.perf_counter()
+    # A `<` and 50,000 spaces: a quadratic scan would run past the suite's per-test timeout.
     assert neutralise_tags("<" + " " * 50_000) == "<" + " " * 50_000
-    assert time.perf_counter() - started < 0.5, "a `<` and spaces: linear, not quadratic"
 
 
 # ---- (c) the session records' cache -----------------------------------------------------------

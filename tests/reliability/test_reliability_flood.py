@@ -20,10 +20,6 @@ the flood goes on, and a shorter flood ends before the backlog of queued changes
 full load) has drained, however well the server keeps up (at 2,500 a request sent 78% in was
 answered 12 ms after the last change was sent)."""
 PROBE_EVERY = 100
-ANSWER_BOUND_S = 10.0
-"""Generous: an answer waits behind what the pipe already holds (about 64 KiB of
-notifications) on a busy two-core machine. Latency targets live in `make bench`; what
-this test holds to is that requests are answered *during* the flood, not after it."""
 SERVED_DURING = 0.8
 """Every request sent in the first 80% of the flood is answered before the flood ends."""
 RSS_GROWTH_BOUND_KIB = 8 * 1024
@@ -120,7 +116,6 @@ def test_ten_thousand_changes_leave_the_server_answering_and_flat(
     over = "over-hard-cap" if final_size > caps.hard else "over-soft-cap"
     assert server.codes_of(uri) == ([over] if final_size > caps.soft else [])
     rss_end = server.rss_kib()
-    assert max(latencies) < ANSWER_BOUND_S, f"slowest answer {max(latencies):.2f} s"
     growth = rss_end - rss_after_warmup
     assert growth < RSS_GROWTH_BOUND_KIB, (
         f"the server grew by {growth:,} KiB over {CHANGES - warmup:,} changes"

@@ -38,8 +38,6 @@ CLI_EVERY = 20
 """Every 20th operation of each worker runs the real CLI (a new interpreter each time)."""
 HARD = CAPS[MemoryFile.MEMORY].hard
 WORKER = Path(__file__).with_name("load_worker.py")
-ANSWER_BOUND_S = 10.0
-"""How long the server may take to answer while 16 writers load a two-core machine."""
 
 ALLOWED_REJECTIONS = {
     "add": {"hard_cap_exceeded"},
@@ -254,7 +252,6 @@ def test_sixteen_writers_and_the_server_lose_nothing(
     server.change_all(editor.uri, final_text, editor.version)
     usage = server.command("metis.usage", {})
     assert usage["MEMORY.md"]["size_bytes"] == len(final)
-    assert max(editor.answers) < ANSWER_BOUND_S
     assert server_tracebacks(server) == []
 
     counts = Counter((r["via"], r["outcome"]) for r in records)
