@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
+
+from metis_memory.watch import reference_watcher
 from metis_memory.watch.reference_watcher import ReferenceWatcher, watch_points
 
 WAIT_S = 10
@@ -71,5 +75,39 @@ def test_a_folder_deleted_and_made_again_is_still_seen(tmp_path: Path) -> None:
                 target.parent.mkdir()
                 target.write_text("package x\n")
             assert seen.wait(WAIT_S), f"no report within {WAIT_S} s after: {step}"
+    finally:
+        watcher.stop()
+
+
+def test_a_folder_made_while_the_watch_is_set_up_is_watched_from_then_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder made between working out where to watch from and the watch being in place
+    sends that watch no event (a test's `mkdir` right after the server's first analysis
+    did, 2 runs in 12 under load): the watch must still move into it, or a file deleted
+    there later goes unseen and the reference stays fresh."""
+    target = tmp_path / "ratelimit" / "bucket.go"
+    real = reference_watcher.watch_points
+    raced = threading.Event()
+
+    def folder_made_meanwhile(paths: Iterable[tuple[Path, Path]]) -> set[Path]:
+        points = real(paths)
+        if not raced.is_set():  # the first answer, before any watch is in place
+            raced.set()
+            target.parent.mkdir()
+            target.write_text("package ratelimit\n")
+        return points
+
+    monkeypatch.setattr(reference_watcher, "watch_points", folder_made_meanwhile)
+    seen = threading.Event()
+    watcher = ReferenceWatcher(seen.set)
+    try:
+        watcher.set_paths([(tmp_path, target)])
+        assert seen.wait(WAIT_S), "no report once the watch was in place"
+        assert raced.is_set()
+        assert tmp_path / "ratelimit" in watcher.watching
+        seen.clear()
+        target.unlink()
+        assert seen.wait(WAIT_S), f"no report within {WAIT_S} s of deleting {target}"
     finally:
         watcher.stop()

@@ -10,10 +10,8 @@ an empty one. When `.metis/` appears or disappears, or the folders change, the
 watcher is rebuilt, and then every folder is reported once, which covers anything
 that happened while no watch was in place.
 
-It uses watchfiles' public `watch()` generator. `watch()` gives no hook between setting
-up the watch and waiting on it, and the report of every folder must come after the watch
-is in place (else a change in between is lost): the stop event it polls is that hook,
-since its first poll comes right after the set-up. Latency is one quiet `STEP_MS` after
+It uses watchfiles' public `watch()` generator; the report of every folder comes once the
+watch is in place (`session.py`). Latency is one quiet `STEP_MS` after
 the last event of a burst; between polls the thread sleeps in Rust (GIL released).
 """
 
@@ -25,6 +23,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from ..store.files import METIS_DIR, MemoryFile
+from .session import RETRY_S, WatchSession
 
 log = logging.getLogger(__name__)
 
@@ -37,30 +36,6 @@ often even when idle. Measured here (2 CPUs): each wake costs 60-80 µs of CPU, 
 would cost ~60-80 ms per 10 s idle; 20 ms gives outside write -> diagnostics p95 ~41 ms
 (was ~105 ms at 50) for ~30-50 ms per 10 s. Sub-10 ms latency at no idle cost needs a
 blocking backend (inotify) that watchfiles' public API does not offer."""
-RETRY_S = 2.0
-"""Wait before retrying a watch the OS refused (only on errors)."""
-
-
-class _Session:
-    """The stop event `watchfiles.watch()` polls: set when the folders change or the watcher
-    stops, and, on its first poll (the watch is then in place), the caller's `on_ready`."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self.on_ready: Callable[[], bool] | None = None
-        """Returns False when the watch just set up is already stale (rebuild it)."""
-
-    def set(self) -> None:
-        self._event.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._event.wait(timeout)
-
-    def is_set(self) -> bool:
-        ready, self.on_ready = self.on_ready, None
-        if ready is not None and not ready():
-            return True
-        return self._event.is_set()
 
 
 class MemoryWatcher:
@@ -72,7 +47,7 @@ class MemoryWatcher:
         self._lock = threading.Lock()
         self._folders: tuple[Path, ...] = ()
         self._closing = False
-        self._session = _Session()
+        self._session = WatchSession()
         self._thread: threading.Thread | None = None
 
     def set_folders(self, folders: Iterable[Path]) -> None:
@@ -109,7 +84,7 @@ class MemoryWatcher:
             with self._lock:
                 if self._closing:
                     return
-                session = self._session = _Session()
+                session = self._session = WatchSession()
                 folders = self._folders
             present = {f: _has_metis(f) for f in folders if f.is_dir()}
             paths = [p for f, has in present.items() for p in _targets(f, has)]

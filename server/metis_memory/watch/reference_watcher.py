@@ -8,7 +8,7 @@ deleting `src/x.go` is an event in `src/`, creating or deleting `src/` one in th
 Only events on a watched path or on a folder leading to one are reported; when one arrives,
 where each path is watched from is worked out again (a directory may have come or gone).
 Directories reached through a symlink out of the folder are not watched. One thread runs one
-watchfiles watch, as `watcher.py` does for `.metis/`.
+watchfiles watch, as `memory_watcher.py` does for `.metis/` (both through `session.py`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 from ..store.within import is_within
-from .memory_watcher import RETRY_S
+from .session import RETRY_S, WatchSession
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class ReferenceWatcher:
         self._lock = threading.Lock()
         self._paths: tuple[tuple[Path, Path], ...] = ()
         self._closing = False
-        self._stop = threading.Event()
+        self._stop = WatchSession()
         self._thread: threading.Thread | None = None
 
     def set_paths(self, paths: Iterable[tuple[Path, Path]]) -> None:
@@ -85,12 +85,25 @@ class ReferenceWatcher:
             with self._lock:
                 if self._closing:
                     return
-                self._stop = stop = _Ready(self._report)
+                self._stop = stop = WatchSession()
                 paths = self._paths
             points = watch_points(paths)
             if not points:
                 stop.wait()
                 continue
+
+            def ready(
+                paths: tuple[tuple[Path, Path], ...] = paths, points: set[Path] = points
+            ) -> bool:
+                # A directory may have come or gone while the watch was set up, unseen by it
+                # (a folder made at once, then a file in it deleted): watch from where it is
+                # now. Else anything may have changed while no watch was in place: report.
+                if watch_points(paths) != points:
+                    return False
+                self._report()
+                return True
+
+            stop.on_ready = ready
             interesting = _interesting(paths)
             changes = watchfiles.watch(
                 *sorted(points),
@@ -128,21 +141,6 @@ class ReferenceWatcher:
         except Exception:  # pragma: no cover - never let a callback kill the thread
             if not self._closing:  # else the owner stopped meanwhile (its loop may be closed)
                 log.exception("reference watch callback failed")
-
-
-class _Ready(threading.Event):
-    """The stop event watchfiles polls; its first poll comes right after the watch is in
-    place, when anything that changed while none was is reported (a refresh is cheap)."""
-
-    def __init__(self, on_ready: Callable[[], None]) -> None:
-        super().__init__()
-        self._on_ready: Callable[[], None] | None = on_ready
-
-    def is_set(self) -> bool:
-        ready, self._on_ready = self._on_ready, None
-        if ready is not None:
-            ready()
-        return super().is_set()
 
 
 def watch_points(paths: Iterable[tuple[Path, Path]]) -> set[Path]:
