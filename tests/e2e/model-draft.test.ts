@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { launchBrowser, notification, openWorkbench, runCommand, screenshot } from './lib/ui';
+import { launchBrowser, notification, openWorkbench, runCommand, screenshot, waitForStatus } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -83,6 +83,9 @@ describe('Draft with Language Model, against a scripted model', { timeout: 600_0
     bridge = new Bridge(cs.bridgeFile);
     browser = await launchBrowser();
     page = await openWorkbench(browser, cs.url, fixture.path);
+    // The first test's command needs the server: with three editors starting on two cores, it
+    // ran once before the server did and the proposal took longer than the test's 15 s.
+    await waitForStatus(page, /MEMORY \d/, 60_000, 'the Metis status bar item (the server running)');
   });
 
   after(async () => {
