@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from pytest_lsp import ClientServerConfig
 
 from metis_memory import MemoryStore
-from support.lsp_session import SERVER_COMMAND, SERVER_ENV, MetisClient, make_client
+from support.lsp_session import SERVER_CONFIG, MetisClient, end_session
 
 
 @pytest.fixture
@@ -50,18 +49,7 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount_point)], check=False, capture_output=True)
 
 
-@pytest_lsp.fixture(  # type: ignore[untyped-decorator]  # pytest-lsp ships no annotations here
-    config=ClientServerConfig(
-        server_command=SERVER_COMMAND, client_factory=make_client, server_env=SERVER_ENV
-    )
-)
+@pytest_lsp.fixture(config=SERVER_CONFIG)  # type: ignore[untyped-decorator]  # no annotations
 async def client(lsp_client: MetisClient) -> AsyncIterator[None]:
     yield
-    if lsp_client.stopped:
-        return  # the test ended the server itself
-    if lsp_client.capabilities is None and lsp_client.error is None:
-        # The test failed before initializing: `exit` still ends the server, so
-        # pytest-lsp's stop() (which waits for the process) does not hang.
-        lsp_client.exit(None)
-        return
-    await lsp_client.shutdown_session()
+    await end_session(lsp_client)

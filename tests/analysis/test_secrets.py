@@ -430,9 +430,10 @@ def test_a_line_at_a_time_finds_what_a_scan_of_the_whole_text_finds(pieces: list
 
 
 LONG_BASE = "".join(
-    f"- entry {i}: {'lorem ipsum ' * 4}{PIECES[i % len(PIECES)]}\n" for i in range(1_500)
+    f"- entry {i}: {'lorem ipsum ' * 4}{PIECES[i % len(PIECES)]}\n" for i in range(600)
 )
-"""Past LINE_SCAN_MAX_CHARS, with every rule's example and near miss on some line."""
+"""Every rule's example and near miss on some line, in ~70 KB: past LINE_SCAN_MAX_CHARS (64 KiB)
+by more than the edits below can cut, and no longer, as each example scans it whole twice."""
 
 
 @settings(max_examples=150, deadline=None)
@@ -457,7 +458,7 @@ def test_a_long_text_edited_finds_what_a_scan_of_it_from_scratch_finds(
     from metis_memory.analysis.secrets import _rule_set as rule_set
 
     text = LONG_BASE
-    assert len(text) > LINE_SCAN_MAX_CHARS
+    assert len(PIECES) <= 600 and len(text) - 4 * 40 > LINE_SCAN_MAX_CHARS
     find_secrets(text)
     for at, cut, pieces in edits:
         at = min(at, len(text))

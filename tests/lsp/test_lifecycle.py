@@ -6,14 +6,15 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import client_capabilities
+from pytest_lsp import ClientServerConfig, client_capabilities
 
-from support.lsp_session import SERVER_COMMAND, MetisClient, make_client
+from support.lsp_session import SERVER_COMMAND, SERVER_ENV, MetisClient, end_session, make_client
 from support.memory_files import write_memory
 from support.waits import wait_until_async
 
@@ -23,6 +24,18 @@ NOTIFY_THREAD = "notify-rs inoti"  # the Rust watcher's OS thread (comm is cut a
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads /proc to see the server's threads"
 )
+
+
+@pytest_lsp.fixture(  # type: ignore[untyped-decorator]  # pytest-lsp ships no annotations here
+    config=ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=make_client, server_env=SERVER_ENV
+    )
+)
+async def client(lsp_client: MetisClient) -> AsyncIterator[None]:
+    """The server as editors start it (`python -m metis_memory lsp`), not forked: these tests
+    are about its process."""
+    yield
+    await end_session(lsp_client)
 
 
 def server_process(client: MetisClient) -> asyncio.subprocess.Process:

@@ -42,7 +42,6 @@ import pytest_lsp
 from anthropic import Anthropic
 from anthropic.lib.tools import ToolError
 from mcp import StdioServerParameters
-from pytest_lsp import ClientServerConfig
 
 from metis_memory import EventSink, MemoryFile, MemoryStore
 from metis_memory.analysis.secrets import find_secrets
@@ -64,7 +63,7 @@ from support.host_inputs import (
     VSCODE_SESSION_START,
     filled,
 )
-from support.lsp_session import SERVER_COMMAND, SERVER_ENV, MetisClient, make_client
+from support.lsp_session import SERVER_CONFIG, MetisClient
 from support.mcp_values import text as text_of
 
 MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
@@ -377,9 +376,7 @@ def lsp_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest_lsp.fixture(  # type: ignore[untyped-decorator]  # pytest-lsp ships no annotations here
-    config=ClientServerConfig(
-        server_command=SERVER_COMMAND, client_factory=make_client, server_env=SERVER_ENV
-    ),
+    config=SERVER_CONFIG,
     scope="module",
 )
 async def lsp(lsp_client: MetisClient, lsp_workspace: Path) -> AsyncIterator[None]:

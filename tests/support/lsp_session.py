@@ -26,10 +26,12 @@ from pygls.protocol import JsonRPCNotification, default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
+from support.forked_server import ForkedServerConfig
 from support.lsp_values import file_uri
 from support.waits import WAIT_S, Deadline
 
 SERVER_COMMAND = [sys.executable, "-m", "metis_memory", "lsp"]
+"""The server as editors start it; `SERVER_CONFIG` forks it from a pre-imported process."""
 SERVER_CACHE = Path(tempfile.mkdtemp(prefix="metis-lsp-cache-"))
 """The servers' user cache (proposals): never the developer's own."""
 atexit.register(shutil.rmtree, SERVER_CACHE, True)
@@ -420,3 +422,21 @@ def make_client() -> MetisClient:
 
         client.feature(method)(record)
     return client
+
+
+SERVER_CONFIG = ForkedServerConfig(
+    server_command=SERVER_COMMAND, client_factory=make_client, server_env=SERVER_ENV
+)
+"""The tests' server: forked (support/forked_server.py), with the tests' cache and home."""
+
+
+async def end_session(client: MetisClient) -> None:
+    """A `client` fixture's teardown: shut the server down unless the test already did."""
+    if client.stopped:
+        return  # the test ended the server itself
+    if client.capabilities is None and client.error is None:
+        # The test failed before initializing: `exit` still ends the server, so
+        # pytest-lsp's stop() (which waits for the process) does not hang.
+        client.exit(None)
+        return
+    await client.shutdown_session()

@@ -1,0 +1,83 @@
+"""pytest-lsp's server command, with the server forked from one pre-imported process per test
+process (`server_zygote.py` says why and what is shared). METIS_TEST_SPAWN=1 starts each
+server with `python -m metis_memory` instead, as the editors do."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from pytest_lsp import ClientServerConfig
+
+HERE = Path(__file__).resolve().parent
+ZYGOTE_SCRIPT = HERE / "server_zygote.py"
+LAUNCHER_SCRIPT = HERE / "zygote_launch.py"
+MODULE_PREFIX = [sys.executable, "-m", "metis_memory"]
+
+
+class _Zygote:
+    """This process's zygote, started on first use, ended with this process."""
+
+    def __init__(self) -> None:
+        self.socket: str | None = None
+        self.env: dict[str, str] | None = None
+        self.pid: int | None = None
+
+    def start(self, env: dict[str, str] | None) -> str:
+        if self.socket is not None:
+            if env != self.env:
+                raise RuntimeError("forked servers share one environment: the zygote's")
+            return self.socket
+        folder = tempfile.mkdtemp(prefix="metis-zygote-")
+        socket = os.path.join(folder, "socket")
+        # stdin a pipe from this process: when it closes (this process ended, however), the
+        # zygote kills its servers and exits.
+        proc = subprocess.Popen(
+            [sys.executable, str(ZYGOTE_SCRIPT), socket],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        assert proc.stdout is not None and proc.stdin is not None
+        ready = proc.stdout.readline()
+        if ready != "ready\n":
+            proc.kill()
+            raise RuntimeError(
+                f"the server zygote did not start (exit {proc.wait()}, said {ready!r}); "
+                "see its traceback above, or run with METIS_TEST_SPAWN=1"
+            )
+
+        def stop() -> None:
+            proc.stdin.close()  # type: ignore[union-attr]
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            shutil.rmtree(folder, ignore_errors=True)
+
+        atexit.register(stop)
+        self.socket, self.env, self.pid = socket, env, proc.pid
+        return socket
+
+
+ZYGOTE = _Zygote()
+
+
+class ForkedServerConfig(ClientServerConfig):
+    """A `ClientServerConfig` whose `python -m metis_memory ARGS` runs as a forked server."""
+
+    def get_server_command(self, devtools: str | None = None) -> list[str]:
+        command = list(self.server_command)
+        if os.environ.get("METIS_TEST_SPAWN") == "1" or devtools is not None:
+            return list(super().get_server_command(devtools))
+        if command[: len(MODULE_PREFIX)] != MODULE_PREFIX:
+            raise ValueError(f"only `python -m metis_memory ...` can be forked, not {command}")
+        socket = ZYGOTE.start(self.server_env)
+        args = command[len(MODULE_PREFIX) :]
+        return [sys.executable, "-I", "-S", str(LAUNCHER_SCRIPT), socket, *args]
