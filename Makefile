@@ -10,7 +10,8 @@ STAMP := $(VENV)/.installed
 # hosts, the bundled dependencies and mypy's cache, by version or key; .cache/ links to them.
 DEV_CACHE := $(shell scripts/dev-cache.sh root)
 
-.PHONY: help venv test system-deps python-test-deps test-python test-reliability lint typecheck clean bench bench-check
+.PHONY: help venv test system-deps python-test-deps test-python test-python-parallel \
+	test-python-reliability test-reliability lint typecheck clean bench bench-check
 
 help:
 	@echo "make run    - the main job: VS Code (code-server) with the extension on examples/workspace"
@@ -39,6 +40,7 @@ PYTHON_TEST_APT := neovim emacs-nox elpa-eglot
 APT_lint = $(LINT_APT)
 APT_python-test-deps = $(PYTHON_TEST_APT)
 APT_test-python = $(PYTHON_TEST_APT)
+APT_test-python-parallel = $(PYTHON_TEST_APT)
 APT_test = $(LINT_APT) $(PYTHON_TEST_APT) $(EXTENSION_TEST_APT)
 APT_system-deps = $(APT_test)
 
@@ -65,8 +67,12 @@ python-test-deps: system-deps
 # load: every test and every check runs, with 4 writers x 50 operations and 125 kills. `make test-reliability` runs the full figures docs/reliability.md reports.
 RELIABILITY_SCALE ?= 0.25
 
-test-python: $(STAMP) python-test-deps
+test-python: test-python-parallel test-python-reliability
+
+test-python-parallel: $(STAMP) python-test-deps
 	$(PY) -m pytest tests --ignore=tests/e2e --ignore=tests/reliability -n auto
+
+test-python-reliability: $(STAMP)
 	METIS_RELIABILITY_SCALE=$(RELIABILITY_SCALE) $(PY) -m pytest tests/reliability
 
 test-reliability: $(STAMP)
@@ -75,7 +81,14 @@ test-reliability: $(STAMP)
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.
 -include mk/extension.mk
 
-test: lint typecheck test-python $(EXTENSION_TEST_TARGETS)
+# In three steps, each after the last. The reliability pass uses about one core of two (its
+# tests take turns), and building the extension and its VSIX (npm ci, tsc, eslint, vsce) mostly
+# one: the middle step runs the two side by side (about 80 s each), each one's output printed
+# whole when it ends. Everything else loads both cores and runs alone.
+test: lint typecheck
+	@$(MAKE) --no-print-directory test-python-parallel
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-python-reliability $(EXTENSION_BUILD_TARGETS)
+	@$(MAKE) --no-print-directory $(EXTENSION_TEST_TARGETS)
 
 # Timings live here, not in `make test`: ratios to a minimal pygls server measured in the same run.
 # As installed: bytecode cached (a shell with PYTHONDONTWRITEBYTECODE set would time compiling).

@@ -16,10 +16,11 @@ PY_SOURCES := $(shell find server/metis_memory -type f -not -path '*/__pycache__
 NPM := npm --no-audit --no-fund --loglevel=error
 VSCE := node_modules/.bin/vsce package --no-dependencies
 RUN_PORT ?= 8080
-# What `make test` adds (the Makefile reads this).
-EXTENSION_TEST_TARGETS := test-extension test-e2e
+# What `make test` adds (the Makefile reads these): the checks and builds, then the editors.
+EXTENSION_BUILD_TARGETS := test-extension e2e-ready
+EXTENSION_TEST_TARGETS := test-e2e
 
-.PHONY: extension-deps build-extension vsix test-extension e2e-deps test-e2e run FORCE
+.PHONY: extension-deps build-extension vsix test-extension e2e-deps e2e-ready test-e2e run FORCE
 
 extension-deps: $(NPM_STAMP)
 
@@ -70,6 +71,7 @@ test-extension: $(NPM_STAMP) $(STAMP)
 E2E_APT = chromium $(shell scripts/install-code-server.sh --apt-packages $(CACHE_DIR))
 APT_e2e-deps = $(E2E_APT)
 APT_test-e2e = $(E2E_APT)
+APT_e2e-ready = $(E2E_APT)
 APT_run = $(E2E_APT)
 EXTENSION_TEST_APT = $(E2E_APT)
 
@@ -92,8 +94,11 @@ $(PYTHON_STANDIN_VSIX): $(NPM_STAMP) $(wildcard tests/e2e/python-standin/src/*.t
 # port with its own user-data and extensions dir (tests/e2e/lib/codeServer.ts). Within make test,
 # three at a time saved about 10 s of 5 min 30 s (325-334 s against 339-342 s) and made a first
 # command wait past its test's bound once, so two it stays.
-test-e2e: e2e-deps $(VSIX) $(HELPER_VSIX) $(PYTHON_STANDIN_VSIX)
+# Everything the end-to-end tests run, built.
+e2e-ready: e2e-deps $(VSIX) $(HELPER_VSIX) $(PYTHON_STANDIN_VSIX)
 	node scripts/build-extension.mjs --e2e
+
+test-e2e: e2e-ready
 	METIS_VSIX=$(VSIX) METIS_HELPER_VSIX=$(HELPER_VSIX) METIS_PYTHON_STANDIN_VSIX=$(PYTHON_STANDIN_VSIX) node --test --test-concurrency=2 out/e2e/
 
 run: e2e-deps $(VSIX)
