@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Bridge, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
 import { launchBrowser, openWorkbench, screenshot, waitForStatus } from './lib/ui';
@@ -42,25 +42,31 @@ interface DocInfo {
 }
 
 describe('a memory file opened from any root', { timeout: 600_000 }, () => {
-  // Each case's editor is stopped when the case ends (after() stops one a failure left), so
-  // no idle editor loads the machine while the next case and the other files run.
-  const runs: { cs: CodeServer; browser: Browser; root: string }[] = [];
-  const stop = async (run: { cs: CodeServer; browser: Browser; root: string }): Promise<void> => {
-    const at = runs.indexOf(run);
-    if (at < 0) return; // already stopped (after() and a late case body)
-    runs.splice(at, 1);
-    await run.browser.close().catch(() => undefined);
-    await run.cs.stop();
-    fs.rmSync(run.root, { recursive: true, force: true });
-  };
+  // One code-server and browser; each case opens a window of its own on its folder (as a user
+  // opening another folder would) and closes it when it ends.
+  let cs: CodeServer;
+  let browser: Browser;
+  let bridge: Bridge;
+  const roots: string[] = [];
+
+  before(async () => {
+    const home = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
+    roots.push(home);
+    cs = await startCodeServer({ workspace: home, vsixes: [VSIX, HELPER_VSIX], label: 'any-root' });
+    browser = await launchBrowser();
+    bridge = new Bridge(cs.bridgeFile);
+  });
 
   after(async () => {
-    for (const run of [...runs]) await stop(run);
+    await browser?.close().catch(() => undefined);
+    await cs?.stop();
+    for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
   });
 
   for (const c of CASES) {
     it(`gets its usage, diagnostics and consolidation with ${c.name}`, async () => {
       const root = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
+      roots.push(root);
       const mono = path.join(root, 'mono');
       const memory = path.join(mono, 'api', '.metis', 'MEMORY.md');
       fs.mkdirSync(path.dirname(memory), { recursive: true });
@@ -68,12 +74,8 @@ describe('a memory file opened from any root', { timeout: 600_000 }, () => {
       fs.mkdirSync(path.join(mono, 'web'));
       fs.writeFileSync(path.join(mono, 'web', 'README.md'), '# web\n');
       const folder = c.folder(mono);
-      const cs = await startCodeServer({ workspace: folder || root, vsixes: [VSIX, HELPER_VSIX], label: 'any-root' });
-      const browser = await launchBrowser();
-      const run = { cs, browser, root };
-      runs.push(run);
+      bridge.forgetWindow();
       const page: Page = await openWorkbench(browser, cs.url, folder);
-      const bridge = new Bridge(cs.bridgeFile);
       try {
         const opened = await bridge.call<string>('/open', { path: memory });
         assert.equal(opened, pathToFileURL(memory).href);
@@ -107,8 +109,9 @@ describe('a memory file opened from any root', { timeout: 600_000 }, () => {
       } catch (err) {
         await screenshot(page, `fail-any-root-${c.name.replace(/[^a-z0-9]+/gi, '-')}`).catch(() => undefined);
         throw err;
+      } finally {
+        await page.context().close();
       }
-      await stop(run);
     });
   }
 });

@@ -22,9 +22,29 @@ interface Diag {
   diagnostics: { code: string; severity: number; message: string; range: [number, number, number, number] }[];
 }
 
+// One code-server and browser for the file; each describe opens a window on its own folder.
+let cs: CodeServer;
+let browser: Browser;
+let home: string;
+
+before(async () => {
+  home = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
+  cs = await startCodeServer({ workspace: home, vsixes: [VSIX, HELPER_VSIX], label: 'budgets' });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close().catch(() => undefined);
+  await cs?.stop();
+  if (home) fs.rmSync(home, { recursive: true, force: true });
+});
+
+async function openWindow(folder: string): Promise<Page> {
+  new Bridge(cs.bridgeFile).forgetWindow();
+  return openWorkbench(browser, cs.url, folder);
+}
+
 describe('other agents’ files over their budgets', { timeout: 300_000 }, () => {
-  let cs: CodeServer;
-  let browser: Browser;
   let page: Page;
   let root: string;
   let claude: string;
@@ -47,14 +67,11 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
       deep,
       Array.from({ length: 100 }, (_, i) => `- use the Makefile, rule ${String(i).padStart(3, '0')}\n`).join(''),
     ); // 2,900 B; 2,768 B left
-    cs = await startCodeServer({ workspace: ws, vsixes: [VSIX, HELPER_VSIX], label: 'budgets' });
-    browser = await launchBrowser();
-    page = await openWorkbench(browser, cs.url, ws);
+    page = await openWindow(ws);
   });
 
   after(async () => {
-    await browser?.close().catch(() => undefined);
-    await cs?.stop();
+    await page?.context().close();
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
@@ -121,8 +138,6 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
 });
 
 describe('a budget the user declares on a file that is not Markdown', { timeout: 300_000 }, () => {
-  let cs: CodeServer;
-  let browser: Browser;
   let page: Page;
   let root: string;
   let todo: string;
@@ -140,14 +155,11 @@ describe('a budget the user declares on a file that is not Markdown', { timeout:
     fs.mkdirSync(path.dirname(todo));
     // 30 lines of 10 B: the budget's 100 B end where line 10 begins.
     fs.writeFileSync(todo, Array.from({ length: 30 }, (_, i) => `- item ${String(i).padStart(2, '0')}\n`).join(''));
-    cs = await startCodeServer({ workspace: ws, vsixes: [VSIX, HELPER_VSIX], label: 'budgets-toml' });
-    browser = await launchBrowser();
-    page = await openWorkbench(browser, cs.url, ws);
+    page = await openWindow(ws);
   });
 
   after(async () => {
-    await browser?.close().catch(() => undefined);
-    await cs?.stop();
+    await page?.context().close();
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 

@@ -44,6 +44,14 @@ function loads(version: string, file: string): boolean {
   return true; // an untagged `name.so` loads anywhere the platform matches
 }
 
+/**
+ * The launcher's environment: no user site-packages, and bytecode written beside the bundled
+ * libraries as a user's first start writes it (the VSIX leaves __pycache__ out): each version
+ * compiles the libraries once here, not at every one of its runs (a machine may set
+ * PYTHONDONTWRITEBYTECODE; empty, it is unset).
+ */
+const PYTHON_ENV = { PYTHONNOUSERSITE: '1', PYTHONDONTWRITEBYTECODE: '' };
+
 interface Report {
   ok: boolean;
   problem: string | null;
@@ -53,7 +61,7 @@ interface Report {
 function check(exe: string, mode: 'lsp' | 'mcp' = 'lsp'): Report {
   const r = spawnSync(exe, [LAUNCHER, '--check', mode], {
     encoding: 'utf8',
-    env: { ...process.env, PYTHONNOUSERSITE: '1' },
+    env: { ...process.env, ...PYTHON_ENV },
   });
   return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Report;
 }
@@ -123,7 +131,7 @@ describe('the bundled server', () => {
     assert.ok(supported.length >= 1, 'no CPython 3.10-3.15 found on this machine');
     for (const [version, exe] of supported) {
       const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'metis-mcp-'));
-      const client = new McpStdioClient({ command: exe, args: [LAUNCHER, 'mcp', ws], env: { PYTHONNOUSERSITE: '1' } });
+      const client = new McpStdioClient({ command: exe, args: [LAUNCHER, 'mcp', ws], env: PYTHON_ENV });
       try {
         const init = await client.initialize();
         assert.equal(init.serverInfo.name, 'metis-memory', `Python ${version}`);
