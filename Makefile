@@ -81,12 +81,13 @@ test-reliability: $(STAMP)
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.
 -include mk/extension.mk
 
-# In three steps, each after the last. The reliability pass uses about one core of two (its
-# tests take turns), and building the extension and its VSIX (npm ci, tsc, eslint, vsce) mostly
-# one: the middle step runs the two side by side (about 80 s each), each one's output printed
-# whole when it ends. Everything else loads both cores and runs alone.
-test: lint typecheck
-	@$(MAKE) --no-print-directory test-python-parallel
+# In three steps, each after the last, each one's parts side by side where they leave a core
+# idle, their output printed whole as each ends. First the Python suite (on both cores, about
+# 88% busy) beside lint and mypy (one core, about 25 s); then the reliability pass (about one
+# core: its tests take turns) beside building the extension and its VSIX (npm ci, tsc, eslint,
+# vsce: mostly one), about 90 s each; then the editors, which load both cores alone.
+test: system-deps  # every step's Debian packages, in one apt-get run
+	@$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck test-python-parallel
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-python-reliability $(EXTENSION_BUILD_TARGETS)
 	@$(MAKE) --no-print-directory $(EXTENSION_TEST_TARGETS)
 
