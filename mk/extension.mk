@@ -55,6 +55,9 @@ VSIX_STAGE := $(CACHE_DIR)/vsix-stage
 $(VSIX): dist/extension.js $(BUNDLE_STAMP) package.json .vscodeignore extension/README.md LICENSE CHANGELOG.md extension/images/icon.png $(wildcard extension/walkthrough/*.md) $(wildcard docs/images/*.png)
 	rm -rf $(VSIX_STAGE) && mkdir -p $(VSIX_STAGE)
 	cp -al --parents $(VSIX_FILES) $(VSIX_STAGE)/
+	@# Bytecode a run of dist/bundled/ left: .vscodeignore cannot drop it (vsce lets the
+	@# negation '!dist/bundled/**' win over any later pattern).
+	find $(VSIX_STAGE) -name __pycache__ -prune -exec rm -rf {} +
 	cd $(VSIX_STAGE) && $(CURDIR)/$(VSCE) --target $(VSCE_TARGET) --readme-path extension/README.md -o $(CURDIR)/$@
 	rm -rf $(VSIX_STAGE)
 	@echo "built $@ ($$(du -h $@ | cut -f1)); install: code --install-extension $@"
