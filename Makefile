@@ -63,7 +63,8 @@ python-test-deps: system-deps
 	@scripts/apt-install.sh $(PYTHON_TEST_APT)
 	@scripts/install-agent-hosts.sh .cache
 
-# The reliability tests run alone (they load the machine on purpose), at a quarter of their
+# The reliability tests run on their own pytest (they load the machine on purpose; `make test`
+# runs them beside the extension's build, which takes about one core), at a quarter of their
 # load: every test and every check runs, with 4 writers x 50 operations and 125 kills. `make test-reliability` runs the full figures docs/reliability.md reports.
 RELIABILITY_SCALE ?= 0.25
 

@@ -62,7 +62,8 @@ $(VSIX): dist/extension.js $(BUNDLE_STAMP) package.json .vscodeignore extension/
 	rm -rf $(VSIX_STAGE)
 	@echo "built $@ ($$(du -h $@ | cut -f1)); install: code --install-extension $@"
 
-test-extension: $(NPM_STAMP) $(STAMP)
+# dist/extension.js first: its build may rewrite the generated agent patterns tsc reads.
+test-extension: $(NPM_STAMP) $(STAMP) dist/extension.js
 	node_modules/.bin/tsc --noEmit -p .
 	node_modules/.bin/eslint extension/src extension/test
 	node_modules/.bin/prettier --check extension/src extension/test
@@ -88,7 +89,8 @@ $(HELPER_VSIX): $(NPM_STAMP) $(wildcard tests/e2e/helper-extension/src/*.ts) tes
 	cd tests/e2e/helper-extension && ../../../$(VSCE) -o ../../../$@
 
 # Stands in for ms-python.python, which no registry here carries (tests/e2e/python-standin).
-$(PYTHON_STANDIN_VSIX): $(NPM_STAMP) $(wildcard tests/e2e/python-standin/src/*.ts) tests/e2e/python-standin/package.json
+# After the helper's: both recipes rebuild both bundles (--e2e), which must not run at once.
+$(PYTHON_STANDIN_VSIX): $(NPM_STAMP) $(wildcard tests/e2e/python-standin/src/*.ts) tests/e2e/python-standin/package.json | $(HELPER_VSIX)
 	node scripts/build-extension.mjs --e2e
 	@mkdir -p $(dir $@)
 	cd tests/e2e/python-standin && ../../../$(VSCE) -o ../../../$@

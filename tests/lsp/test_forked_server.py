@@ -49,3 +49,21 @@ async def test_a_killed_launcher_takes_its_server_with_it(
     )
     assert await launcher.wait() == -signal.SIGKILL
     client.capabilities = None  # the server is gone: the fixture has nothing to shut down
+
+
+async def test_a_killed_server_ends_its_launcher_with_the_same_signal(
+    client: MetisClient, tmp_path: Path
+) -> None:
+    """As a spawned server's process would end for its client (an OOM kill, a test's kill)."""
+    if os.environ.get("METIS_TEST_SPAWN") == "1":
+        pytest.skip("METIS_TEST_SPAWN=1: servers are started, not forked")
+    write_memory(tmp_path, "MEMORY.md", "- a\n")
+    await client.start_session([tmp_path])
+    await client.wait_for_note("metis/usageChanged", lambda p: True)
+    assert ZYGOTE.pid is not None
+    (server,) = children(ZYGOTE.pid)
+    launcher = client._server
+    assert launcher is not None
+    os.kill(server, signal.SIGKILL)
+    assert await launcher.wait() == -signal.SIGKILL
+    client.capabilities = None  # the server is gone: the fixture has nothing to shut down

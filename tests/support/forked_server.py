@@ -27,8 +27,12 @@ class _Zygote:
         self.socket: str | None = None
         self.env: dict[str, str] | None = None
         self.pid: int | None = None
+        self.proc: subprocess.Popen[str] | None = None
 
     def start(self, env: dict[str, str] | None) -> str:
+        if self.proc is not None and self.proc.poll() is not None:
+            sys.stderr.write(f"server_zygote exited ({self.proc.returncode}); starting another\n")
+            self.socket = None
         if self.socket is not None:
             if env != self.env:
                 raise RuntimeError("forked servers share one environment: the zygote's")
@@ -62,7 +66,7 @@ class _Zygote:
             shutil.rmtree(folder, ignore_errors=True)
 
         atexit.register(stop)
-        self.socket, self.env, self.pid = socket, env, proc.pid
+        self.socket, self.env, self.pid, self.proc = socket, env, proc.pid, proc
         return socket
 
 

@@ -14,8 +14,12 @@ it exits when the server does, with its status, and if it is killed (pytest-lsp'
 on a fatal error) the server is killed too. The zygote ends when the test process that started
 it does (its stdin, a pipe from that process, closes), and takes its servers with it.
 
+What the child does not get from its launcher: its hash seed (the zygote's, shared by the
+servers a test process forks), rlimits and signal mask (the zygote's, as the test process set
+them), and `sys.argv[0]` ("metis-memory").
+
 Protocol, a SOCK_SEQPACKET connection per server: the launcher sends one JSON message (argv,
-env, cwd) with its fds 0-2 attached; the zygote answers with the server's pid, then, once the
+env, cwd, umask) with its fds 0-2 attached; the zygote answers with the server's pid, then, once the
 server has exited, its exit status as `os.waitstatus_to_exitcode` gives it.
 """
 
@@ -60,6 +64,8 @@ class _Session:
 
     def launcher_gone(self) -> None:
         """The launcher was killed: its server goes too (reaped when its pidfd reports it)."""
+        if self.conn.fileno() < 0:
+            return  # a stale event: the server's exit, in the same batch, closed it already
         self.zygote.sel.unregister(self.conn)
         self.conn.close()
         self.kill()
@@ -92,24 +98,27 @@ class Zygote:
         raise SystemExit(0)
 
     def accept(self) -> None:
+        """One launcher's request; whatever goes wrong with it, the other servers live on."""
         conn, _addr = self.listener.accept()
+        fds: list[int] = []
         try:
             message, fds, _flags, _ = socket.recv_fds(conn, MAX_HEADER, 3)
-        except OSError:
-            conn.close()
-            return
-        if len(fds) != 3:
+            if len(fds) != 3:
+                raise ValueError(f"expected the launcher's fds 0-2, got {len(fds)} fds")
+            header = json.loads(message)
+            pid = os.fork()
+        except Exception as exc:  # reported; that launcher exits 1
+            sys.stderr.write(f"server_zygote: a launcher's request failed: {exc!r}\n")
             for fd in fds:
                 os.close(fd)
             conn.close()
             return
-        header = json.loads(message)
-        pid = os.fork()
         if pid == 0:
             self._become_server(conn, header, fds)
         for fd in fds:
             os.close(fd)
-        conn.send(str(pid).encode())
+        with contextlib.suppress(OSError):  # a launcher gone already: its session kills it
+            conn.send(str(pid).encode())
         self.sessions.add(_Session(conn, pid, self))
 
     def _become_server(
@@ -125,6 +134,7 @@ class Zygote:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
+        os.umask(header["umask"])
         os.environ.clear()
         os.environ.update(header["env"])
         os.chdir(header["cwd"])

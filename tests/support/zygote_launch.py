@@ -2,6 +2,7 @@
 environment, working directory and arguments to the zygote listening at argv[1], and ends as
 the server does. Standard library only, run with `-I -S`: it starts in milliseconds."""
 
+import contextlib
 import json
 import os
 import signal
@@ -13,7 +14,9 @@ def main() -> int:
     path, argv = sys.argv[1], sys.argv[2:]
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     conn.connect(path)
-    header = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd()})
+    umask = os.umask(0)
+    os.umask(umask)
+    header = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": umask})
     socket.send_fds(conn, [header.encode()], [0, 1, 2])
     # The server's now: the client sees EOF when the server, not this process, closes them.
     for fd in (0, 1, 2):
@@ -26,6 +29,7 @@ def main() -> int:
 if __name__ == "__main__":
     code = main()
     if code < 0:  # the server was killed by a signal: so is this process
-        signal.signal(-code, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL's cannot be set, nor need be
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code)
