@@ -3,6 +3,7 @@ process would for pytest-lsp: a killed launcher leaves no server behind."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from pathlib import Path
@@ -30,22 +31,29 @@ def children(pid: int) -> set[int]:
     return found
 
 
-async def test_a_killed_launcher_takes_its_server_with_it(
-    client: MetisClient, tmp_path: Path
-) -> None:
+async def forked_session(
+    client: MetisClient, workspace: Path
+) -> tuple[int, asyncio.subprocess.Process]:
+    """A started session's server (the zygote's one child) and the launcher pytest-lsp runs."""
     if os.environ.get("METIS_TEST_SPAWN") == "1":
         pytest.skip("METIS_TEST_SPAWN=1: servers are started, not forked")
-    write_memory(tmp_path, "MEMORY.md", "- a\n")
-    await client.start_session([tmp_path])
+    write_memory(workspace, "MEMORY.md", "- a\n")
+    await client.start_session([workspace])
     await client.wait_for_note("metis/usageChanged", lambda p: True)
     assert ZYGOTE.pid is not None
     servers = children(ZYGOTE.pid)
     assert len(servers) == 1, f"one server forked for this session, found {servers}"
-    launcher = client._server
-    assert launcher is not None
+    assert client._server is not None
+    return servers.pop(), client._server
+
+
+async def test_a_killed_launcher_takes_its_server_with_it(
+    client: MetisClient, tmp_path: Path
+) -> None:
+    server, launcher = await forked_session(client, tmp_path)
     launcher.send_signal(signal.SIGKILL)
     await wait_until_async(
-        lambda: not children(ZYGOTE.pid or 0) & servers, "the server to end with its launcher"
+        lambda: server not in children(ZYGOTE.pid or 0), "the server to end with its launcher"
     )
     assert await launcher.wait() == -signal.SIGKILL
     client.capabilities = None  # the server is gone: the fixture has nothing to shut down
@@ -55,15 +63,7 @@ async def test_a_killed_server_ends_its_launcher_with_the_same_signal(
     client: MetisClient, tmp_path: Path
 ) -> None:
     """As a spawned server's process would end for its client (an OOM kill, a test's kill)."""
-    if os.environ.get("METIS_TEST_SPAWN") == "1":
-        pytest.skip("METIS_TEST_SPAWN=1: servers are started, not forked")
-    write_memory(tmp_path, "MEMORY.md", "- a\n")
-    await client.start_session([tmp_path])
-    await client.wait_for_note("metis/usageChanged", lambda p: True)
-    assert ZYGOTE.pid is not None
-    (server,) = children(ZYGOTE.pid)
-    launcher = client._server
-    assert launcher is not None
+    server, launcher = await forked_session(client, tmp_path)
     os.kill(server, signal.SIGKILL)
     assert await launcher.wait() == -signal.SIGKILL
     client.capabilities = None  # the server is gone: the fixture has nothing to shut down
