@@ -13,7 +13,6 @@ BUNDLE_STAMP := dist/.bundled.stamp
 BUNDLE_TARGET := dist/.bundled-target
 EXT_SOURCES := $(shell find extension/src -name '*.ts')
 PY_SOURCES := $(shell find server/metis_memory -type f -not -path '*/__pycache__/*' 2>/dev/null)
-NPM := npm --no-audit --no-fund --loglevel=error
 VSCE := node_modules/.bin/vsce package --no-dependencies
 RUN_PORT ?= 8080
 # What `make test` adds (the Makefile reads these): the checks and builds, then the editors.
@@ -24,8 +23,9 @@ EXTENSION_TEST_TARGETS := test-e2e
 
 extension-deps: $(NPM_STAMP)
 
-$(NPM_STAMP): package.json package-lock.json
-	$(NPM) ci
+# `npm ci` once per lock file, in the shared developer cache; a clone gets hard links to it.
+$(NPM_STAMP): package.json package-lock.json scripts/install-node-modules.sh
+	scripts/install-node-modules.sh
 	@touch $@
 
 build-extension: dist/extension.js
