@@ -4,7 +4,6 @@ what is known. Over real stdio with the SDK's own client, so the bytes are the w
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import mcp
@@ -12,6 +11,7 @@ import mcp_types
 import pytest
 from mcp import StdioServerParameters
 
+from support.mcp_stdio import mcp_server
 from support.mcp_values import text
 
 MEMORY_URI = "metis://memory/MEMORY.md"
@@ -23,9 +23,7 @@ SMALL = 1024
 
 
 def _stdio(workspace: Path) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "metis_memory", "mcp", str(workspace)]
-    )
+    return mcp_server(str(workspace))
 
 
 def _wire_size(error: mcp.MCPError) -> int:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import queue
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+from support.lsp_session import forked_server
 
 WAIT_S = 15.0
 
@@ -19,7 +20,7 @@ class RawMcp:
 
     def __init__(self, workspace: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "metis_memory", "mcp", str(workspace)],
+            forked_server("mcp", str(workspace)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -16,6 +16,7 @@ from mcp import StdioServerParameters
 
 from metis_memory import MemoryStore
 from metis_memory.mcp.server import MemoryMCPServer
+from support.mcp_stdio import mcp_server
 from support.mcp_values import text
 
 MEMORY_URI = "metis://memory/MEMORY.md"
@@ -24,9 +25,7 @@ WAIT_S = 15
 
 
 def _stdio(workspace: Path) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "metis_memory", "mcp", str(workspace)]
-    )
+    return mcp_server(str(workspace))
 
 
 async def test_each_file_is_a_markdown_resource_read_from_disk(tmp_path: Path) -> None:
@@ -136,11 +135,8 @@ async def test_without_a_folder_the_hosts_project_dir_is_the_workspace(tmp_path:
     MemoryStore(project).add_entry("MEMORY.md", "- the project's memory")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "metis_memory", "mcp"],
-        cwd=str(elsewhere),
-        env={"CLAUDE_PROJECT_DIR": str(project), "PATH": "/usr/bin:/bin"},
+    params = mcp_server(
+        cwd=str(elsewhere), env={"CLAUDE_PROJECT_DIR": str(project), "PATH": "/usr/bin:/bin"}
     )
     async with mcp.Client(params) as client:
         read = await client.read_resource(MEMORY_URI)

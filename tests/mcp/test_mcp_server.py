@@ -16,6 +16,7 @@ from mcp import StdioServerParameters
 from metis_memory import MemoryFile, MemoryStore
 from metis_memory.mcp.server import MemoryMCPServer
 from metis_memory.tools import MEMORY_TOOL_DEFINITIONS
+from support.mcp_stdio import mcp_server
 from support.mcp_values import text
 from support.spec_schemas import SPEC_SCHEMAS
 
@@ -128,9 +129,7 @@ async def test_memory_read_and_assemble_prompt(tmp_path: Path) -> None:
 
 
 def _stdio_params(workspace: Path) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "metis_memory", "mcp", str(workspace)]
-    )
+    return mcp_server(str(workspace))
 
 
 async def test_stdio_subprocess_round_trip(tmp_path: Path) -> None:

@@ -4,13 +4,12 @@ language server's own writes wait for the person to save."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import mcp
-from mcp import StdioServerParameters
 
 from support.lsp_session import MetisClient
+from support.mcp_stdio import mcp_server
 from support.memory_files import write_memory
 
 
@@ -23,9 +22,7 @@ async def test_agent_writes_and_unsaved_typing_both_survive(
     typed = "- first fact\n- typed by the person, not saved\n"
     client.replace_all(path, typed)
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "metis_memory", "mcp", str(tmp_path)]
-    )
+    params = mcp_server(str(tmp_path))
     async with mcp.Client(params) as agent:
         for i in range(10):
             r = await agent.call_tool("memory_add", {"file": "MEMORY.md", "entry": f"- agent {i}"})

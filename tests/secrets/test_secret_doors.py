@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,6 @@ import pytest_asyncio
 import pytest_lsp
 from anthropic import Anthropic
 from anthropic.lib.tools import ToolError
-from mcp import StdioServerParameters
 
 from metis_memory import EventSink, MemoryFile, MemoryStore
 from metis_memory.analysis.secrets import find_secrets
@@ -64,6 +62,7 @@ from support.host_inputs import (
     filled,
 )
 from support.lsp_session import SERVER_CONFIG, MetisClient
+from support.mcp_stdio import mcp_server
 from support.mcp_values import text as text_of
 
 MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
@@ -344,9 +343,7 @@ def mcp_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def mcp_session(mcp_workspace: Path) -> AsyncIterator[McpSession]:
     """The client is entered and left in a task of its own: anyio's cancel scopes must be
     entered and left in one task, which a fixture's setup and teardown are not promised."""
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "metis_memory", "mcp", str(mcp_workspace)]
-    )
+    params = mcp_server(str(mcp_workspace))
     ready: asyncio.Future[mcp.Client] = asyncio.get_running_loop().create_future()
     done = asyncio.Event()
 

@@ -1,6 +1,7 @@
-"""pytest-lsp's server command, with the server forked from one pre-imported process per test
-process (`server_zygote.py` says why and what is shared). METIS_TEST_SPAWN=1 starts each
-server with `python -m metis_memory` instead, as the editors do."""
+"""pytest-lsp's server command, and the MCP tests' server command, with the server forked from
+one pre-imported process per test process (`server_zygote.py` says why and what is shared).
+METIS_TEST_SPAWN=1 starts each server with `python -m metis_memory` instead, as the editors
+and agent hosts do."""
 
 from __future__ import annotations
 
@@ -73,6 +74,17 @@ class _Zygote:
 ZYGOTE = _Zygote()
 
 
+def forked_command(args: list[str], zygote_env: dict[str, str] | None) -> list[str]:
+    """The command that runs `python -m metis_memory ARGS` as a server forked from this
+    process's zygote (started with `zygote_env`), or, with METIS_TEST_SPAWN=1, that command
+    itself. The launcher passes on its own environment and working directory, so a caller
+    sets those as it would for the spawned command."""
+    if os.environ.get("METIS_TEST_SPAWN") == "1":
+        return [*MODULE_PREFIX, *args]
+    socket = ZYGOTE.start(zygote_env)
+    return [sys.executable, "-I", "-S", str(LAUNCHER_SCRIPT), socket, *args]
+
+
 class ForkedServerConfig(ClientServerConfig):
     """A `ClientServerConfig` whose `python -m metis_memory ARGS` runs as a forked server."""
 
@@ -82,6 +94,4 @@ class ForkedServerConfig(ClientServerConfig):
             return list(super().get_server_command(devtools))
         if command[: len(MODULE_PREFIX)] != MODULE_PREFIX:
             raise ValueError(f"only `python -m metis_memory ...` can be forked, not {command}")
-        socket = ZYGOTE.start(self.server_env)
-        args = command[len(MODULE_PREFIX) :]
-        return [sys.executable, "-I", "-S", str(LAUNCHER_SCRIPT), socket, *args]
+        return forked_command(command[len(MODULE_PREFIX) :], self.server_env)

@@ -26,7 +26,7 @@ from pygls.protocol import JsonRPCNotification, default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-from support.forked_server import ForkedServerConfig
+from support.forked_server import ForkedServerConfig, forked_command
 from support.lsp_values import file_uri
 from support.waits import WAIT_S, Deadline
 
@@ -422,6 +422,11 @@ def make_client() -> MetisClient:
 
         client.feature(method)(record)
     return client
+
+
+def forked_server(*args: str) -> list[str]:
+    """`python -m metis_memory ARGS` forked from the LSP tests' zygote (the MCP tests' servers)."""
+    return forked_command(list(args), SERVER_ENV)
 
 
 SERVER_CONFIG = ForkedServerConfig(

@@ -1,4 +1,5 @@
-"""A pre-imported language server to fork from: the LSP tests start about 200 servers.
+"""A pre-imported language server to fork from: the LSP tests start about 200 servers, the MCP
+tests about 20.
 
 A server's first 0.7 s of CPU is importing pygls and lsprotocol (whose ~600 attrs classes each
 compile their methods), the same work every time: on two cores, a minute of the suite. This
@@ -37,8 +38,14 @@ import threading
 from typing import Any, NoReturn
 
 MAX_HEADER = 1 << 20
-PRELOAD = ("metis_memory.entry", "metis_memory.cli", "metis_memory.lsp.server")
-"""What an `lsp` child runs: imported once, here."""
+PRELOAD = (
+    "metis_memory.entry",
+    "metis_memory.cli",
+    "metis_memory.lsp.server",
+    "metis_memory.mcp.server",
+)
+"""What an `lsp` or `mcp` child runs: imported once, here (the MCP SDK costs a spawned MCP
+server about 1.1 of its 1.3 CPU-s)."""
 
 
 class _Session:
