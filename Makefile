@@ -14,7 +14,8 @@ STAMP := $(VENV)/.installed
 export PYTHONDONTWRITEBYTECODE =
 
 # What every clone on the machine shares (scripts/dev-cache.sh): code-server, Node 24, the agent
-# hosts, the bundled dependencies and mypy's cache, by version or key; .cache/ links to them.
+# hosts, the bundled dependencies, the npm packages and mypy's cache, by version or key;
+# .cache/ links to them.
 DEV_CACHE := $(shell scripts/dev-cache.sh root)
 
 .PHONY: help venv test system-deps python-test-deps test-python test-python-parallel \
