@@ -13,7 +13,10 @@ first on sys.path; nothing is installed and nothing is downloaded.
                                  when metis-memory is not installed on PATH)
     server.py --check [lsp|mcp]  one JSON line: can this interpreter run that server?
 
-The extension runs `--check` before starting the language server, to give one clear message.
+The language server's first line on stderr is the same report, prefixed with LAUNCH_REPORT
+and written once the server has imported (or failed to): the extension waits for it to tell
+"this interpreter cannot run it" (one clear message) from a running server. One process both
+checks and serves; a `--check` run before each start imported the whole server twice.
 Nothing else is ever printed to stdout: it is the protocol channel.
 """
 
@@ -37,6 +40,8 @@ PROBES = {
     "hook": "metis_memory.hosts.hook",
 }
 NAMES = {"lsp": "language server", "mcp": "MCP server", "hook": "agent hook"}
+# Read by extension/src/server/serverProcess.ts.
+LAUNCH_REPORT = "metis-memory-launch: "
 
 
 def _folders() -> list[str]:
@@ -84,6 +89,19 @@ def _problem(mode: str) -> str | None:
     return None
 
 
+def _report(problem: str | None) -> str:
+    """One JSON line: whether this interpreter runs the server, and what it is."""
+    return json.dumps(
+        {
+            "ok": problem is None,
+            "problem": problem,
+            "version": platform.python_version(),
+            "executable": sys.executable,
+            "platform": f"{platform.system()}-{platform.machine()}",
+        }
+    )
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--check"]:
         mode = argv[1] if len(argv) > 1 else "lsp"
@@ -91,14 +109,7 @@ def main(argv: list[str]) -> int:
             sys.stderr.write(f"server.py: --check takes lsp or mcp, not {mode!r}\n")
             return 2
         problem = _problem(mode)
-        report = {
-            "ok": problem is None,
-            "problem": problem,
-            "version": platform.python_version(),
-            "executable": sys.executable,
-            "platform": f"{platform.system()}-{platform.machine()}",
-        }
-        sys.stdout.write(json.dumps(report) + "\n")
+        sys.stdout.write(_report(problem) + "\n")
         return 0 if problem is None else 1
     args = argv or ["lsp"]
     mode = args[0]
@@ -108,6 +119,9 @@ def main(argv: list[str]) -> int:
         )
         return 2
     problem = _problem(mode)
+    if mode == "lsp":
+        sys.stderr.write(LAUNCH_REPORT + _report(problem) + "\n")
+        sys.stderr.flush()
     if problem is not None:
         sys.stderr.write(f"metis-memory: cannot start the {NAMES[mode]}: {problem}\n")
         return 0 if mode == "hook" else 3  # a hook's failure must never block the agent

@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import {
   expandHome,
   findOnPath,
-  parseCheckReport,
+  LAUNCH_REPORT_PREFIX,
+  parseLaunchReport,
   pathNames,
   resolveInterpreter,
   startFailureMessage,
@@ -106,19 +107,22 @@ describe('findOnPath', () => {
 });
 
 describe('check report and failure message', () => {
-  it('reads the launcher JSON line', () => {
-    const r = parseCheckReport(
-      'noise\n{"ok": false, "problem": "it is Python 3.9", "version": "3.9.18", "executable": "/x", "platform": "Linux-x86_64"}\n',
-    );
-    assert.deepEqual(r, {
+  it('reads the launch report, once its line is whole', () => {
+    const line = `${LAUNCH_REPORT_PREFIX}{"ok": false, "problem": "it is Python 3.9", "version": "3.9.18", "executable": "/x", "platform": "Linux-x86_64"}`;
+    const want = {
       ok: false,
       problem: 'it is Python 3.9',
       version: '3.9.18',
       executable: '/x',
       platform: 'Linux-x86_64',
-    });
-    assert.equal(parseCheckReport('Traceback ...'), undefined);
-    assert.equal(parseCheckReport('{not json'), undefined);
+    };
+    assert.deepEqual(parseLaunchReport(`noise\n${line}\nmore\n`), want);
+    assert.equal(parseLaunchReport(`noise\n${line.slice(0, 40)}`), undefined);
+    assert.equal(parseLaunchReport(`noise\n${line}`), undefined);
+    assert.deepEqual(parseLaunchReport(`${line}\r\n`), want);
+    assert.equal(parseLaunchReport('Traceback ...\n'), undefined);
+    assert.equal(parseLaunchReport(`${LAUNCH_REPORT_PREFIX}{not json\n`), undefined);
+    assert.equal(parseLaunchReport(`{"ok": true}\n`), undefined);
   });
   it('names the interpreter, where it came from and what failed', () => {
     assert.equal(

@@ -12,6 +12,7 @@ import { describe, it } from 'node:test';
 import { ROOT } from './lib/codeServer';
 import { MEMORY_ADD_SCHEMA, McpStdioClient, resultText } from './lib/mcpClient';
 import { SUPPORTED, interpreters, supportedInterpreters, tagOf } from './lib/python';
+import { LAUNCH_REPORT_PREFIX } from '../../extension/src/server/interpreter';
 
 const LAUNCHER = path.join(ROOT, 'dist', 'bundled', 'tool', 'server.py');
 const LIBS = path.join(ROOT, 'dist', 'bundled', 'libs');
@@ -62,12 +63,29 @@ interface Report {
   version: string;
 }
 
+/** `server.py --check MODE`'s report on stdout. */
 function check(exe: string, mode: 'lsp' | 'mcp' = 'lsp'): Report {
   const r = spawnSync(exe, [LAUNCHER, '--check', mode], {
     encoding: 'utf8',
     env: { ...process.env, ...PYTHON_ENV },
   });
   return JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Report;
+}
+
+/**
+ * What the extension reads: the language server's launch report, its first line on stderr
+ * (then, with stdin at its end at once, a running server exits).
+ */
+function launch(exe: string): Report & { status: number | null; stderr: string } {
+  const r = spawnSync(exe, [LAUNCHER, 'lsp'], {
+    encoding: 'utf8',
+    input: '',
+    timeout: 60_000,
+    env: { ...process.env, ...PYTHON_ENV },
+  });
+  const line = r.stderr.split('\n').find((l) => l.startsWith(LAUNCH_REPORT_PREFIX));
+  assert.ok(line, `${exe}: no launch report on stderr:\n${r.stderr}`);
+  return { ...(JSON.parse(line.slice(LAUNCH_REPORT_PREFIX.length)) as Report), status: r.status, stderr: r.stderr };
 }
 
 describe('the bundled server', () => {
@@ -86,11 +104,14 @@ describe('the bundled server', () => {
     const supported = supportedInterpreters();
     assert.ok(supported.length >= 1, 'no CPython 3.10-3.15 found on this machine');
     for (const [version, exe] of supported) {
-      for (const mode of ['lsp', 'mcp'] as const) {
-        const report = check(exe, mode);
-        assert.equal(report.problem, null, `${exe} (${version}), ${mode}`);
-        assert.equal(report.ok, true);
-      }
+      const launched = launch(exe);
+      assert.equal(launched.problem, null, `${exe} (${version}), the language server`);
+      assert.equal(launched.ok, true);
+      // Stdin ended with no `exit`: an error exit (1) by the LSP spec; 3 would be a refusal.
+      assert.equal(launched.status, 1, `${exe} (${version}): the server did not run:\n${launched.stderr}`);
+      const report = check(exe, 'mcp');
+      assert.equal(report.problem, null, `${exe} (${version}), mcp`);
+      assert.equal(report.ok, true);
     }
     console.log(`# launcher checked on CPython ${supported.map(([v]) => v).join(', ')}`);
   });
@@ -192,7 +213,7 @@ describe('the bundled server', () => {
 
   it('refuses an interpreter older than 3.10 with a clear reason', (t) => {
     const old = [...interpreters()].find(([v]) => v === '3.9' || v === '3.8');
-    const exe = old?.[1];
+    let exe = old?.[1];
     if (!exe) {
       // No old interpreter on this machine: exercise the same code path through a fake one.
       const fake = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'metis-py-')), 'python');
@@ -203,13 +224,13 @@ describe('the bundled server', () => {
         { mode: 0o755 },
       );
       t.diagnostic('no Python 3.8/3.9 here: used a wrapper that reports 3.9');
-      const report = check(fake);
-      assert.equal(report.ok, false);
-      assert.match(report.problem ?? '', /needs Python 3\.10 or newer/);
-      return;
+      exe = fake;
     }
-    const report = check(exe);
+    // What the extension reads when it starts the server, and then the sentence for a person.
+    const report = launch(exe);
     assert.equal(report.ok, false);
     assert.match(report.problem ?? '', /it is Python 3\.\d; the server needs Python 3\.10 or newer/);
+    assert.equal(report.status, 3);
+    assert.match(report.stderr, /cannot start the language server: it is Python 3\.\d; the server needs/);
   });
 });

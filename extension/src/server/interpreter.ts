@@ -88,7 +88,7 @@ export function describeSource(source: InterpreterSource): string {
   }[source];
 }
 
-/** What `server.py --check` prints. */
+/** What `server.py lsp` writes first on stderr (and `server.py --check` on stdout). */
 export interface CheckReport {
   ok: boolean;
   problem: string | null;
@@ -97,15 +97,20 @@ export interface CheckReport {
   platform: string;
 }
 
-export function parseCheckReport(stdout: string): CheckReport | undefined {
-  const line = stdout
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l.startsWith('{'))
-    .pop();
-  if (!line) return undefined;
+/** What prefixes the report on the language server's stderr (LAUNCH_REPORT in server.py). */
+export const LAUNCH_REPORT_PREFIX = 'metis-memory-launch: ';
+
+/** The launch report in the stderr a language server has written so far: only a whole line
+ * counts, so a report still arriving in pieces reads as not yet there. */
+export function parseLaunchReport(stderr: string): CheckReport | undefined {
+  const whole = stderr.slice(0, stderr.lastIndexOf('\n') + 1);
+  const line = whole.split(/\r?\n/).find((l) => l.startsWith(LAUNCH_REPORT_PREFIX));
+  return line ? reportOf(line.slice(LAUNCH_REPORT_PREFIX.length)) : undefined;
+}
+
+function reportOf(json: string): CheckReport | undefined {
   try {
-    const value: unknown = JSON.parse(line);
+    const value: unknown = JSON.parse(json);
     if (typeof value !== 'object' || value === null) return undefined;
     const v = value as Record<string, unknown>;
     if (typeof v.ok !== 'boolean') return undefined;

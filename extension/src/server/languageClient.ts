@@ -3,6 +3,7 @@
  * sees, what the client declares, and what happens when the process fails or stops.
  */
 
+import type { ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
@@ -15,7 +16,7 @@ import {
   type ServerOptions,
 } from 'vscode-languageclient/node';
 import { HOME_AGENT_GLOBS, WORKSPACE_AGENT_GLOBS } from '../generated/agentFiles';
-import { errorText } from './interpreterCheck';
+import { errorText, spawnServer } from './serverProcess';
 import { ClientCommand, type InitializationOptions } from '../protocol';
 
 const CRASH_WINDOW_MS = 180_000;
@@ -27,6 +28,8 @@ export interface ClientHooks {
   fail(what: string): void;
   /** Times of recent unexpected stops, kept by the caller across restarts. */
   crashes: number[];
+  /** Each process the client talks to, the first and every restart's. */
+  serving(process: ChildProcess): void;
 }
 
 /**
@@ -46,11 +49,23 @@ export function documentSelector(home = os.homedir()): DocumentSelector {
   ];
 }
 
-export function createLanguageClient(python: string, launcher: string, hooks: ClientHooks): LanguageClient {
-  const serverOptions: ServerOptions = {
-    command: python,
-    args: [launcher, 'lsp'],
-    options: { env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONNOUSERSITE: '1' } },
+/**
+ * A client for `first`, a server already launched (and past its launch report); a restart
+ * after a crash launches `python launcher lsp` again, as a client starting it itself would.
+ */
+export function createLanguageClient(
+  first: ChildProcessWithoutNullStreams,
+  python: string,
+  launcher: string,
+  hooks: ClientHooks,
+): LanguageClient {
+  let unused: ChildProcessWithoutNullStreams | undefined = first;
+  const serverOptions: ServerOptions = () => {
+    const child = unused ?? spawnServer(python, launcher, hooks.log);
+    unused = undefined;
+    hooks.serving(child);
+    // Streams, not the process: its stderr already goes to the log (spawnServer).
+    return Promise.resolve({ reader: child.stdout, writer: child.stdin, detached: false });
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: documentSelector(),

@@ -1,12 +1,14 @@
 /**
- * The language server's lifecycle: find Python, check it can run the bundled server, start
- * vscode-languageclient over stdio, restart on request, and say clearly (once) when it cannot.
+ * The language server's lifecycle: find Python, launch the bundled server and read whether it
+ * runs, connect vscode-languageclient over its stdio, restart on request, and say clearly
+ * (once) when it cannot.
  */
 
+import type { ChildProcess } from 'node:child_process';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient, ResponseError, State } from 'vscode-languageclient/node';
 import { describeSource } from './interpreter';
-import { checkInterpreter, errorText } from './interpreterCheck';
+import { errorText, launchServer, reap } from './serverProcess';
 import { createLanguageClient } from './languageClient';
 import {
   isToolErrorData,
@@ -22,6 +24,8 @@ type NotificationHandler = (params: unknown) => void;
 
 export class MetisServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  /** The process the client talks to now. */
+  private process: ChildProcess | undefined;
   private pending: Promise<boolean> | undefined;
   private readonly crashes: number[] = [];
   private readonly handlers = new Map<string, NotificationHandler>();
@@ -78,6 +82,9 @@ export class MetisServer implements vscode.Disposable {
       this.log.warn(`stopping the server: ${String(err)}`);
     }
     await client.dispose().catch(() => undefined);
+    // A client given streams leaves the process alone: it exits on `exit`, else it is ended.
+    if (this.process) reap(this.process);
+    this.process = undefined;
   }
 
   /** Run a server command (workspace/executeCommand) with one JSON object argument. */
@@ -108,7 +115,7 @@ export class MetisServer implements vscode.Disposable {
     }
   }
 
-  /** The bundled launcher (`server.py [lsp] | mcp WORKSPACE | --check`). */
+  /** The bundled launcher (`server.py [lsp] | mcp WORKSPACE | hook | --check`). */
   get launcher(): string {
     return this.context.asAbsolutePath('dist/bundled/tool/server.py');
   }
@@ -116,11 +123,12 @@ export class MetisServer implements vscode.Disposable {
   /**
    * The Python extension selected another interpreter. When that changes the one the server
    * would run with (no metis.interpreter setting overrides it) and the server has been started
-   * (or tried to), restart on the new one; otherwise only remember it.
+   * (or is starting, or failed to), restart on the new one; otherwise only remember it.
    */
   async pythonInterpreterChanged(): Promise<void> {
     const before = this.interpreter.current?.path;
-    const tried = this.client !== undefined || this.failure.text !== undefined;
+    // Starting counts: a selection made while the server launches must not be lost.
+    const tried = this.client !== undefined || this.pending !== undefined || this.failure.text !== undefined;
     const now = await this.interpreter.resolve();
     if (!tried || !now) return;
     if (now.path === before) {
@@ -142,18 +150,21 @@ export class MetisServer implements vscode.Disposable {
     this.log.info(`Python interpreter: ${interp.path} (from ${describeSource(interp.source)})`);
 
     const launcher = this.launcher;
-    const check = await checkInterpreter(interp.path, launcher, this.log);
-    if (check !== undefined) {
-      this.failure.report(interp, check);
+    const launch = await launchServer(interp.path, launcher, this.log);
+    if ('problem' in launch) {
+      this.failure.report(interp, launch.problem);
       return false;
     }
 
-    const client = createLanguageClient(interp.path, launcher, {
+    const client = createLanguageClient(launch.process, interp.path, launcher, {
       log: this.log,
       fail: (what) => {
         this.failure.report(interp, what);
       },
       crashes: this.crashes,
+      serving: (process) => {
+        this.process = process;
+      },
     });
     for (const [method, handler] of this.handlers) {
       client.onNotification(method, (params: unknown) => {
