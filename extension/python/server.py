@@ -22,6 +22,7 @@ Nothing else is ever printed to stdout: it is the protocol channel.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import platform
@@ -79,6 +80,7 @@ def _problem(mode: str) -> str | None:
             f"{carried} only (a t is a free-threaded build); pick one of those"
         )
     sys.path[0:0] = _lib_path(tag)
+    gc.disable()  # as metis_memory.entry imports: the objects an import makes all live on
     try:
         __import__(PROBES[mode])
     except Exception as exc:  # any import failure means this interpreter cannot run it
@@ -86,6 +88,8 @@ def _problem(mode: str) -> str | None:
             f"the bundled libraries do not load in Python {version} on "
             f"{platform.system()} {platform.machine()}: {type(exc).__name__}: {exc}"
         )
+    finally:
+        gc.enable()
     return None
 
 

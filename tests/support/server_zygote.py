@@ -27,6 +27,7 @@ server has exited, its exit status as `os.waitstatus_to_exitcode` gives it.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -156,8 +157,14 @@ class Zygote:
 
 
 def main() -> NoReturn:
+    # As the servers' own entry point does (metis_memory/entry.py), and as Python's gc docs
+    # advise before forking: no collection while importing, then the imports frozen, so that
+    # no child's collector walks (and copies, page by page) what it shares with this process.
+    gc.disable()
     for module in PRELOAD:
         importlib.import_module(module)
+    gc.freeze()
+    gc.enable()
     if threading.active_count() != 1:
         raise SystemExit("server_zygote: importing the server started a thread; cannot fork")
     Zygote(sys.argv[1]).run()
