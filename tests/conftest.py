@@ -15,6 +15,23 @@ import pytest_lsp
 from metis_memory import MemoryStore
 from support.lsp_session import SERVER_CONFIG, MetisClient, end_session
 
+FIRST = ("real_hosts", "packaging", "editors")
+"""Folders whose tests start other programs (the real agent hosts, Neovim and Emacs, a wheel
+build and install): 2-12 s a test. Run first, so that at the end of a parallel run no core
+waits idle on one of them while the other has finished."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+
+    def folder(item: pytest.Item) -> str:
+        try:
+            return item.path.relative_to(tests).parts[0]
+        except ValueError:
+            return ""
+
+    items.sort(key=lambda item: folder(item) not in FIRST)  # stable: the rest keep their order
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:

@@ -163,6 +163,11 @@ def main() -> NoReturn:
     gc.disable()
     for module in PRELOAD:
         importlib.import_module(module)
+    # Each server builds a converter, which resolves the forward references of every lsprotocol
+    # class (about 50 ms); attrs keeps that on the class, so one built here serves them all.
+    from pygls.protocol import default_converter
+
+    default_converter()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
     gc.freeze()
     gc.enable()
     if threading.active_count() != 1:
