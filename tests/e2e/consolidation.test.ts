@@ -48,6 +48,18 @@ let page: Page;
 let bridge: Bridge;
 let fixture: { path: string; remove(): void };
 
+const memoryPath = () => path.join(fixture.path, '.metis', 'MEMORY.md');
+/** Tests that leave a screenshot of the window when they fail (`fail-<suite>-<test>.png`). */
+const stepIn = (suite: string) => (name: string, fn: () => Promise<void>) =>
+  it(name, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      if (page) await screenshot(page, `fail-${suite}-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => undefined);
+      throw err;
+    }
+  });
+
 before(async () => {
   assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
   fixture = copyFixture();
@@ -67,16 +79,7 @@ after(async () => {
 });
 
 describe('Draft with Language Model, against a scripted model', { timeout: 600_000 }, () => {
-  const memoryPath = () => path.join(fixture.path, '.metis', 'MEMORY.md');
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(name, async () => {
-      try {
-        await fn();
-      } catch (err) {
-        if (page) await screenshot(page, `fail-model-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => undefined);
-        throw err;
-      }
-    });
+  const step = stepIn('model');
 
   const proposal = () =>
     waitFor('the proposal document', async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' }))[0], 10_000);
@@ -185,16 +188,7 @@ describe('stale references in a real VS Code', { timeout: 600_000 }, () => {
       15_000,
     );
   });
-  const memoryPath = () => path.join(fixture.path, '.metis', 'MEMORY.md');
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(name, async () => {
-      try {
-        await fn();
-      } catch (err) {
-        if (page) await screenshot(page, `fail-stale-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => undefined);
-        throw err;
-      }
-    });
+  const step = stepIn('stale');
   const stale = async () =>
     ((await bridge.call<Diag[]>('/diagnostics')).find((d) => d.uri === memoryUri)?.diagnostics ?? []).filter((d) => d.code === 'stale-reference');
   const staleAbout = (what: string, present: boolean, timeoutMs = 15_000) =>
