@@ -2,7 +2,7 @@
 //   node scripts/build-extension.mjs            -> dist/extension.js (the extension), after
 //                                                  scripts/generate_agent_patterns.mjs
 //   node scripts/build-extension.mjs --tests    -> out/unit/*.test.js (node:test unit tests)
-//   node scripts/build-extension.mjs --e2e      -> out/e2e/*.js + the test helper extension + the Python extension stand-in
+//   node scripts/build-extension.mjs --e2e      -> out/e2e/*.test.js and install.js + the test helper extension + the Python extension stand-in
 import { build } from 'esbuild';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ if (mode === '--extension') {
 } else if (mode === '--e2e') {
   await build({
     ...common,
-    entryPoints: tsIn('tests/e2e', '.test.ts'),
+    entryPoints: [...tsIn('tests/e2e', '.test.ts'), 'tests/e2e/install.ts'],
     outdir: 'out/e2e',
     external: ['playwright-core'],
   });

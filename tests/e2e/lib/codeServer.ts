@@ -128,6 +128,16 @@ async function installed(vsix: string): Promise<string> {
 }
 
 /**
+ * Install each of `vsixes` ahead of the tests (tests/e2e/install.ts, which `make test` runs
+ * beside the reliability tests): else the first two test files install the same VSIX at once,
+ * about 10 CPU-s each, while the editors wait.
+ */
+export async function installAhead(vsixes: string[]): Promise<void> {
+  if (!fs.existsSync(CODE_SERVER)) throw new Error(`code-server is not installed at ${CODE_SERVER}: run make e2e-deps`);
+  for (const vsix of vsixes) await installed(vsix);
+}
+
+/**
  * The bundled server's bytecode, for the Python the editors start it with (python3 on PATH),
  * written once into the install that every start links to: else each start's first server
  * compiles it again into that start's own folders (about 1 CPU-s). `--check` imports what the
