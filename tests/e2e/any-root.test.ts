@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Bridge, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { launchBrowser, openWorkbench, screenshot, waitForStatus } from './lib/ui';
+import { launchBrowser, openInWindow, openWorkbench, screenshot, waitForStatus } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -42,10 +42,11 @@ interface DocInfo {
 }
 
 describe('a memory file opened from any root', { timeout: 600_000 }, () => {
-  // One code-server and browser; each case opens a window of its own on its folder (as a user
-  // opening another folder would) and closes it when it ends.
+  // One code-server and browser tab; each case opens its folder in the tab, as a user opening
+  // another folder would.
   let cs: CodeServer;
   let browser: Browser;
+  let tab: Page | undefined;
   let bridge: Bridge;
   const roots: string[] = [];
 
@@ -75,7 +76,9 @@ describe('a memory file opened from any root', { timeout: 600_000 }, () => {
       fs.writeFileSync(path.join(mono, 'web', 'README.md'), '# web\n');
       const folder = c.folder(mono);
       bridge.forgetWindow();
-      const page: Page = await openWorkbench(browser, cs.url, folder);
+      if (tab === undefined) tab = await openWorkbench(browser, cs.url, folder);
+      else await openInWindow(tab, cs.url, folder);
+      const page = tab;
       try {
         const opened = await bridge.call<string>('/open', { path: memory });
         assert.equal(opened, pathToFileURL(memory).href);
@@ -109,8 +112,6 @@ describe('a memory file opened from any root', { timeout: 600_000 }, () => {
       } catch (err) {
         await screenshot(page, `fail-any-root-${c.name.replace(/[^a-z0-9]+/gi, '-')}`).catch(() => undefined);
         throw err;
-      } finally {
-        await page.context().close();
       }
     });
   }

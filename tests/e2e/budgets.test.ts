@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Bridge, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { launchBrowser, openWorkbench, screenshot } from './lib/ui';
+import { launchBrowser, openInWindow, openWorkbench, screenshot } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -22,9 +22,10 @@ interface Diag {
   diagnostics: { code: string; severity: number; message: string; range: [number, number, number, number] }[];
 }
 
-// One code-server and browser for the file; each describe opens a window on its own folder.
+// One code-server and browser tab for the file; each describe opens its own folder in the tab.
 let cs: CodeServer;
 let browser: Browser;
+let tab: Page | undefined;
 let home: string;
 
 before(async () => {
@@ -41,7 +42,9 @@ after(async () => {
 
 async function openWindow(folder: string): Promise<Page> {
   new Bridge(cs.bridgeFile).forgetWindow();
-  return openWorkbench(browser, cs.url, folder);
+  if (tab === undefined) tab = await openWorkbench(browser, cs.url, folder);
+  else await openInWindow(tab, cs.url, folder);
+  return tab;
 }
 
 describe('other agents’ files over their budgets', { timeout: 300_000 }, () => {
@@ -70,8 +73,7 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
     page = await openWindow(ws);
   });
 
-  after(async () => {
-    await page?.context().close();
+  after(() => {
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
@@ -158,8 +160,7 @@ describe('a budget the user declares on a file that is not Markdown', { timeout:
     page = await openWindow(ws);
   });
 
-  after(async () => {
-    await page?.context().close();
+  after(() => {
     if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
