@@ -92,15 +92,15 @@ test-reliability: $(STAMP)
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.
 -include mk/extension.mk
 
-# In two steps, each one's parts side by side where they leave a core idle, their output printed
-# whole as each ends. First the Python suite (on both cores, about 88% busy) beside lint and mypy
-# (one core, about 25 s). Then the reliability pass (about one core: its tests take turns)
-# beside building the extension and its VSIX (npm packages, tsc, eslint, vsce: mostly one core,
-# about 60 s), and the editors, which load both cores, as soon as what they run is built: they
-# share the machine with the reliability pass's last 20-25 s rather than leave a core idle.
+# In three steps, each after the last, each one's parts side by side where they leave a core
+# idle, their output printed whole as each ends. First the Python suite (on both cores, about
+# 88% busy) beside lint and mypy (one core, about 25 s); then the reliability pass (about one
+# core: its tests take turns) beside building the extension and its VSIX (npm packages, tsc, eslint,
+# vsce: mostly one), about 90 s each; then the editors, which load both cores alone.
 test: system-deps  # every step's Debian packages, in one apt-get run
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck test-python-parallel
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-python-reliability $(EXTENSION_BUILD_TARGETS) $(EXTENSION_TEST_TARGETS)
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-python-reliability $(EXTENSION_BUILD_TARGETS)
+	@$(MAKE) --no-print-directory $(EXTENSION_TEST_TARGETS)
 
 # Timings live here, not in `make test`: ratios to a minimal pygls server measured in the same run.
 # On compiled libraries, as an installed server has them: the venv compiles its libraries as

@@ -15,14 +15,10 @@ import pytest_lsp
 from metis_memory import MemoryStore
 from support.lsp_session import SERVER_CONFIG, MetisClient, end_session
 
-FIRST = ("real_hosts", "packaging", "editors", "watch", "analysis")
-"""Folders run first, so that at the end of a parallel run no core waits idle on a long test
-while the other has finished: those that start other programs (the real agent hosts, Neovim
-and Emacs, a wheel build and install: 2-12 s a test), the watchers' tests (which wait on the
-filesystem), and the analysis properties (one scans long texts for 14 s)."""
-
-LAST = ("secrets", "tools")
-"""Folders of many tests of milliseconds each, run last: they even out the two workers' ends."""
+FIRST = ("real_hosts", "packaging", "editors")
+"""Folders whose tests start other programs (the real agent hosts, Neovim and Emacs, a wheel
+build and install): 2-12 s a test. Run first, so that at the end of a parallel run no core
+waits idle on one of them while the other has finished."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -34,11 +30,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         except ValueError:
             return ""
 
-    def rank(item: pytest.Item) -> int:
-        name = folder(item)
-        return 0 if name in FIRST else 2 if name in LAST else 1
-
-    items.sort(key=rank)  # stable: within a rank, the collection order
+    items.sort(key=lambda item: folder(item) not in FIRST)  # stable: the rest keep their order
 
 
 @pytest.fixture
