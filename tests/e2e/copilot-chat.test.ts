@@ -3,7 +3,7 @@
  * the hooks that `metis-memory init --host copilot` writes (`.github/hooks/metis-memory.json`):
  * the memory in full at the session's first prompt, and again, marked as changed, at the first
  * prompt after a change. This is the only test that runs VS Code's own agent against those hooks
- * rather than running the hook command by hand (agents.test.ts).
+ * rather than running the hook command by hand (first-run.test.ts).
  *
  * The agent is the GitHub Copilot Chat extension bundled with code-server 4.139.1 (Copilot
  * Chat 0.67.0, VS Code 1.139.1). The workbench disables it on every fresh profile until Chat

@@ -32,6 +32,11 @@ export interface CodeServer {
   logFile: string;
   /** The extension's log ("Metis Memory" output channel) so far, '' before it exists. */
   metisLog(): string;
+  /**
+   * Change user settings, as the user's settings.json would: the start's settings with
+   * `settings` over them. A window opened after reads them (openInWindow).
+   */
+  updateSettings(settings: Record<string, unknown>): void;
   stop(): Promise<void>;
 }
 
@@ -204,6 +209,29 @@ function linkTree(from: string, to: string): void {
   }
 }
 
+/** The user settings every start has: no trust prompts, tips, AI panels or updates in the way. */
+const BASE_SETTINGS: Record<string, unknown> = {
+  'security.workspace.trust.enabled': false,
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'chat.commandCenter.enabled': false,
+  'chat.disableAIFeatures': true,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'update.mode': 'none',
+  'telemetry.telemetryLevel': 'off',
+  'files.autoSave': 'off',
+  'editor.minimap.enabled': false,
+  'workbench.editor.enablePreview': false,
+  'window.commandCenter': false,
+  'metis.trace.server': 'messages',
+  // Tests that want the one-time agent set-up offer turn it on (first-run.test.ts).
+  'metis.offerAgentSetup': false,
+  'git.enabled': false,
+  'git.openRepositoryInParentFolders': 'never',
+};
+
 export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
   if (!fs.existsSync(CODE_SERVER)) throw new Error(`code-server is not installed at ${CODE_SERVER}: run make test-e2e`);
   const runs = path.join(CACHE, 'e2e-runs');
@@ -213,35 +241,11 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
   const extensions = path.join(dir, 'extensions');
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
   fs.mkdirSync(extensions, { recursive: true });
-  fs.writeFileSync(
-    path.join(userData, 'User', 'settings.json'),
-    JSON.stringify(
-      {
-        'security.workspace.trust.enabled': false,
-        'workbench.startupEditor': 'none',
-        'workbench.tips.enabled': false,
-        'workbench.secondarySideBar.defaultVisibility': 'hidden',
-        'chat.commandCenter.enabled': false,
-        'chat.disableAIFeatures': true,
-        'extensions.autoCheckUpdates': false,
-        'extensions.autoUpdate': false,
-        'update.mode': 'none',
-        'telemetry.telemetryLevel': 'off',
-        'files.autoSave': 'off',
-        'editor.minimap.enabled': false,
-        'workbench.editor.enablePreview': false,
-        'window.commandCenter': false,
-        'metis.trace.server': 'messages',
-        // Tests that want the one-time agent set-up offer turn it on (agents.test.ts).
-        'metis.offerAgentSetup': false,
-        'git.enabled': false,
-        'git.openRepositoryInParentFolders': 'never',
-        ...opts.settings,
-      },
-      null,
-      2,
-    ),
-  );
+  const userSettings = (extra: Record<string, unknown>): void => {
+    const settings = { ...BASE_SETTINGS, ...opts.settings, ...extra };
+    fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  };
+  userSettings({});
   // Machine-scoped settings (metis.interpreter) live in the remote machine's settings.
   fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
   fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(opts.settings ?? {}, null, 2));
@@ -289,6 +293,9 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
     dir,
     bridgeFile,
     logFile,
+    updateSettings(settings) {
+      userSettings(settings);
+    },
     metisLog() {
       const file = findFile(path.join(userData, 'logs'), 'Metis Memory.log');
       return file ? fs.readFileSync(file, 'utf8') : '';

@@ -1,6 +1,10 @@
 /**
- * Connecting agents from the editor: the one-time offer for a folder with `.metis/`, the host
- * picker, the files the server writes, and a hook written there running for real.
+ * A first run, in one editor: a folder with no memory yet (the commands activate the extension,
+ * "Open USER.md" opens an unsaved editor, `.metis/` appears only when the user saves, and the
+ * walkthrough's buttons run the extension's commands); then, with the offer turned on, a folder
+ * with `.metis/` and connecting agents from the editor (the one-time offer, the host picker,
+ * the files the server writes, and a hook written there running for real). Each opens its
+ * folder in the same tab, as File > Open Folder does.
  */
 
 import assert from 'node:assert/strict';
@@ -10,27 +14,94 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { launchBrowser, notification, openWorkbench, runCommand, screenshot } from './lib/ui';
+import { activeTab, launchBrowser, notification, openInWindow, openWorkbench, runCommand, screenshot, waitForStatus } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const INSTRUCTIONS = '.github/instructions/metis-memory.instructions.md';
 
+let cs: CodeServer;
+let browser: Browser;
+let tab: Page | undefined;
+let home: string;
+
+before(async () => {
+  home = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
+  cs = await startCodeServer({ workspace: home, vsixes: [VSIX], label: 'first-run' });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close().catch(() => undefined);
+  await cs?.stop();
+  if (home) fs.rmSync(home, { recursive: true, force: true });
+});
+
+async function openFolder(folder: string): Promise<Page> {
+  if (tab === undefined) tab = await openWorkbench(browser, cs.url, folder);
+  else await openInWindow(tab, cs.url, folder);
+  return tab;
+}
+
+describe('a folder with no memory yet', { timeout: 300_000 }, () => {
+  let page: Page;
+  let ws: string;
+
+  before(async () => {
+    // Under the file's folder, removed when the file ends: the tab shows it until then.
+    ws = path.join(home, 'empty-project');
+    fs.mkdirSync(ws);
+    fs.writeFileSync(path.join(ws, 'README.md'), '# A project with no memory yet\n');
+    page = await openFolder(ws);
+  });
+
+  it('creates .metis/USER.md only when the user saves it', async () => {
+    await runCommand(page, 'Metis: Open USER.md');
+    await activeTab(page).filter({ hasText: 'USER.md' }).waitFor({ timeout: 30_000 });
+    await waitForStatus(page, /MEMORY 0\/2 KB · USER 0\/1\.5 KB/, 30_000, 'the status bar of an empty folder');
+    assert.equal(fs.existsSync(path.join(ws, '.metis')), false, 'opening must not create .metis/');
+    await page.keyboard.insertText('# About the user\n\n- Prefers short answers.\n');
+    await page.keyboard.press('Control+S');
+    const file = path.join(ws, '.metis', 'USER.md');
+    const typed = '# About the user\n\n- Prefers short answers.\n';
+    await waitFor('.metis/USER.md to be written by the save', () => (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === typed) || undefined, 10_000);
+    await waitForStatus(page, /USER 0\.1\/1\.5 KB/, 5_000, 'the status bar to count the saved USER.md');
+    await screenshot(page, '08-fresh-folder-saved');
+  });
+
+  it('offers the walkthrough, whose first button opens MEMORY.md', async () => {
+    await runCommand(page, 'Welcome: Open Walkthrough...');
+    const pick = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: 'Get started with Metis Memory' });
+    await pick.first().waitFor({ state: 'visible', timeout: 20_000 });
+    await pick.first().click();
+    const walkthrough = page.locator('.gettingStartedContainer');
+    for (const title of ['Open your memory', 'See the caps', 'Consolidate', 'Connect your agents']) {
+      await walkthrough.getByText(title, { exact: true }).first().waitFor({ timeout: 20_000 });
+    }
+    await walkthrough.getByText('Open MEMORY.md', { exact: true }).click();
+    await activeTab(page).filter({ hasText: 'MEMORY.md' }).waitFor({ timeout: 30_000 });
+    // The step's completion event is the command its button ran.
+    await runCommand(page, 'Welcome: Open Walkthrough...');
+    await pick.first().click();
+    const step = walkthrough.locator('.getting-started-step').filter({ hasText: 'Open your memory' });
+    await step.locator('.codicon.complete').waitFor({ timeout: 10_000 });
+    const unchecked = walkthrough.locator('.getting-started-step').filter({ hasText: 'Connect your agents' });
+    assert.equal(await unchecked.locator('.codicon.complete').count(), 0, 'a step whose command never ran is complete');
+    await screenshot(page, '08-fresh-folder-walkthrough');
+    assert.equal(fs.existsSync(path.join(ws, '.metis', 'MEMORY.md')), false, 'opening must not create MEMORY.md');
+  });
+});
+
 describe('connecting agents', { timeout: 300_000 }, () => {
-  let cs: CodeServer;
-  let browser: Browser;
   let page: Page;
   let fixture: { path: string; remove(): void };
 
   before(async () => {
+    cs.updateSettings({ 'metis.offerAgentSetup': true });
     fixture = copyFixture();
-    cs = await startCodeServer({ workspace: fixture.path, vsixes: [VSIX], label: 'agents', settings: { 'metis.offerAgentSetup': true } });
-    browser = await launchBrowser();
-    page = await openWorkbench(browser, cs.url, fixture.path);
+    page = await openFolder(fixture.path);
   });
 
-  after(async () => {
-    await browser?.close().catch(() => undefined);
-    await cs?.stop();
+  after(() => {
     fixture?.remove();
   });
 
