@@ -9,9 +9,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { Bridge, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { launchBrowser, openInWindow, openWorkbench, screenshot, waitForStatus } from './lib/ui';
+import { Bridge, ROOT, waitFor } from './lib/codeServer';
+import { EditorSession } from './lib/session';
+import { screenshot, waitForStatus } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -44,23 +44,17 @@ interface DocInfo {
 describe('a memory file opened from any root', { timeout: 600_000 }, () => {
   // One code-server and browser tab; each case opens its folder in the tab, as a user opening
   // another folder would.
-  let cs: CodeServer;
-  let browser: Browser;
-  let tab: Page | undefined;
+  const session = new EditorSession();
   let bridge: Bridge;
   const roots: string[] = [];
 
   before(async () => {
-    const home = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
-    roots.push(home);
-    cs = await startCodeServer({ workspace: home, vsixes: [VSIX, HELPER_VSIX], label: 'any-root' });
-    browser = await launchBrowser();
-    bridge = new Bridge(cs.bridgeFile);
+    await session.start({ vsixes: [VSIX, HELPER_VSIX], label: 'any-root' });
+    bridge = new Bridge(session.cs.bridgeFile);
   });
 
   after(async () => {
-    await browser?.close().catch(() => undefined);
-    await cs?.stop();
+    await session.stop();
     for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
   });
 
@@ -75,10 +69,7 @@ describe('a memory file opened from any root', { timeout: 600_000 }, () => {
       fs.mkdirSync(path.join(mono, 'web'));
       fs.writeFileSync(path.join(mono, 'web', 'README.md'), '# web\n');
       const folder = c.folder(mono);
-      bridge.forgetWindow();
-      if (tab === undefined) tab = await openWorkbench(browser, cs.url, folder);
-      else await openInWindow(tab, cs.url, folder);
-      const page = tab;
+      const page = await session.open(folder);
       try {
         const opened = await bridge.call<string>('/open', { path: memory });
         assert.equal(opened, pathToFileURL(memory).href);

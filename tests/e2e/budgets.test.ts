@@ -10,9 +10,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { Bridge, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { launchBrowser, openInWindow, openWorkbench, screenshot } from './lib/ui';
+import type { Page } from 'playwright-core';
+import { Bridge, ROOT, waitFor } from './lib/codeServer';
+import { EditorSession } from './lib/session';
+import { screenshot } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -23,29 +24,10 @@ interface Diag {
 }
 
 // One code-server and browser tab for the file; each describe opens its own folder in the tab.
-let cs: CodeServer;
-let browser: Browser;
-let tab: Page | undefined;
-let home: string;
+const session = new EditorSession();
 
-before(async () => {
-  home = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
-  cs = await startCodeServer({ workspace: home, vsixes: [VSIX, HELPER_VSIX], label: 'budgets' });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close().catch(() => undefined);
-  await cs?.stop();
-  if (home) fs.rmSync(home, { recursive: true, force: true });
-});
-
-async function openWindow(folder: string): Promise<Page> {
-  new Bridge(cs.bridgeFile).forgetWindow();
-  if (tab === undefined) tab = await openWorkbench(browser, cs.url, folder);
-  else await openInWindow(tab, cs.url, folder);
-  return tab;
-}
+before(() => session.start({ vsixes: [VSIX, HELPER_VSIX], label: 'budgets' }));
+after(() => session.stop());
 
 describe('other agents’ files over their budgets', { timeout: 300_000 }, () => {
   let page: Page;
@@ -70,7 +52,7 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
       deep,
       Array.from({ length: 100 }, (_, i) => `- use the Makefile, rule ${String(i).padStart(3, '0')}\n`).join(''),
     ); // 2,900 B; 2,768 B left
-    page = await openWindow(ws);
+    page = await session.open(ws);
   });
 
   after(() => {
@@ -91,7 +73,7 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
   }
 
   it('squiggles CLAUDE.md where Claude Code’s warnings begin', async () => {
-    const bridge = new Bridge(cs.bridgeFile);
+    const bridge = new Bridge(session.cs.bridgeFile);
     await bridge.call('/open', { path: claude });
     const found = await budgetDiagnostics(bridge, claude, 2);
     const chars = found.find((d) => d.message.includes('40,000 characters'));
@@ -104,7 +86,7 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
   });
 
   it('squiggles the deep AGENTS.md where Codex’s shared 32 KiB run out', async () => {
-    const bridge = new Bridge(cs.bridgeFile);
+    const bridge = new Bridge(session.cs.bridgeFile);
     await bridge.call('/open', { path: deep });
     const [cut] = await budgetDiagnostics(bridge, deep, 1);
     assert.ok(cut);
@@ -117,7 +99,7 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
   });
 
   it('shows each agent’s files with bars in the Agent Context view, and opens a file at its cut', async () => {
-    const bridge = new Bridge(cs.bridgeFile);
+    const bridge = new Bridge(session.cs.bridgeFile);
     await bridge.call('/command', { command: 'metis.agentContext.focus' });
     const row = (text: string) => page.locator('.monaco-list-row', { hasText: text }).first();
     await row('Codex').waitFor({ timeout: 30_000 });
@@ -157,7 +139,7 @@ describe('a budget the user declares on a file that is not Markdown', { timeout:
     fs.mkdirSync(path.dirname(todo));
     // 30 lines of 10 B: the budget's 100 B end where line 10 begins.
     fs.writeFileSync(todo, Array.from({ length: 30 }, (_, i) => `- item ${String(i).padStart(2, '0')}\n`).join(''));
-    page = await openWindow(ws);
+    page = await session.open(ws);
   });
 
   after(() => {
@@ -165,7 +147,7 @@ describe('a budget the user declares on a file that is not Markdown', { timeout:
   });
 
   it('squiggles notes/todo.txt where the budget of .metis/budgets.toml runs out', async () => {
-    const bridge = new Bridge(cs.bridgeFile);
+    const bridge = new Bridge(session.cs.bridgeFile);
     await bridge.call('/open', { path: todo });
     const uri = pathToFileURL(todo).href;
     const [cut] = await waitFor(

@@ -12,35 +12,18 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { activeTab, launchBrowser, notification, openInWindow, openWorkbench, runCommand, screenshot, waitForStatus } from './lib/ui';
+import type { Page } from 'playwright-core';
+import { copyFixture, ROOT, waitFor } from './lib/codeServer';
+import { EditorSession } from './lib/session';
+import { activeTab, notification, runCommand, screenshot, waitForStatus } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const INSTRUCTIONS = '.github/instructions/metis-memory.instructions.md';
 
-let cs: CodeServer;
-let browser: Browser;
-let tab: Page | undefined;
-let home: string;
+const session = new EditorSession();
 
-before(async () => {
-  home = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
-  cs = await startCodeServer({ workspace: home, vsixes: [VSIX], label: 'first-run' });
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close().catch(() => undefined);
-  await cs?.stop();
-  if (home) fs.rmSync(home, { recursive: true, force: true });
-});
-
-async function openFolder(folder: string): Promise<Page> {
-  if (tab === undefined) tab = await openWorkbench(browser, cs.url, folder);
-  else await openInWindow(tab, cs.url, folder);
-  return tab;
-}
+before(() => session.start({ vsixes: [VSIX], label: 'first-run' }));
+after(() => session.stop());
 
 describe('a folder with no memory yet', { timeout: 300_000 }, () => {
   let page: Page;
@@ -48,10 +31,10 @@ describe('a folder with no memory yet', { timeout: 300_000 }, () => {
 
   before(async () => {
     // Under the file's folder, removed when the file ends: the tab shows it until then.
-    ws = path.join(home, 'empty-project');
+    ws = path.join(session.home, 'empty-project');
     fs.mkdirSync(ws);
     fs.writeFileSync(path.join(ws, 'README.md'), '# A project with no memory yet\n');
-    page = await openFolder(ws);
+    page = await session.open(ws);
   });
 
   it('creates .metis/USER.md only when the user saves it', async () => {
@@ -96,9 +79,9 @@ describe('connecting agents', { timeout: 300_000 }, () => {
   let fixture: { path: string; remove(): void };
 
   before(async () => {
-    cs.updateSettings({ 'metis.offerAgentSetup': true });
+    session.cs.updateSettings({ 'metis.offerAgentSetup': true });
     fixture = copyFixture();
-    page = await openFolder(fixture.path);
+    page = await session.open(fixture.path);
   });
 
   after(() => {
