@@ -95,8 +95,10 @@ test-reliability: $(STAMP)
 # In three steps, each after the last, each one's parts side by side where they leave a core
 # idle, their output printed whole as each ends. First the Python suite (on both cores, about
 # 88% busy) beside lint and mypy (one core, about 25 s); then the reliability pass (about one
-# core: its tests take turns) beside building the extension and its VSIX (npm packages, tsc, eslint,
-# vsce: mostly one), about 90 s each; then the editors, which load both cores alone.
+# core: its tests take turns, 80-100 s) beside building the extension and its VSIX (npm
+# packages, tsc, eslint, vsce: mostly one, about 60 s) and then the bundle's tests (no editor);
+# then the editors, which load both cores alone. (Started beside the reliability pass's end,
+# the editors stretched it from 84 to 237 s and left the machine less busy.)
 test: system-deps  # every step's Debian packages, in one apt-get run
 	@$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck test-python-parallel
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-python-reliability $(EXTENSION_BUILD_TARGETS)

@@ -15,11 +15,13 @@ EXT_SOURCES := $(shell find extension/src -name '*.ts')
 PY_SOURCES := $(shell find server/metis_memory -type f -not -path '*/__pycache__/*' 2>/dev/null)
 VSCE := node_modules/.bin/vsce package --no-dependencies
 RUN_PORT ?= 8080
-# What `make test` adds (the Makefile reads these): the checks and builds, then the editors.
-EXTENSION_BUILD_TARGETS := test-extension e2e-ready
-EXTENSION_TEST_TARGETS := test-e2e
+# What `make test` adds (the Makefile reads these): the checks, the builds and the bundle's
+# tests (no editor: one core, where the reliability pass leaves the other), then the editors.
+EXTENSION_BUILD_TARGETS := test-extension e2e-ready test-bundle
+EXTENSION_TEST_TARGETS := test-editors
 
-.PHONY: extension-deps build-extension vsix test-extension e2e-deps e2e-ready test-e2e run FORCE
+.PHONY: extension-deps build-extension vsix test-extension e2e-deps e2e-ready test-e2e \
+	test-bundle test-editors run FORCE
 
 extension-deps: $(NPM_STAMP)
 
@@ -79,6 +81,8 @@ test-extension: $(NPM_STAMP) $(STAMP) dist/extension.js
 E2E_APT = chromium $(shell scripts/install-code-server.sh --apt-packages $(CACHE_DIR))
 APT_e2e-deps = $(E2E_APT)
 APT_test-e2e = $(E2E_APT)
+APT_test-editors = $(E2E_APT)
+APT_test-bundle = $(E2E_APT)
 APT_e2e-ready = $(E2E_APT)
 APT_run = $(E2E_APT)
 EXTENSION_TEST_APT = $(E2E_APT)
@@ -105,12 +109,23 @@ e2e-ready: e2e-deps $(VSIX) $(HELPER_VSIX) $(PYTHON_STANDIN_VSIX)
 	node scripts/build-extension.mjs --e2e
 	node out/e2e/install.js $(VSIX) $(HELPER_VSIX) $(PYTHON_STANDIN_VSIX)
 
+E2E_ENV = METIS_VSIX=$(VSIX) METIS_HELPER_VSIX=$(HELPER_VSIX) METIS_PYTHON_STANDIN_VSIX=$(PYTHON_STANDIN_VSIX)
+# The test files, by their sources (out/e2e/ may hold a removed test's old build).
+E2E_BUNDLE_TEST := out/e2e/bundle.test.js
+E2E_EDITOR_TESTS := $(filter-out $(E2E_BUNDLE_TEST),$(patsubst tests/e2e/%.ts,out/e2e/%.js,$(wildcard tests/e2e/*.test.ts)))
+
+test-e2e: test-bundle test-editors
+
+# The launcher and the bundled servers on every CPython here, without an editor.
+test-bundle: e2e-ready
+	$(E2E_ENV) node --test $(E2E_BUNDLE_TEST)
+
 # Two editors at a time (one per core): each test file starts its own code-server on a free
 # port with its own user-data and extensions dir (tests/e2e/lib/codeServer.ts). Within make test,
 # three at a time saved about 10 s of 5 min 30 s (325-334 s against 339-342 s) and made a first
 # command wait past its test's bound once, so two it stays.
-test-e2e: e2e-ready
-	METIS_VSIX=$(VSIX) METIS_HELPER_VSIX=$(HELPER_VSIX) METIS_PYTHON_STANDIN_VSIX=$(PYTHON_STANDIN_VSIX) node --test --test-concurrency=2 out/e2e/
+test-editors: e2e-ready
+	$(E2E_ENV) node --test --test-concurrency=2 $(E2E_EDITOR_TESTS)
 
 run: e2e-deps $(VSIX)
 	scripts/run-code-server.sh $(VSIX) examples/workspace $(RUN_PORT)
