@@ -394,6 +394,24 @@ def test_stdin_that_is_a_regular_file_is_served_too(seeded: Path, tmp_path: Path
     assert answers["down"]["result"] is None
 
 
+def test_stdin_from_dev_null_ends_the_server_as_a_closed_pipe_does() -> None:
+    """epoll refuses /dev/null, which asyncio only finds out in a callback: the server used
+    to log a PermissionError and wait forever. It reads it in a thread, sees the end of its
+    input at once, and exits 1 (no `shutdown` came), as it does when a pipe closes."""
+    server = [sys.executable, "-m", "metis_memory", "lsp"]
+    runs = {
+        "/dev/null": subprocess.run(
+            server, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False
+        ),
+        "a closed pipe": subprocess.run(
+            server, input=b"", capture_output=True, timeout=60, check=False
+        ),
+    }
+    for name, done in runs.items():
+        assert (done.returncode, done.stdout) == (1, b""), name
+        assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")[-2000:]
+
+
 def parse_frames(data: bytes) -> list[dict[str, Any]]:
     messages = []
     while data:

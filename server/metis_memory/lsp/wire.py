@@ -39,6 +39,7 @@ import json
 import logging
 import os
 import re
+import selectors
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -203,8 +204,8 @@ async def read_frame(reader: asyncio.StreamReader | _FileReader) -> bytes | None
 
 class _FileReader:
     """The two `StreamReader` calls `read_frame` makes, over a file the loop cannot watch
-    (stdin redirected from a regular file), each read in a worker thread: one frame loop
-    for both kinds of stdin, and memory bounded by the frame being read."""
+    (stdin redirected from a regular file or /dev/null), each read in a worker thread: one
+    frame loop for every kind of stdin, and memory bounded by the frame being read."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
@@ -222,9 +223,23 @@ class _FileReader:
         return data
 
 
+def _watchable(stdin: BinaryIO) -> bool:
+    """Whether the event loop's selector accepts `stdin`. epoll refuses regular files and
+    devices such as /dev/null (EPERM); asyncio accepts a character device when it connects
+    the pipe and only fails later, in a callback, leaving the server waiting forever."""
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdin.fileno(), selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 async def stdin_reader(stdin: BinaryIO) -> asyncio.StreamReader | _FileReader:
-    """A reader of `stdin` the event loop fills from the pipe itself, or, for a regular file
-    (which the loop cannot watch), one that reads it in a worker thread."""
+    """A reader of `stdin` the event loop fills from the pipe itself, or, for a file the loop
+    cannot watch (a regular file, /dev/null), one that reads it in a worker thread."""
+    if not _watchable(stdin):
+        return _FileReader(stdin)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
     try:
