@@ -124,7 +124,10 @@ test-bundle: e2e-ready
 # port with its own user-data and extensions dir (tests/e2e/lib/codeServer.ts). Within make test,
 # three at a time saved about 10 s of 5 min 30 s (325-334 s against 339-342 s) and made a first
 # command wait past its test's bound once, so two it stays.
+# The last run's screenshots and logs go first (here: a test file that cleared them would take
+# those of the files that ran before it, failures' included).
 test-editors: e2e-ready
+	rm -rf tests/e2e/artifacts
 	$(E2E_ENV) node --test --test-concurrency=2 $(E2E_EDITOR_TESTS)
 
 run: e2e-deps $(VSIX)

@@ -11,7 +11,6 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
 import {
-  ARTIFACTS,
   activeTab,
   launchBrowser,
   notification,
@@ -77,8 +76,6 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
   before(async () => {
     assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
     assert.ok(fs.existsSync(HELPER_VSIX), `${HELPER_VSIX} is missing: run make test-e2e`);
-    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
     fixture = copyFixture();
     ws = fixture.path;
     cs = await startCodeServer({ workspace: ws, vsixes: [VSIX, HELPER_VSIX], label: 'editor' });
