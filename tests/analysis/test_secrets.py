@@ -429,6 +429,32 @@ def test_a_line_at_a_time_finds_what_a_scan_of_the_whole_text_finds(pieces: list
     assert find_secrets(text) == merged
 
 
+@pytest.mark.parametrize("past_edge", [0, 5, 20, 30])
+def test_a_line_across_a_window_edge_is_scanned_as_the_line_alone(past_edge: int) -> None:
+    """Hypothesis found a window that began mid-line matching `access=…` inside `…qaccess=…`,
+    where the line's own scan (one match over both, dropped for its `access` stopword) has
+    none: windows start where a line does."""
+    from metis_memory.analysis.secrets import WINDOW, find_secrets_with
+    from metis_memory.analysis.secrets import _rule_set as rule_set
+
+    copy = "access=TZkS178FntarxyfuAU5PNsmq"
+    line = "- note: " + copy + copy + " and more"
+    second = len("- note: " + copy)  # where the second `access` starts in the line
+    filler = "x" * 99 + "\n"
+    at = WINDOW + past_edge - second  # where the line starts
+    text = filler * (at // len(filler)) + "y" * (at % len(filler)) + line + "\n" + filler * 50
+    assert text.index(line) + second == WINDOW + past_edge
+    alone: list[SecretMatch] = []
+    offset = 0
+    for each in text.split("\n"):
+        alone += [
+            SecretMatch(m.kind, m.start + offset, m.end + offset)
+            for m in find_secrets_with(rule_set(), each)
+        ]
+        offset += len(each) + 1
+    assert find_secrets_with(rule_set(), text) == alone
+
+
 LONG_BASE = "".join(
     f"- entry {i}: {'lorem ipsum ' * 4}{PIECES[i % len(PIECES)]}\n" for i in range(600)
 )

@@ -233,13 +233,22 @@ class RuleSet:
         return found
 
     def scan(self, text: str, base: int = 0) -> list[SecretMatch]:
-        """The rules' matches in `text` (at `base` in the file), a window at a time."""
+        """The rules' matches in `text` (at `base` in the file), a window at a time. A window
+        starts where a line does, when one starts within OVERLAP of it: a rule's search begun
+        mid-line can match the tail of a longer match that a filter then dropped (`access=` in
+        `…qaccess=…`), and no search of the line whole would."""
         found: list[SecretMatch] = []
         size = len(text)
-        for offset in range(0, max(size, 1), WINDOW):
+        offset = 0
+        while True:
             end = min(size, offset + WINDOW + OVERLAP)
             self.scan_window(text, offset, end, end == size, base, found)
-        return found
+            if end == size:
+                return found
+            offset += WINDOW
+            line_start = text.rfind("\n", offset - OVERLAP, offset)
+            if line_start >= 0:
+                offset = line_start + 1
 
     def scan_window(
         self, text: str, pos: int, endpos: int, final: bool, base: int, found: list[SecretMatch]
