@@ -76,9 +76,11 @@ test-extension: $(NPM_STAMP) $(STAMP) dist/extension.js
 	node scripts/build-extension.mjs --tests
 	METIS_PYTHON=$(PY) node --test out/unit/
 
-# Debian's Chromium and code-server (from npm, with the Node 24 it needs) under .cache/.
-# The Makefile's system-deps installs these Debian packages with the other goals' (in one go).
-E2E_APT = chromium $(shell scripts/install-code-server.sh --apt-packages $(CACHE_DIR))
+# Debian's headless Chromium (tests/e2e/lib/ui.ts says why not the full browser) and
+# code-server (from npm, with the Node 24 it needs) under .cache/. The Makefile's system-deps
+# installs these Debian packages with the other goals' (in one go).
+E2E_BROWSER_APT = chromium-headless-shell
+E2E_APT = $(E2E_BROWSER_APT) $(shell scripts/install-code-server.sh --apt-packages $(CACHE_DIR))
 APT_e2e-deps = $(E2E_APT)
 APT_test-e2e = $(E2E_APT)
 APT_test-editors = $(E2E_APT)
@@ -88,7 +90,7 @@ APT_run = $(E2E_APT)
 EXTENSION_TEST_APT = $(E2E_APT)
 
 e2e-deps: system-deps
-	@scripts/apt-install.sh chromium
+	@scripts/apt-install.sh $(E2E_BROWSER_APT)
 	@scripts/install-code-server.sh $(CACHE_DIR)
 
 $(HELPER_VSIX): $(NPM_STAMP) $(wildcard tests/e2e/helper-extension/src/*.ts) tests/e2e/helper-extension/package.json

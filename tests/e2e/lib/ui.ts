@@ -7,9 +7,15 @@ import { ROOT } from './codeServer';
 
 export const ARTIFACTS = path.join(ROOT, 'tests', 'e2e', 'artifacts');
 
+/**
+ * Debian's chromium-headless-shell, the headless-only build Playwright itself drives by default:
+ * the same Chromium (one Debian version), without the browser's own UI. A window loads in
+ * about 19 CPU-s where `chromium --headless` takes 22, and the editors' step ran in 199 s
+ * (384 CPU-s) where it took 215 (418), with the same 52 tests passing.
+ */
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
-    executablePath: process.env.METIS_CHROMIUM ?? '/usr/bin/chromium',
+    executablePath: process.env.METIS_CHROMIUM ?? '/usr/bin/chromium-headless-shell',
     args: [
       '--no-sandbox',
       '--disable-gpu',
