@@ -19,13 +19,14 @@ export PYTHONDONTWRITEBYTECODE =
 DEV_CACHE := $(shell scripts/dev-cache.sh root)
 
 .PHONY: help venv test system-deps python-test-deps test-python test-python-parallel \
-	test-python-reliability test-reliability lint typecheck clean bench bench-check
+	test-python-reliability test-reliability test-explore lint typecheck clean bench bench-check
 
 help:
 	@echo "make run    - the main job: VS Code (code-server) with the extension on examples/workspace"
 	@echo "make test   - the whole suite: lint, types, Python, language server, extension, end-to-end"
 	@echo "make bench  - the language-server benchmark"
 	@echo "make test-reliability - the reliability tests at their full load (make test runs a quarter)"
+	@echo "make test-explore - the property tests on new random examples (make test's are fixed)"
 
 # A venv without pip's own install (7 s): the machine's pip (22.3+ installs into another
 # environment) puts uv in it, and uv installs the project, with pip beside it, in about 4 s
@@ -88,6 +89,13 @@ test-python-reliability: $(STAMP)
 
 test-reliability: $(STAMP)
 	METIS_RELIABILITY_SCALE=1 $(PY) -m pytest tests/reliability -s
+
+# The property tests (Hypothesis) on new random examples: `make test` draws the same ones on
+# every run (tests/conftest.py), so that it is deterministic. A failure found here is printed
+# with its example; keep it as a plain test beside the property.
+test-explore: $(STAMP)
+	METIS_HYPOTHESIS_PROFILE=explore METIS_RELIABILITY_SCALE=$(RELIABILITY_SCALE) \
+		$(PY) -m pytest tests --ignore=tests/e2e -m hypothesis -n auto
 
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.
 -include mk/extension.mk

@@ -4,6 +4,7 @@ stdio (the harness is `support/lsp_session.py`)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -11,9 +12,16 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from hypothesis import settings
 
 from metis_memory import MemoryStore
 from support.lsp_session import SERVER_CONFIG, MetisClient, end_session
+
+# `make test` draws the same examples on every run (each test's seed comes from its name), so
+# a red run is the code's doing, never the draw's; `make test-explore` draws new ones.
+settings.register_profile("fixed", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("METIS_HYPOTHESIS_PROFILE", "fixed"))
 
 FIRST = ("real_hosts", "packaging", "editors")
 """Folders whose tests start other programs (the real agent hosts, Neovim and Emacs, a wheel

@@ -73,7 +73,7 @@ def test_tidy_change_is_minimal() -> None:
     assert tidy_change("- a\n") is None
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     st.text(alphabet=st.sampled_from(list("ab\r\n😀")), max_size=30),
     st.text(alphabet=st.sampled_from(list("ab\r\n😀")), max_size=30),

@@ -147,7 +147,7 @@ STYLES = (("- fact {}", "\n"), ("- fact {}", "\n\n"), ("Fact {}.", "\n\n"))
 CHANGES = ("keep", "ours edits", "ours removes", "theirs edits", "theirs removes")
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(STYLES),
     st.lists(st.sampled_from(CHANGES), min_size=1, max_size=12),

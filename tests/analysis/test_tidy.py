@@ -64,7 +64,7 @@ def repeats(text: str) -> int:
     return len(keys) - len(set(keys))
 
 
-@settings(max_examples=400, derandomize=True, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(memory_texts())
 def test_tidy_never_drops_a_unique_entry_and_is_idempotent(text: str) -> None:
     result = tidy(text)

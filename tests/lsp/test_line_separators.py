@@ -47,7 +47,7 @@ def edited(draw: st.DrawFn) -> tuple[str, list[tuple[int, int, str]]]:
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-8", "utf-32"])
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=300, deadline=None)
 @given(case=edited())
 def test_incremental_edits_keep_the_servers_copy_equal_to_the_clients(
     encoding: str, case: tuple[str, list[tuple[int, int, str]]]

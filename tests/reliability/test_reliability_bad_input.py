@@ -167,7 +167,6 @@ def test_fuzzed_command_arguments_are_invalid_input_and_change_nothing(
 
     @settings(
         max_examples=EXAMPLES,
-        derandomize=True,
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -30,7 +30,6 @@ files = st.sampled_from([MemoryFile.MEMORY, MemoryFile.USER])
 FAST = settings(
     max_examples=40,
     deadline=None,
-    derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -181,7 +180,6 @@ StoreMachine.TestCase.settings = settings(
     max_examples=40,
     stateful_step_count=20,
     deadline=None,
-    derandomize=True,
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
