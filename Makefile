@@ -108,7 +108,8 @@ test-explore: $(STAMP)
 # then the editors, which load both cores alone. (Started beside the reliability pass's end,
 # the editors stretched it from 84 to 237 s and left the machine less busy.)
 test: system-deps  # every step's Debian packages, in one apt-get run
-	@$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck test-python-parallel
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck test-python-parallel \
+		$(EXTENSION_AHEAD_TARGETS)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-python-reliability $(EXTENSION_BUILD_TARGETS)
 	@$(MAKE) --no-print-directory $(EXTENSION_TEST_TARGETS)
 
