@@ -102,7 +102,9 @@ test-explore: $(STAMP)
 
 # In three steps, each after the last, each one's parts side by side where they leave a core
 # idle, their output printed whole as each ends. First the Python suite (on both cores, about
-# 88% busy) beside lint and mypy (one core, about 25 s); then the reliability pass (about one
+# 88% busy) beside lint and mypy (one core, about 25 s) and, on a fresh machine only, the
+# installs of code-server and the npm packages (which made step 2 wait for them: a fresh
+# machine's run 344 -> 331 s here); then the reliability pass (about one
 # core: its tests take turns, 80-100 s) beside building the extension and its VSIX (npm
 # packages, tsc, eslint, vsce: mostly one, about 60 s) and then the bundle's tests (no editor);
 # then the editors, which load both cores alone. (Started beside the reliability pass's end,
