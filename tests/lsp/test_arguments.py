@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from metis_memory.lsp.arguments import INVALID_PARAMS, CommandError, parse
+from metis_memory.lsp.arguments import CommandError, parse
 from metis_memory.lsp.command_args import MemoryAddArgs
-from metis_memory.lsp.protocol import MEMORY_ADD, SERVER_COMMANDS, argument_models
+from metis_memory.lsp.protocol import INVALID_PARAMS, MEMORY_ADD, SERVER_COMMANDS, argument_models
 from support.lsp_values import INVALID_MEMORY_ADD
 
 PARSE_ERRORS = [case for case in INVALID_MEMORY_ADD if case[1] != "empty or only whitespace"]

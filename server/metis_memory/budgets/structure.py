@@ -14,6 +14,7 @@ from pathlib import Path
 from ..analysis.agent_rules import Frontmatter, frontmatter, imports, yaml_bool, yaml_strings
 from ..analysis.findings import Finding, Severity
 from ..analysis.globs import GlobTooComplex, compile_glob, split_outside_braces
+from ..store.within import is_within
 from .discover import scan
 from .paths import matches
 from .reading import read_bounded
@@ -175,7 +176,7 @@ def _too_deep(
         return None  # a cycle: loaded once, not a deeper chain
     if depth > MAX_HOPS:
         return [target]
-    if budget[0] <= 0 or not any(real.is_relative_to(root) for root in readable):
+    if budget[0] <= 0 or not any(is_within(real, root) for root in readable):
         return None
     budget[0] -= 1
     try:

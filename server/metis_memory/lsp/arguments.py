@@ -12,15 +12,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 from pygls.exceptions import JsonRpcException
 
-from .protocol import argument_models
+from .protocol import INVALID_PARAMS, REQUEST_FAILED, argument_models
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
 M = TypeVar("M", bound="BaseModel")
-
-INVALID_PARAMS = -32602
-REQUEST_FAILED = -32803
 
 
 class CommandError(JsonRpcException):

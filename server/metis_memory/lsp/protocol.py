@@ -13,6 +13,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+# ---- JSON-RPC error codes the server answers with ----------------------------------------
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+REQUEST_FAILED = -32803
+
 # ---- commands the server implements (listed in executeCommandProvider) -------------------
 MEMORY_ADD = "metis.memoryAdd"
 MEMORY_REPLACE = "metis.memoryReplace"

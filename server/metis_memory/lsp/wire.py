@@ -50,6 +50,15 @@ from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 from pygls.server import JsonRPCServer
 
+from .protocol import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    MEMORY_ADD,
+    MEMORY_CONSOLIDATE,
+    MEMORY_REPLACE,
+    PARSE_ERROR,
+)
+
 log = logging.getLogger(__name__)
 
 MAX_CONTENT_LENGTH = 256 * 2**20
@@ -60,14 +69,7 @@ _KEEP = 256
 """Bytes kept from the end of an over-long line: room for a header that starts there."""
 _LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*(\d{1,15})", re.IGNORECASE)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
-
-
-UNCANCELLABLE_COMMANDS = frozenset(
-    {"metis.memoryAdd", "metis.memoryReplace", "metis.memoryConsolidate"}
-)
+UNCANCELLABLE_COMMANDS = frozenset({MEMORY_ADD, MEMORY_REPLACE, MEMORY_CONSOLIDATE})
 """Writes: once sent, one may be waiting for the lock or renaming its file. pygls answered
 a cancel at once with -32800 while the write went on and landed, so the client believed
 nothing was written. A cancel of a write is ignored; its response says what it did (LSP

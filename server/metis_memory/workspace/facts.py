@@ -260,7 +260,7 @@ def _make_targets(root: Path, path: Path, read: list[Path]) -> Targets | None:
                     if "$" in name or any(c in name for c in "*?["):
                         return None  # made of variables or a glob: cannot tell what it adds
                     target = (root / name).resolve()
-                    if not target.is_relative_to(root.resolve()):
+                    if not is_within(target, root):
                         return None
                     if target.is_file():
                         queue.append(target)
