@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from support.lsp_values import file_uri
+from support.waits import Deadline
 
 SERVER_COMMAND = [sys.executable, "-m", "metis_memory", "lsp"]
 WAIT_S = 20.0
@@ -192,7 +193,7 @@ class LspServer:
 
     # ---- waiting -----------------------------------------------------------------------
     def wait_until(self, predicate: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout, what)
         with self._cond:
             while not predicate():
                 if self.reader_error is not None:
@@ -204,11 +205,10 @@ class LspServer:
                         f"the server closed its output while the test waited for {what} "
                         f"(exit {self.proc.poll()}); stderr:\n{self.stderr_text()[-3000:]}"
                     )
-                remaining = deadline - time.monotonic()
+                remaining = deadline.remaining()
                 if remaining <= 0:
-                    raise AssertionError(
-                        f"timed out after {timeout:g} s waiting for {what}; diagnostics: "
-                        f"{ {u: self.codes_of(u) for u in self.recorded.diagnostics} }"
+                    raise deadline.expired(
+                        f"diagnostics: { {u: self.codes_of(u) for u in self.recorded.diagnostics} }"
                     )
                 self._cond.wait(remaining)
 

@@ -16,9 +16,9 @@ import pytest
 
 from support.memory_files import write_memory
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "language-server.md"
-PROBE = Path(__file__).resolve().parent / "nvim" / "probe.lua"
+PROBE = Path(__file__).resolve().parent / "snippet_probe.lua"
 
 
 def neovim() -> str | None:
