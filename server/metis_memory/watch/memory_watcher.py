@@ -10,8 +10,8 @@ an empty one. When `.metis/` appears or disappears, or the folders change, the
 watcher is rebuilt, and then every folder is reported once, which covers anything
 that happened while no watch was in place.
 
-It uses watchfiles' public `watch()` generator; the report of every folder comes once the
-watch is in place (`session.py`). Latency is one quiet `STEP_MS` after
+It is a plan for the one watching loop (`loop.py`); the report of every folder comes once
+the watch is in place (`session.py`). Latency is one quiet `STEP_MS` after
 the last event of a burst; between polls the thread sleeps in Rust (GIL released).
 """
 
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..store.files import METIS_DIR, MemoryFile
-from .session import RETRY_S, WatchSession
+from .loop import Batch, WatchLoop, WatchPlan
 
 log = logging.getLogger(__name__)
 
@@ -46,86 +46,42 @@ class MemoryWatcher:
         self._on_change = on_change
         self._lock = threading.Lock()
         self._folders: tuple[Path, ...] = ()
-        self._closing = False
-        self._session = WatchSession()
-        self._thread: threading.Thread | None = None
+        self._loop = WatchLoop(
+            self._plan, name="metis-watcher", step_ms=STEP_MS, debounce_ms=DEBOUNCE_MS
+        )
 
     def set_folders(self, folders: Iterable[Path]) -> None:
         """Watch exactly these folders (thread-safe; starts the thread on first use)."""
         with self._lock:
-            if self._closing:
-                return
             self._folders = tuple(dict.fromkeys(folders))
-            self._session.set()  # rebuild the watch
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="metis-watcher")
-                self._thread.start()
+        self._loop.rebuild()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop watching and join the thread (idempotent)."""
-        with self._lock:
-            self._closing = True
-            self._session.set()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-            if thread.is_alive():  # pragma: no cover - the Rust loop checks every STEP_MS
-                log.warning("watcher thread did not stop within %.1f s", timeout)
+        self._loop.stop(timeout=timeout)
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._loop.running
 
-    # ---- the thread --------------------------------------------------------------
-    def _run(self) -> None:
-        import watchfiles
+    def _plan(self) -> WatchPlan | None:
+        with self._lock:
+            folders = self._folders
+        present = {f: _has_metis(f) for f in folders if f.is_dir()}
+        paths = [p for f, has in present.items() for p in _targets(f, has)]
+        if not paths:
+            return None
+        return WatchPlan(
+            paths=paths,
+            # `.metis/` may have come or gone while the watch was being set up, unseen by
+            # it: its targets are stale, so rebuild.
+            stale=lambda: any(_has_metis(f) != had for f, had in present.items()),
+            report_all=lambda: self._report(present),
+            on_batch=lambda batch: self._changed(batch, present),
+            on_error=lambda exc: log.warning("cannot watch %s: %s", paths, exc),
+        )
 
-        while True:
-            with self._lock:
-                if self._closing:
-                    return
-                session = self._session = WatchSession()
-                folders = self._folders
-            present = {f: _has_metis(f) for f in folders if f.is_dir()}
-            paths = [p for f, has in present.items() for p in _targets(f, has)]
-            if not paths:
-                session.wait()  # until folders change or stop(): no polling
-                continue
-
-            def ready(present: dict[Path, bool] = present) -> bool:
-                # `.metis/` may have come or gone while the watch was being set up, unseen
-                # by it: its targets are stale, so rebuild. Else anything may have changed
-                # while no watch was in place: report every folder.
-                if any(_has_metis(f) != had for f, had in present.items()):
-                    return False
-                self._report(present)
-                return True
-
-            session.on_ready = ready
-            changes = watchfiles.watch(
-                *paths,
-                watch_filter=None,
-                debounce=DEBOUNCE_MS,
-                step=STEP_MS,
-                stop_event=session,
-                rust_timeout=0,
-                raise_interrupt=False,
-                recursive=False,
-                ignore_permission_denied=True,
-            )
-            log.debug("watching %s", paths)
-            try:
-                for batch in changes:
-                    if self._changed(batch, present):
-                        break  # .metis/ came or went: rebuild the watch
-            except Exception as exc:
-                # A target vanished between the check and the watch, or the OS refused.
-                log.warning("cannot watch %s: %s", paths, exc)
-                session.wait(RETRY_S)
-            finally:
-                changes.close()
-
-    def _changed(self, batch: Collection[tuple[object, str]], present: dict[Path, bool]) -> bool:
+    def _changed(self, batch: Batch, present: dict[Path, bool]) -> bool:
         """Report the folders a batch of events touches; True when the watch is stale."""
         if log.isEnabledFor(logging.DEBUG):
             log.debug("watch events: %s", sorted(batch, key=str))

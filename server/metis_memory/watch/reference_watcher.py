@@ -7,8 +7,8 @@ and the directories between that and the folder, non-recursively, so nothing is 
 deleting `src/x.go` is an event in `src/`, creating or deleting `src/` one in the folder.
 Only events on a watched path or on a folder leading to one are reported; when one arrives,
 where each path is watched from is worked out again (a directory may have come or gone).
-Directories reached through a symlink out of the folder are not watched. One thread runs one
-watchfiles watch, as `memory_watcher.py` does for `.metis/` (both through `session.py`).
+Directories reached through a symlink out of the folder are not watched. It is a plan for the
+one watching loop (`loop.py`), as `memory_watcher.py` is for `.metis/`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..store.within import is_within
-from .session import RETRY_S, WatchSession
+from .loop import Batch, WatchLoop, WatchPlan
 
 log = logging.getLogger(__name__)
 
@@ -41,35 +41,30 @@ class ReferenceWatcher:
         self._on_change = on_change
         self._lock = threading.Lock()
         self._paths: tuple[tuple[Path, Path], ...] = ()
-        self._closing = False
-        self._stop = WatchSession()
-        self._thread: threading.Thread | None = None
+        # A daemon: it polls its stop only every STEP_MS, and must not hold up an exit.
+        self._loop = WatchLoop(
+            self._plan,
+            name="metis-references",
+            step_ms=STEP_MS,
+            debounce_ms=DEBOUNCE_MS,
+            daemon=True,
+        )
 
     def set_paths(self, paths: Iterable[tuple[Path, Path]]) -> None:
         """Watch exactly these (folder, path inside it) pairs (thread-safe)."""
         wanted = tuple(sorted(set(paths)))
         with self._lock:
-            if self._closing or wanted == self._paths:
+            if wanted == self._paths:
                 return
             self._paths = wanted
-            self._stop.set()  # rebuild the watch
-            if self._thread is None and wanted:
-                # A daemon: it polls its stop only every STEP_MS, and must not hold up an exit.
-                self._thread = threading.Thread(
-                    target=self._run, name="metis-references", daemon=True
-                )
-                self._thread.start()
+        if wanted or self._loop.started:  # no thread until there is something to watch
+            self._loop.rebuild()
 
     def stop(self, wait: bool = True, timeout: float = 5.0) -> None:
         """Stop watching: no report starts after this returns (one already running may end).
         The thread sees it at its next poll (within STEP_MS); `wait=False` does not wait for
         that, as a server shutting down need not (the thread is a daemon)."""
-        with self._lock:
-            self._closing = True
-            self._stop.set()
-            thread = self._thread
-        if wait and thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
+        self._loop.stop(wait=wait, timeout=timeout)
 
     @property
     def watching(self) -> list[Path]:
@@ -78,68 +73,41 @@ class ReferenceWatcher:
             paths = self._paths
         return sorted(watch_points(paths))
 
-    def _run(self) -> None:
-        import watchfiles
+    def _plan(self) -> WatchPlan | None:
+        with self._lock:
+            paths = self._paths
+        points = watch_points(paths)
+        if not points:
+            return None
+        interesting = _interesting(paths)
 
-        while True:
-            with self._lock:
-                if self._closing:
-                    return
-                self._stop = stop = WatchSession()
-                paths = self._paths
-            points = watch_points(paths)
-            if not points:
-                stop.wait()
-                continue
+        def on_batch(batch: Batch) -> bool:
+            if not any(os.path.normpath(raw) in interesting for _change, raw in batch):
+                return False
+            self._report()
+            return watch_points(paths) != points  # a directory came or went: watch from there
 
-            def ready(
-                paths: tuple[tuple[Path, Path], ...] = paths, points: set[Path] = points
-            ) -> bool:
-                # A directory may have come or gone while the watch was set up, unseen by it
-                # (a folder made at once, then a file in it deleted): watch from where it is
-                # now. Else anything may have changed while no watch was in place: report.
-                if watch_points(paths) != points:
-                    return False
-                self._report()
-                return True
+        def on_error(exc: Exception) -> None:  # a directory vanished first, or the OS refused
+            log.info("cannot watch referenced paths from %s: %s", sorted(points), exc)
+            self._report()  # it changed, whatever it was
 
-            stop.on_ready = ready
-            interesting = _interesting(paths)
-            changes = watchfiles.watch(
-                *sorted(points),
-                watch_filter=None,
-                debounce=DEBOUNCE_MS,
-                step=STEP_MS,
-                stop_event=stop,
-                rust_timeout=0,
-                raise_interrupt=False,
-                recursive=False,
-                ignore_permission_denied=True,
-            )
-            try:
-                for batch in changes:
-                    if self._relevant(batch, interesting):
-                        self._report()
-                        if watch_points(paths) != points:
-                            break  # a directory came or went: watch from where it is now
-            except Exception as exc:  # a directory vanished before the watch, or the OS refused
-                log.info("cannot watch referenced paths from %s: %s", sorted(points), exc)
-                self._report()  # it changed, whatever it was
-                stop.wait(RETRY_S)
-            finally:
-                changes.close()
-
-    @staticmethod
-    def _relevant(batch: Collection[tuple[object, str]], interesting: frozenset[str]) -> bool:
-        return any(os.path.normpath(raw) in interesting for _change, raw in batch)
+        return WatchPlan(
+            paths=sorted(points),
+            # A directory may have come or gone while the watch was set up, unseen by it (a
+            # folder made at once, then a file in it deleted): watch from where it is now.
+            stale=lambda: watch_points(paths) != points,
+            report_all=self._report,
+            on_batch=on_batch,
+            on_error=on_error,
+        )
 
     def _report(self) -> None:
-        if self._closing:
+        if self._loop.closing:
             return
         try:
             self._on_change()
         except Exception:  # pragma: no cover - never let a callback kill the thread
-            if not self._closing:  # else the owner stopped meanwhile (its loop may be closed)
+            if not self._loop.closing:  # else the owner stopped meanwhile (its loop may be closed)
                 log.exception("reference watch callback failed")
 
 
