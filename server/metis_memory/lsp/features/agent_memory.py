@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
@@ -20,9 +19,6 @@ from .. import watched_files
 from ..context import ServerContext
 from . import budget_docs
 from .budget_docs import BudgetDocuments
-
-if TYPE_CHECKING:
-    from ...watch.reference_watcher import ReferenceWatcher
 
 log = logging.getLogger(__name__)
 
@@ -76,33 +72,36 @@ def refresh_all(ls: ServerContext) -> None:
         publish(ls, uri, folder)
 
 
-async def watch(ls: ServerContext) -> None:
-    """Ask the client to report changes to each folder's auto memory, where it can."""
-    if not ls.capabilities.watches_files:
-        _watch_ourselves(ls)
-        return
-    patterns = []
+def watch(ls: ServerContext) -> None:
+    """Watch each folder's auto memory: the client's watchers where it can (VS Code), else the
+    server's own (Neovim on Linux), from `~/.claude/projects/` down."""
+    wanted = []
     for uri in tracked(ls):
         fs_path = to_fs_path(uri)
         if fs_path is not None:
-            path = Path(fs_path)
-            patterns.append(watched_files.glob_pattern(ls, path, path.parent))
-    if not patterns:
-        return
-    try:
-        await watched_files.register(ls, REGISTRATION_ID, patterns)
-    except Exception as exc:  # a client may refuse; the diagnostics still come on start
-        log.info("the client did not register the auto-memory watcher: %s", exc)
+            index = Path(fs_path)
+            # The server's watch climbs no higher than ~/.claude/projects; the client's
+            # pattern is relative to the index's own folder.
+            base = index.parents[2] if not auto_memory_watch(ls).by_client else index.parent
+            wanted.append(watched_files.Watched(base, index))
+    auto_memory_watch(ls).set(wanted)
 
 
 class AutoMemoryWatch:
-    """The server's own watch of the indexes, for a client that cannot watch files."""
+    """The watch of the indexes (`watched_files.FileWatch`), made on first use."""
 
-    watcher: ReferenceWatcher | None = None
+    watch: watched_files.FileWatch | None = None
 
     def stop(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop(wait=False)  # the server is stopping: publishing is off
+        if self.watch is not None:
+            self.watch.stop()
+
+
+def auto_memory_watch(ls: ServerContext) -> watched_files.FileWatch:
+    state = ls.state(AutoMemoryWatch)
+    if state.watch is None:
+        state.watch = watched_files.FileWatch(ls, REGISTRATION_ID, lambda: refresh_all(ls))
+    return state.watch
 
 
 def files_changed(ls: ServerContext, changes: list[types.FileEvent]) -> None:
@@ -117,26 +116,10 @@ def files_changed(ls: ServerContext, changes: list[types.FileEvent]) -> None:
 def folders_added(ls: ServerContext, added: list[object]) -> None:
     if added:
         refresh_all(ls)
-        ls.spawn(watch(ls))
+        watch(ls)
 
 
 def register(server: ServerContext) -> None:
     server.fan_out.watched.append(lambda changes: files_changed(server, changes))
     server.fan_out.folders_added.append(lambda added: folders_added(server, list(added)))
     server.fan_out.stopping.append(server.state(AutoMemoryWatch).stop)
-
-
-def _watch_ourselves(ls: ServerContext) -> None:
-    """A client that cannot watch files (Neovim on Linux): the server watches each index
-    itself, from `~/.claude/projects/` down (`reference_watcher.py`), and publishes again
-    when one changes."""
-    pairs = []
-    for uri in tracked(ls):
-        fs_path = to_fs_path(uri)
-        if fs_path is not None:
-            index = Path(fs_path)
-            pairs.append((index.parents[2], index))  # (~/.claude/projects, .../memory/MEMORY.md)
-    state = ls.state(AutoMemoryWatch)
-    if state.watcher is None:
-        state.watcher = watched_files.server_watch(ls, lambda: refresh_all(ls))
-    state.watcher.set_paths(pairs)

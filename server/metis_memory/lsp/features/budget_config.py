@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pygls.uris import from_fs_path
 
@@ -25,9 +24,6 @@ from ..workspaces import uri_to_path
 from . import budget_docs, budget_sync
 from .budget_docs import BudgetDocuments
 
-if TYPE_CHECKING:
-    from ...watch.reference_watcher import ReferenceWatcher
-
 
 @dataclass
 class ClosedConfigs:
@@ -35,11 +31,12 @@ class ClosedConfigs:
 
     followed: dict[str, Path] = field(default_factory=dict)
     """URI -> the file's path."""
-    watcher: ReferenceWatcher | None = None
+    watch: watched_files.FileWatch | None = None
+    """The server's own watch, whatever the client can do: see `_watch`."""
 
     def stop(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop(wait=False)  # the server is stopping: publishing is off
+        if self.watch is not None:
+            self.watch.stop()
 
 
 def tracked(ls: ServerContext) -> dict[str, Path]:
@@ -96,12 +93,18 @@ def _is_open(ls: ServerContext, path: Path) -> bool:
 
 
 def _watch(ls: ServerContext, configs: ClosedConfigs) -> None:
-    pairs = [(path.parent.parent, path) for path in configs.followed.values()]
-    if configs.watcher is None:
-        if not pairs or ls.loop is None:
+    """The server's own watch, even where the client could watch: budgets.toml decides which
+    documents are synced at all (`budget_sync`), so it is followed one way for every client
+    (`tests/lsp/test_budget_config_closed.py` proves that way for each), at the cost of one
+    idle thread."""
+    wanted = [watched_files.Watched(p.parent.parent, p) for p in configs.followed.values()]
+    if configs.watch is None:
+        if not wanted:
             return
-        configs.watcher = watched_files.server_watch(ls, lambda: refresh_all(ls))
-    configs.watcher.set_paths(pairs)
+        configs.watch = watched_files.FileWatch(
+            ls, "metis-budgets-config", lambda: refresh_all(ls), client=False
+        )
+    configs.watch.set(wanted)
 
 
 def register(server: ServerContext) -> None:

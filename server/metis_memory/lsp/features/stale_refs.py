@@ -24,7 +24,6 @@ from .budget_docs import BudgetDocuments
 
 if TYPE_CHECKING:
     from ...analysis.stale import StaleCheck
-    from ...watch.reference_watcher import ReferenceWatcher
     from ...workspace.facts import WorkspaceFacts
     from ..workspaces import Folder
 
@@ -44,15 +43,11 @@ class StaleState:
         """Folder key -> the references its files make, as last registered for."""
         self.watched: dict[str, set[Path]] = {}
         """Folder key -> the paths its entries name (and its declaring files), watched."""
-        self.registered = False
-        self.lock: asyncio.Lock | None = None
-        """Serialises the re-registrations."""
-        self.watcher: ReferenceWatcher | None = None
-        """The server's own watch, for a client that cannot watch files."""
+        self.watch: watched_files.FileWatch | None = None
 
     def stop(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop(wait=False)  # the server is stopping: publishing is off
+        if self.watch is not None:
+            self.watch.stop()
 
 
 class StaleReferences:
@@ -154,80 +149,54 @@ def analysed(ls: ServerContext, folder: Folder) -> None:
     if ls.state(StaleState).watched.get(folder.key) == paths:
         return
     ls.state(StaleState).watched[folder.key] = paths
-    if not client_watches(ls):
-        _watch_ourselves(ls)
-        return
     facts = ls.state(StaleState).facts.get(folder.key)
-    if facts is not None:
+    if facts is not None and client_watches(ls):
         facts.stop_remembering()  # new paths are not watched yet: ask the disk meanwhile
-    ls.loop.create_task(_register(ls))
+    _watch(ls)
 
 
-async def _register(ls: ServerContext) -> None:
-    """One registration at a time, of the watch set as it is when its turn comes."""
+def _watch(ls: ServerContext) -> None:
+    """Every folder's paths, in one watch: the client's where it can watch files, else the
+    server's own (`reference_watcher.py`), whose existence answers are then not kept (a
+    keystroke asks the disk), only pushed changes are added."""
     state = ls.state(StaleState)
-    if state.lock is None:
-        state.lock = asyncio.Lock()
-    async with state.lock:
-        await _replace_registration(ls)
-
-
-async def _replace_registration(ls: ServerContext) -> None:
-    everything = sorted(
-        {(key, p) for key, paths in ls.state(StaleState).watched.items() for p in paths}
-    )[:MAX_WATCHED]
-    try:
-        if ls.state(StaleState).registered:
-            await watched_files.unregister(ls, REGISTRATION_ID)
-            ls.state(StaleState).registered = False
-        if not everything:
-            return
-        await watched_files.register(
-            ls, REGISTRATION_ID, [_pattern(ls, k, p) for k, p in everything]
+    if state.watch is None:
+        state.watch = watched_files.FileWatch(
+            ls,
+            REGISTRATION_ID,
+            lambda: _recheck_all(ls),
+            on_registered=lambda wanted: _registered(ls, len(wanted)),
         )
-        ls.state(StaleState).registered = True
-        if len(everything) < MAX_WATCHED:  # every path asked about is watched: remember
-            for key in ls.state(StaleState).watched:
-                facts = ls.state(StaleState).facts.get(key)
-                if facts is not None:
-                    facts.remember()
-                    facts.forget()
-        # A change made before the editor's watchers were up sent no event (CI's code-server
-        # answered the registration seconds after a file was deleted): ask the disk once more.
-        for key in list(ls.state(StaleState).watched):
-            folder = ls.folders.get(key)
-            if folder is not None:
-                ls.refresher.request_folder(folder)
-    except Exception as exc:  # a client may refuse: the references are re-checked on edits
-        log.info("the client did not register the stale-reference watchers: %s", exc)
+    wanted = []
+    for key, paths in state.watched.items():
+        folder = ls.folders.get(key)
+        if folder is not None:
+            wanted += [watched_files.Watched(folder.path, p, folder.uri) for p in paths]
+    state.watch.set(sorted(wanted, key=lambda w: (w.base, w.path))[:MAX_WATCHED])
 
 
-def _pattern(ls: ServerContext, key: str, path: Path) -> types.GlobPattern:
-    """`path` relative to its folder, under the folder's URI as the client sent it."""
-    folder = ls.folders.get(key)
-    if folder is None:
-        return str(path)
-    return watched_files.glob_pattern(ls, path, folder.path, folder.uri)
+def _registered(ls: ServerContext, count: int) -> None:
+    """The client watches the paths now: remember what the disk said of them (when every one
+    asked about is watched), and ask the disk once more, since a change made before the
+    editor's watchers were up sent no event (CI's code-server answered the registration
+    seconds after a file was deleted)."""
+    state = ls.state(StaleState)
+    if count < MAX_WATCHED:
+        for key in state.watched:
+            facts = state.facts.get(key)
+            if facts is not None:
+                facts.remember()
+                facts.forget()
+    for key in list(state.watched):
+        folder = ls.folders.get(key)
+        if folder is not None:
+            ls.refresher.request_folder(folder)
 
 
 def client_watches(ls: ServerContext) -> bool:
     """Whether the client can watch files for the server (VS Code, Emacs; not Neovim on
     Linux, which reports no dynamic registration)."""
     return ls.capabilities.watches_files
-
-
-def _watch_ourselves(ls: ServerContext) -> None:
-    """The server's own watch on the same paths (`reference_watcher.py`); existence answers
-    are then not kept (a keystroke asks the disk), only pushed changes are added."""
-    state = ls.state(StaleState)
-    if state.watcher is None:
-        state.watcher = watched_files.server_watch(ls, lambda: _recheck_all(ls))
-    pairs = []
-    for key, paths in ls.state(StaleState).watched.items():
-        folder = ls.folders.get(key)
-        if folder is not None:
-            pairs += [(folder.path, p) for p in paths]
-    state.watcher.set_paths(sorted(pairs)[:MAX_WATCHED])
 
 
 def _recheck_all(ls: ServerContext) -> None:
