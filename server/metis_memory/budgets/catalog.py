@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from ..store.reading import read_metis_file
 from .config import CONFIG_NAME, MAX_CONFIG_BYTES, ConfigProblem, UserConfig, parse_config
 from .model import Budget
-from .reading import read_bounded
 
 
 @functools.cache
@@ -62,10 +61,9 @@ def catalog(config: UserConfig | None = None) -> Catalog:
 
 def workspace_catalog(workspace: Path) -> Catalog:
     """The budgets for `workspace`: the built-in ones and its `.metis/budgets.toml`."""
-    path = workspace / ".metis" / CONFIG_NAME
-    if not os.path.lexists(path):
+    read = read_metis_file(workspace, CONFIG_NAME, MAX_CONFIG_BYTES)
+    if read is None:
         return catalog()
-    read = read_bounded(path, MAX_CONFIG_BYTES)
     if read.text is None:
         problem = ConfigProblem(1, f"{CONFIG_NAME} was not read: {read.problem}")
         return Catalog(builtin_budgets(), (problem,))

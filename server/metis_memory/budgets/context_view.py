@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.positions import LineIndex
+from ..store.reading import read_bounded
 from .catalog import Catalog
 from .discover import budgeted_files
 from .evaluate import BudgetUse, budget_uses
 from .paths import shown_path
-from .reading import read_bounded
 
 WARN_PERCENT = 80
 """From here a bar is yellow: the file is close to what its agent reads."""

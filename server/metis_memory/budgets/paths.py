@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..analysis.globs import glob_matches
+from ..store.reading import read_bounded
 from ..store.within import is_within
 from .model import Budget
-from .reading import read_bounded
 
 CODEX_NAMES = ("AGENTS.override.md", "AGENTS.md")
 """In each directory Codex reads the first of these that exists (an empty override still

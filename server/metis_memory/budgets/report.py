@@ -9,12 +9,12 @@ from typing import Any
 
 from ..analysis.findings import Finding, Severity
 from ..analysis.secret_report import SecretFinding
+from ..store.reading import read_bounded
 from .catalog import Catalog
 from .discover import budgeted_files, files_matching
 from .evaluate import BudgetUse, budget_uses, use_finding
 from .model import Budget
 from .paths import budgets_for, shown_path
-from .reading import read_bounded
 from .structure import RULE_FILES, structure_findings
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from ..analysis.agent_rules import Frontmatter, frontmatter, imports, yaml_bool, yaml_strings
 from ..analysis.findings import Finding, Severity
 from ..analysis.globs import GlobTooComplex, compile_glob, split_outside_braces
+from ..store.reading import read_bounded
 from ..store.within import is_within
 from .discover import scan
 from .paths import matches
-from .reading import read_bounded
 
 CLAUDE_FILES = (
     "**/CLAUDE.md",

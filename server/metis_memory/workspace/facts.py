@@ -23,7 +23,7 @@ from pathlib import Path
 from ..analysis.globs import split_outside_braces
 from ..analysis.references import Tool
 from ..analysis.stale import StaleCheck, Targets
-from ..budgets.reading import read_bounded
+from ..store.reading import read_bounded
 from ..store.within import is_within
 from .gitignore import Ignores
 

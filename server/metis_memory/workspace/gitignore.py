@@ -195,7 +195,7 @@ class Ignores:
         if stamp[1] > MAX_BYTES:
             rules = None
         else:
-            from ..budgets.reading import read_bounded
+            from ..store.reading import read_bounded
 
             read = read_bounded(Path(path), MAX_BYTES)
             try:

@@ -14,7 +14,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from ...budgets.paths import claude_project
-from ...budgets.reading import read_bounded
+from ...store.reading import read_bounded
 from .. import watched_files
 from ..context import ServerContext
 from . import budget_docs

@@ -217,11 +217,11 @@ def closed_config_diagnostics(path: Path, encoding: str) -> list[types.Diagnosti
     """The problems of a budgets.toml nobody has open, read from disk (none when it is
     absent); one that cannot be read says why on its first line."""
     from ...budgets.config import MAX_CONFIG_BYTES
-    from ...budgets.reading import read_bounded
+    from ...store.reading import read_metis_file
 
-    if not os.path.lexists(path):
+    read = read_metis_file(path.parent.parent, path.name, MAX_CONFIG_BYTES)
+    if read is None:
         return []
-    read = read_bounded(path, MAX_CONFIG_BYTES)
     if read.text is None:
         start = types.Position(line=0, character=0)
         message = f"{BUDGETS_CONFIG} was not read: {read.problem}"

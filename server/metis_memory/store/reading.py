@@ -1,5 +1,6 @@
-"""Reading a budgeted file of a repository that may be hostile: regular files only, never
-through a symlink, never more than `MAX_READ_BYTES`; anything else is reported, not read."""
+"""Reading a file of a repository that may be hostile (a budgeted file, a Makefile, a
+`.gitignore`, `.metis/budgets.toml`): regular files only, never through a symlink, never more
+than `MAX_READ_BYTES`; anything else is reported, not read."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from ..store.errors import fmt_bytes
+from .errors import fmt_bytes
+from .files import METIS_DIR
+from .within import is_within
 
 MAX_READ_BYTES = 4 * 2**20
 
@@ -50,3 +53,15 @@ def read_bounded(path: Path, limit: int = MAX_READ_BYTES) -> Read:
             None, len(data), f"it is not valid UTF-8 (first bad byte at offset {exc.start})"
         )
     return Read(text.removeprefix("\ufeff"), len(data))
+
+
+def read_metis_file(workspace: Path, name: str, limit: int) -> Read | None:
+    """A file of the workspace's `.metis/` other than the memory files (`budgets.toml`), read
+    as any file of the repository is, and not through a `.metis/` that leads out of the
+    workspace (as the store refuses for the memory files): None when there is none."""
+    path = workspace / METIS_DIR / name
+    if not os.path.lexists(path):
+        return None
+    if not is_within(path.parent, workspace):
+        return Read(None, 0, f"{METIS_DIR}/ is a symlink out of the workspace: not followed")
+    return read_bounded(path, limit)
