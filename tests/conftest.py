@@ -17,8 +17,9 @@ from hypothesis import settings
 from metis_memory import MemoryStore
 from support.lsp_session import SERVER_CONFIG, MetisClient, end_session
 
-# `make test` draws the same examples on every run (each test's seed comes from its name), so
-# a red run is the code's doing, never the draw's; `make test-explore` draws new ones.
+# `make test` draws the same examples on every run (each test's seed comes from the test
+# itself: its name, signature and source), so a red run is the code's doing, never the
+# draw's; `make test-explore` draws new ones.
 settings.register_profile("fixed", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("METIS_HYPOTHESIS_PROFILE", "fixed"))

@@ -39,3 +39,17 @@ def test_a_metis_folder_leading_out_of_the_workspace_is_not_followed(tmp_path: P
         "budgets.toml was not read: .metis/ is a symlink out of the workspace: not followed"
     ]
     assert "claude-md" in {b.id for b in catalog.budgets}
+
+
+def test_a_metis_folder_linked_inside_the_workspace_and_a_linked_workspace_are_read(
+    tmp_path: Path,
+) -> None:
+    real = tmp_path / "real"
+    (real / "conf").mkdir(parents=True)
+    (real / "conf" / "budgets.toml").write_text(DISABLE_CLAUDE_MD)
+    os.symlink("conf", real / ".metis")  # inside the workspace: followed
+    linked = tmp_path / "linked"
+    os.symlink(real, linked)  # the workspace itself opened through a link
+    for workspace in (real, linked):
+        read = read_metis_file(workspace, "budgets.toml", 1024)
+        assert read is not None and read.text == DISABLE_CLAUDE_MD, workspace

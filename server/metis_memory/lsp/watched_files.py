@@ -26,8 +26,8 @@ log = logging.getLogger(__name__)
 
 
 class Watched(NamedTuple):
-    """A path to watch, under the folder it belongs to (a relative pattern's base, and where
-    the server's own watch stops climbing), with the folder's URI as the client sent it."""
+    """A path to watch, under `base`: the client's relative pattern is relative to it, and the
+    server's own watch climbs no higher (with `base`'s URI as the client sent it, if it did)."""
 
     base: Path
     path: Path
@@ -56,6 +56,7 @@ class FileWatch:
         self._registered = False
         self._lock: asyncio.Lock | None = None
         self._server_watch: ReferenceWatcher | None = None
+        self._stopped = False
 
     @property
     def by_client(self) -> bool:
@@ -66,6 +67,8 @@ class FileWatch:
         """Watch exactly `wanted` from now on (on the loop; the client's registration is
         replaced in the background, one at a time, with the set as it is when its turn
         comes)."""
+        if self._stopped:
+            return
         self._wanted = tuple(sorted(set(wanted), key=lambda w: (w.base, w.path)))
         if not self.by_client:
             if self._server_watch is None:
@@ -77,6 +80,7 @@ class FileWatch:
         self._ls.spawn(self._replace_registration())
 
     def stop(self) -> None:
+        self._stopped = True
         if self._server_watch is not None:
             self._server_watch.stop(wait=False)  # the server is stopping: publishing is off
 
@@ -97,7 +101,8 @@ class FileWatch:
             except Exception as exc:  # a client may refuse: the feature still works on edits
                 log.info("the client did not register the watchers %s: %s", self._id, exc)
                 return
-            if self._on_registered is not None:
+            # A newer set is waiting its turn: what this one watched is already not enough.
+            if self._on_registered is not None and wanted == self._wanted:
                 self._on_registered(wanted)
 
 

@@ -29,7 +29,7 @@ def read_bounded(path: Path, limit: int = MAX_READ_BYTES) -> Read:
         fd = os.open(path, flags)
     except OSError as exc:
         if os.path.islink(path):
-            return Read(None, 0, "it is a symlink: budgeted files are not followed out")
+            return Read(None, 0, "it is a symlink: not followed")
         return Read(None, 0, f"cannot be read ({exc.strerror or exc})")
     try:
         st = os.fstat(fd)
@@ -58,7 +58,8 @@ def read_bounded(path: Path, limit: int = MAX_READ_BYTES) -> Read:
 def read_metis_file(workspace: Path, name: str, limit: int) -> Read | None:
     """A file of the workspace's `.metis/` other than the memory files (`budgets.toml`), read
     as any file of the repository is, and not through a `.metis/` that leads out of the
-    workspace (as the store refuses for the memory files): None when there is none."""
+    workspace: None when there is none. (Checked before the open, not on a held directory
+    as the memory files are: this file is only ever read, never written.)"""
     path = workspace / METIS_DIR / name
     if not os.path.lexists(path):
         return None

@@ -7,7 +7,6 @@ open buffer of it is analysed as typed instead (`budget_docs`)."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from lsprotocol import types
@@ -19,8 +18,6 @@ from .. import watched_files
 from ..context import ServerContext
 from . import budget_docs
 from .budget_docs import BudgetDocuments
-
-log = logging.getLogger(__name__)
 
 REGISTRATION_ID = "metis-claude-auto-memory"
 
