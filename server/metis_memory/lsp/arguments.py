@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
 from pygls.exceptions import JsonRpcException
 
-from .protocol import INVALID_PARAMS, REQUEST_FAILED, argument_models
+from .protocol import INVALID_PARAMS, REQUEST_FAILED, Command, argument_models
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -39,20 +39,19 @@ def invalid(command: str, problem: str) -> CommandError:
     )
 
 
-def parse(command: str, args: tuple[Any, ...], model: type[M]) -> M:
-    """`args` as `model`, or an `invalid_input` error naming every problem at once."""
+def parse(command: Command[M], args: tuple[Any, ...]) -> M:
+    """`args` as the command's model, or an `invalid_input` error naming every problem at
+    once."""
     from pydantic import ValidationError
 
     from ..tools.inputs import describe_problems
 
-    registered = argument_models().get(command)
-    if registered is not model:  # a wiring mistake, not the caller's
-        raise TypeError(f"{command} is registered with {registered}, not {model}")
+    model = argument_models()[command]
     if len(args) != 1 or not isinstance(args[0], dict):
         got = f"{len(args)} arguments" if len(args) != 1 else type(args[0]).__name__
         raise invalid(command, f"expected exactly one JSON object argument, got {got}")
     try:
-        return model.model_validate(args[0])
+        return typing.cast("M", model.model_validate(args[0]))
     except ValidationError as exc:
         raise invalid(command, describe_problems(exc)) from None
 

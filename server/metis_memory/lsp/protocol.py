@@ -8,10 +8,35 @@ model is in `argument_models()` (the models live in `lsp/command_args.py`).
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from .command_args import (
+        ApplyEditArgs,
+        AssemblePromptArgs,
+        ConnectAgentsArgs,
+        ConsolidationPromptArgs,
+        FileArgs,
+        MemoryAddArgs,
+        MemoryConsolidateArgs,
+        MemoryReplaceArgs,
+        WorkspaceArgs,
+    )
+
+M = TypeVar("M", bound="BaseModel", covariant=True)
+
+
+class Command(str, Generic[M]):
+    """A server command's wire name (a plain string on the wire and everywhere else) that
+    also says, to the type checker, which model its one argument parses into: each constant
+    below names its model in its annotation, and `argument_models()` maps it at run time
+    (`tests/lsp/test_arguments.py` holds the two equal). `arguments.parse(TIDY, args)` is
+    then a `FileArgs` with no model named again at the handler."""
+
+    __slots__ = ()
+
 
 # ---- JSON-RPC error codes the server answers with ----------------------------------------
 PARSE_ERROR = -32700
@@ -20,19 +45,19 @@ INVALID_PARAMS = -32602
 REQUEST_FAILED = -32803
 
 # ---- commands the server implements (listed in executeCommandProvider) -------------------
-MEMORY_ADD = "metis.memoryAdd"
-MEMORY_REPLACE = "metis.memoryReplace"
-MEMORY_CONSOLIDATE = "metis.memoryConsolidate"
-ASSEMBLE_PROMPT = "metis.assemblePrompt"
-USAGE = "metis.usage"
-TIDY = "metis.tidy"
-READ = "metis.read"
-APPLY_EDIT = "metis.applyEdit"
-SHOW_PROPOSAL = "metis.showConsolidationProposal"
-AGENT_HOSTS = "metis.agentHosts"
-CONNECT_AGENTS = "metis.connectAgents"
-AGENT_CONTEXT = "metis.agentContext"
-CONSOLIDATION_PROMPT = "metis.consolidationPrompt"
+MEMORY_ADD: Command[MemoryAddArgs] = Command("metis.memoryAdd")
+MEMORY_REPLACE: Command[MemoryReplaceArgs] = Command("metis.memoryReplace")
+MEMORY_CONSOLIDATE: Command[MemoryConsolidateArgs] = Command("metis.memoryConsolidate")
+ASSEMBLE_PROMPT: Command[AssemblePromptArgs] = Command("metis.assemblePrompt")
+USAGE: Command[WorkspaceArgs] = Command("metis.usage")
+TIDY: Command[FileArgs] = Command("metis.tidy")
+READ: Command[WorkspaceArgs] = Command("metis.read")
+APPLY_EDIT: Command[ApplyEditArgs] = Command("metis.applyEdit")
+SHOW_PROPOSAL: Command[FileArgs] = Command("metis.showConsolidationProposal")
+AGENT_HOSTS: Command[WorkspaceArgs] = Command("metis.agentHosts")
+CONNECT_AGENTS: Command[ConnectAgentsArgs] = Command("metis.connectAgents")
+AGENT_CONTEXT: Command[WorkspaceArgs] = Command("metis.agentContext")
+CONSOLIDATION_PROMPT: Command[ConsolidationPromptArgs] = Command("metis.consolidationPrompt")
 
 SERVER_COMMANDS = frozenset(
     {

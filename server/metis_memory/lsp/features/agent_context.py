@@ -19,9 +19,8 @@ from .commands import take_folder
 
 async def context_of(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, Any]]:
     from ...budgets.context_view import agent_context  # (on first use: start stays quick)
-    from ..command_args import WorkspaceArgs
 
-    folder = take_folder(ls, AGENT_CONTEXT, parse(AGENT_CONTEXT, args, WorkspaceArgs).workspace)
+    folder = take_folder(ls, AGENT_CONTEXT, parse(AGENT_CONTEXT, args).workspace)
     buffers: dict[Path, str] = {}
     for uri in ls.state(BudgetDocuments).open:
         document = ls.text_document(uri)

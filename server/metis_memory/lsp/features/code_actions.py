@@ -248,9 +248,8 @@ async def code_actions(
 async def apply_edit(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     """`metis.applyEdit {label, edit}`: ask the client to apply `edit` (a quick fix offered
     as a plain `Command`). The server writes nothing; the edit lands in the editor's undo."""
-    from ..command_args import ApplyEditArgs
 
-    params = parse(APPLY_EDIT, args, ApplyEditArgs)
+    params = parse(APPLY_EDIT, args)
     try:
         edit = get_converter().structure(params.edit, types.WorkspaceEdit)
     except Exception as exc:  # cattrs raises its own classes for any shape mismatch

@@ -31,7 +31,7 @@ from ..protocol import (
     READ,
     TIDY,
     USAGE,
-    argument_models,
+    Command,
 )
 from ..usage_text import usage_json
 from ..views import editor_text
@@ -39,6 +39,9 @@ from ..workspaces import Folder, WorkspaceArgumentError
 
 if TYPE_CHECKING:
     from ...store.events import MemoryEvent
+    from ..command_args import MemoryAddArgs, MemoryConsolidateArgs, MemoryReplaceArgs
+
+    WriteArgs = MemoryAddArgs | MemoryReplaceArgs | MemoryConsolidateArgs
 
 
 TOOL_OF = {
@@ -68,18 +71,14 @@ def take_folder(ls: ServerContext, command: str, workspace: str | None) -> Folde
 
 
 # ---- the commands ----------------------------------------------------------------
-async def memory_write(ls: ServerContext, command: str, args: tuple[Any, ...]) -> dict[str, object]:
+async def memory_write(
+    ls: ServerContext, command: Command[WriteArgs], args: tuple[Any, ...]
+) -> dict[str, object]:
     """metis.memoryAdd / memoryReplace / memoryConsolidate."""
     from ...tools import ToolExecutionError
-    from ..command_args import (
-        MemoryAddArgs,
-        MemoryConsolidateArgs,
-        MemoryReplaceArgs,
-        tool_input,
-    )
+    from ..command_args import MemoryConsolidateArgs, tool_input
 
-    params = parse(command, args, argument_models()[command])  # (the one name->model map)
-    assert isinstance(params, (MemoryAddArgs, MemoryReplaceArgs, MemoryConsolidateArgs))
+    params = parse(command, args)
     folder = take_folder(ls, command, params.workspace)
     file = MemoryFile(params.file)
     await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
@@ -136,9 +135,8 @@ async def refuse_unsaved(
 
 async def assemble_prompt(ls: ServerContext, args: tuple[Any, ...]) -> str:
     from ...tools.redaction import redacted_prompt
-    from ..command_args import AssemblePromptArgs
 
-    params = parse(ASSEMBLE_PROMPT, args, AssemblePromptArgs)
+    params = parse(ASSEMBLE_PROMPT, args)
     folder = take_folder(ls, ASSEMBLE_PROMPT, params.workspace)
     try:
         return await asyncio.to_thread(redacted_prompt, folder.store, params.base)
@@ -154,25 +152,22 @@ def consolidation_prompt(args: tuple[Any, ...]) -> str:
     from ...analysis.consolidation_prompt import consolidation_prompt as prompt
     from ...store.files import MemoryFile
     from ...tools.redaction import redact
-    from ..command_args import ConsolidationPromptArgs
 
-    params = parse(CONSOLIDATION_PROMPT, args, ConsolidationPromptArgs)
+    params = parse(CONSOLIDATION_PROMPT, args)
     return prompt(MemoryFile(params.file), redact(params.text))
 
 
 async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
-    from ..command_args import WorkspaceArgs
 
-    folder = take_folder(ls, USAGE, parse(USAGE, args, WorkspaceArgs).workspace)
+    folder = take_folder(ls, USAGE, parse(USAGE, args).workspace)
     return usage_json(await current_usage(ls, folder))
 
 
 async def read(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
     """`memory_read` from the disk (what an agent's next prompt holds), not the buffers."""
     from ...tools.read import memory_read
-    from ..command_args import WorkspaceArgs
 
-    folder = take_folder(ls, READ, parse(READ, args, WorkspaceArgs).workspace)
+    folder = take_folder(ls, READ, parse(READ, args).workspace)
     try:
         return await asyncio.to_thread(memory_read, folder.store)
     except MemoryStoreError as exc:
@@ -194,9 +189,8 @@ async def current_usage(ls: ServerContext, folder: Folder) -> dict[MemoryFile, U
 
 async def tidy(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...analysis.tidy import tidy as tidy_text
-    from ..command_args import FileArgs
 
-    params = parse(TIDY, args, FileArgs)
+    params = parse(TIDY, args)
     folder = take_folder(ls, TIDY, params.workspace)
     file = MemoryFile(params.file)
     text = await current_text(ls, folder, file)

@@ -25,9 +25,8 @@ EDITOR_MCP_PATH = ".vscode/mcp.json"
 
 async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
     """Every host `init` can set up, with the files it would write (for a picker)."""
-    from ..command_args import WorkspaceArgs
 
-    parse(AGENT_HOSTS, args, WorkspaceArgs)
+    parse(AGENT_HOSTS, args)
     return [
         {"name": s.name, "title": s.title, "files": [e.path for e in s.edits("metis-memory")]}
         for s in SETUPS.values()
@@ -50,9 +49,8 @@ def own_command() -> str:
 
 async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...hosts.init import ConfigRefused, apply_init, plan_init  # (on first use)
-    from ..command_args import ConnectAgentsArgs
 
-    params = parse(CONNECT_AGENTS, args, ConnectAgentsArgs)
+    params = parse(CONNECT_AGENTS, args)
     folder = take_folder(ls, CONNECT_AGENTS, params.workspace)
     hosts = params.hosts
     unknown = [h for h in hosts if h not in SETUPS]

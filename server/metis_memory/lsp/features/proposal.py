@@ -50,10 +50,9 @@ def _write_private(path: Path, text: str) -> None:
 
 async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...analysis.tidy import tidy
-    from ..command_args import FileArgs
     from .commands import current_text, take_folder
 
-    params = parse(SHOW_PROPOSAL, args, FileArgs)
+    params = parse(SHOW_PROPOSAL, args)
     folder = take_folder(ls, SHOW_PROPOSAL, params.workspace)
     file = MemoryFile(params.file)
     if not can_show_documents(ls):
