@@ -93,3 +93,32 @@ async def test_a_1_mb_argument_name_is_cut_in_the_tool_error(tmp_path: Path) -> 
         assert len(message) < 2 * SMALL, f"{len(message):,} characters: {message[:200]!r}..."
         assert message.startswith("invalid input for memory_add: 'AAAA")
     assert not (tmp_path / ".metis" / "MEMORY.md").exists()
+
+
+async def test_listen_refuses_an_unknown_uri_as_subscribe_does(tmp_path: Path) -> None:
+    """`subscriptions/listen` (2026-07-28) takes its URIs through the same check as
+    `resources/subscribe`: a 1 MB URI is refused in a few hundred bytes, cut, with its
+    length and the known URIs; a short unknown one among known ones is refused by name
+    (a stream that could never fire is no subscription); the known ones still stream."""
+    async with mcp.Client(_stdio(tmp_path)) as client:
+        with pytest.raises(mcp.MCPError) as huge:
+            async with client.listen(resource_subscriptions=[HUGE_URI]) as stream:
+                honored = stream.honored.resource_subscriptions or []
+                echoed = sum(len(u) for u in honored)
+                raise AssertionError(f"listen accepted it, and echoed {echoed:,} characters")
+        assert huge.value.error.code == mcp_types.INVALID_PARAMS
+        _assert_small_naming(huge.value, MEMORY_URI, USER_URI, "(1,000,015 characters)")
+        assert "'metis://memory/AAAA" in huge.value.error.message
+        assert "to listen to" in huge.value.error.message
+
+        with pytest.raises(mcp.MCPError) as unknown:
+            async with client.listen(resource_subscriptions=[USER_URI, "metis://memory/NOTES.md"]):
+                raise AssertionError("listen accepted metis://memory/NOTES.md")
+        assert unknown.value.error.code == mcp_types.INVALID_PARAMS
+        _assert_small_naming(unknown.value, "'metis://memory/NOTES.md'", MEMORY_URI, USER_URI)
+
+        # The server still serves a stream on the known URIs, each acknowledged once however
+        # often it is asked for (50,000 times is 1.1 MB the acknowledgement echoed whole).
+        repeated = [MEMORY_URI, USER_URI] * 25_000
+        async with client.listen(resource_subscriptions=repeated) as stream:
+            assert stream.honored.resource_subscriptions == [MEMORY_URI, USER_URI]

@@ -32,6 +32,7 @@ from mcp_types import (
     ReadResourceRequestParams,
     ReadResourceResult,
     SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     TextContent,
     TextResourceContents,
     ToolAnnotations,
@@ -46,7 +47,14 @@ from ..store.memory_store import MemoryStore
 from ..tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 from ..tools.read import memory_read
 from ..tools.redaction import redacted_prompt, redacted_text
-from .subscriptions import MemorySubscriptions, resource_uri
+from .subscriptions import (
+    URI_SHOWN,
+    KnownUrisListen,
+    MemorySubscriptions,
+    memory_file_of,
+    resource_uri,
+    unknown_resource,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +71,6 @@ WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world
 ERROR_TEXT_LIMIT = 1_000
 """Characters of an error's message, and of its data as JSON, that reach a client: a
 client may send megabytes, and errors never echo them back whole."""
-_URI_SHOWN = 80
 
 
 class MemoryMCPServer(MCPServer):
@@ -131,6 +138,11 @@ class MemoryMCPServer(MCPServer):
         self._lowlevel_server.add_request_handler(
             "resources/unsubscribe", UnsubscribeRequestParams, self._on_unsubscribe
         )
+        self._lowlevel_server.add_request_handler(
+            "subscriptions/listen",
+            SubscriptionsListenRequestParams,
+            KnownUrisListen(self._subscriptions),
+        )
 
     def _reader(self, f: MemoryFile) -> Callable[[], Awaitable[str]]:
         """The file alone, for the SDK's listing and in-process reads; a client's
@@ -158,9 +170,9 @@ class MemoryMCPServer(MCPServer):
         resource learns which facts to check, and a client keeping the file's part by its URI
         keeps the file's text whole."""
         uri = str(params.uri)
-        file = _memory_file_of(uri)
+        file = memory_file_of(uri)
         if file is None:
-            raise _unknown_resource(uri, "")
+            raise unknown_resource(uri, "")
         text = await anyio.to_thread.run_sync(self._read_or_fail, file)
         contents: list[TextResourceContents | BlobResourceContents] = [
             TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
@@ -216,7 +228,7 @@ class MemoryMCPServer(MCPServer):
     async def _on_subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
         uri = str(params.uri)
         if not self.subscriptions.subscribe(uri, ctx.session):
-            raise _unknown_resource(uri, " to subscribe to")
+            raise unknown_resource(uri, " to subscribe to")
         return EmptyResult()
 
     async def _on_unsubscribe(self, ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
@@ -319,18 +331,6 @@ def stale_uri(f: MemoryFile) -> str:
     return f"{resource_uri(f)}/stale-references"
 
 
-def _memory_file_of(uri: str) -> MemoryFile | None:
-    return next((f for f in MemoryFile if resource_uri(f) == uri), None)
-
-
-def _unknown_resource(uri: str, purpose: str) -> MCPError:
-    """-32602 naming the URI cut short (a client may send megabytes) and the known ones."""
-    known = ", ".join(resource_uri(f) for f in MemoryFile)
-    size = f" ({len(uri):,} characters)" if len(uri) > _URI_SHOWN else ""
-    message = f"no resource {short_repr(uri, _URI_SHOWN)}{size}{purpose}; known: {known}"
-    return MCPError(INVALID_PARAMS, message, {"uri": uri} if not size else None)
-
-
 class ShortErrors:
     """Middleware under every request: no error answer carries more than
     `ERROR_TEXT_LIMIT` characters of message or data. Our handlers cut client input at the
@@ -357,7 +357,7 @@ def _shortened(error: ErrorData) -> ErrorData | None:
         return None
     message = _cut(message)
     if data_long:
-        data = f"{data[:_URI_SHOWN]}..." if isinstance(data, str) else None
+        data = f"{data[:URI_SHOWN]}..." if isinstance(data, str) else None
     return ErrorData(code=error.code, message=message, data=data)
 
 

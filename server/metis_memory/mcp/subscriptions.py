@@ -5,7 +5,8 @@ The memory files are watched (the same watcher as the language server's); each c
 is checked against the last hash seen, so only real changes are announced. Both eras of
 the protocol are served: `resources/subscribe` sessions (before 2026-07-28) get
 `notifications/resources/updated` on their own session, and `subscriptions/listen`
-streams (2026-07-28) get it through the SDK's subscription bus.
+streams (2026-07-28) get it through the SDK's subscription bus. Both take only our URIs,
+checked the one way (`unknown_resource`): a URI that is not ours is refused, cut short.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from ..store.errors import MemoryStoreError
+from mcp.server.context import ServerRequestContext
+from mcp.server.subscriptions import ListenHandler
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, SubscriptionsListenRequestParams, SubscriptionsListenResult
+
+from ..store.errors import MemoryStoreError, short_repr
 from ..store.files import MemoryFile
 from ..store.memory_store import MemoryStore
 from ..watch.memory_watcher import MemoryWatcher
@@ -25,10 +31,45 @@ from ..watch.memory_watcher import MemoryWatcher
 log = logging.getLogger(__name__)
 
 URI_PREFIX = "metis://memory/"
+URI_SHOWN = 80
+"""Characters of a client's URI an error names: a client may send megabytes."""
 
 
 def resource_uri(f: MemoryFile) -> str:
     return f"{URI_PREFIX}{f.value}"
+
+
+def memory_file_of(uri: str) -> MemoryFile | None:
+    return next((f for f in MemoryFile if resource_uri(f) == uri), None)
+
+
+def unknown_resource(uri: str, purpose: str) -> MCPError:
+    """-32602 naming the URI cut short, its length when cut, and the known ones: the one
+    refusal for every request that names a resource (read, subscribe, listen)."""
+    known = ", ".join(resource_uri(f) for f in MemoryFile)
+    size = f" ({len(uri):,} characters)" if len(uri) > URI_SHOWN else ""
+    message = f"no resource {short_repr(uri, URI_SHOWN)}{size}{purpose}; known: {known}"
+    return MCPError(INVALID_PARAMS, message, {"uri": uri} if not size else None)
+
+
+class KnownUrisListen(ListenHandler):
+    """The SDK's `subscriptions/listen`, taking only our URIs, each once. The SDK honours
+    any URI and echoes the list whole in its acknowledgement: a 1 MB URI came back whole,
+    and a stream on a URI that is not ours would never fire, silently."""
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams
+    ) -> SubscriptionsListenResult:
+        uris = params.notifications.resource_subscriptions
+        if uris:
+            unknown = next((u for u in uris if memory_file_of(u) is None), None)
+            if unknown is not None:
+                raise unknown_resource(unknown, " to listen to")
+            notifications = params.notifications.model_copy(
+                update={"resource_subscriptions": list(dict.fromkeys(uris))}
+            )
+            params = params.model_copy(update={"notifications": notifications})
+        return await super().__call__(ctx, params)
 
 
 def _connection_of(session: Any) -> Any:
