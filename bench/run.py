@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -345,6 +346,90 @@ async def during_hostile_analysis(
     return out
 
 
+# ---- one long line (issue 39) ----------------------------------------------
+ONE_LINE = 2**20
+"""A MEMORY.md of one 1 MiB line, and an entry of one: no line break for the scanner to cut at."""
+LINE_SHAPES = {
+    "plain words": "lorem ipsum dolor sit amet ",
+    # generic-api-key's allowlist looks at the match's line: each of 40,000 matches took
+    # "the line" from the start of the text, and the scan was quadratic (15.6 s a hook).
+    "key=value pairs": "api_key=Zx9Qw3Er7Ty1Ui5O ",
+}
+
+
+def one_line(unit: str, size: int = ONE_LINE) -> str:
+    return ("- " + unit * (size // len(unit) + 1))[:size]
+
+
+def one_line_runs(root: Path, n: int) -> dict[str, dict[str, list[float]]]:
+    """For each shape: the session-start hook, `metis-memory check` (whole processes) and a
+    `memory_add` of a one-line entry of the same size (the dispatcher, in this process),
+    interleaved across shapes so drift hits all alike."""
+    from metis_memory import MemoryStore
+    from metis_memory.tools import dispatch as tool_dispatch
+    from metis_memory.tools.errors import ToolExecutionError
+
+    script = str(Path(sys.executable).parent / "metis-memory")
+    spaces = {
+        name: workspace(root / f"line-{i}", memory=one_line(unit))
+        for i, (name, unit) in enumerate(LINE_SHAPES.items())
+    }
+    adders = {
+        name: tool_dispatch.memory_dispatcher(MemoryStore(workspace(root / f"add-{i}")))
+        for i, name in enumerate(LINE_SHAPES)
+    }
+    out: dict[str, dict[str, list[float]]] = {
+        n: {"hook": [], "check": [], "add": []} for n in LINE_SHAPES
+    }
+    for i in range(n):
+        for name, unit in LINE_SHAPES.items():
+            ws = spaces[name]
+            env = {**os.environ, "METIS_MEMORY_CACHE_DIR": str(root / "hook-cache")}
+            payload = {"session_id": f"l{i}", "hook_event_name": "SessionStart", "cwd": str(ws)}
+            t0 = now()
+            done = subprocess.run(
+                [script, "hook", "--host", "claude"],
+                input=json.dumps(payload).encode(),
+                capture_output=True,
+                env=env,
+                check=False,
+                timeout=120,
+            )
+            out[name]["hook"].append((now() - t0) * 1e3)
+            assert done.returncode == 0 and b"metis-memory" in done.stdout, done.stderr
+            t0 = now()
+            subprocess.run(
+                [script, "check", str(ws)], capture_output=True, check=False, timeout=120
+            )
+            out[name]["check"].append((now() - t0) * 1e3)
+            entry = one_line(unit)
+            t0 = now()
+            with contextlib.suppress(ToolExecutionError):  # over the hard cap: refused
+                adders[name].dispatch("memory_add", {"file": "MEMORY.md", "entry": entry})
+            out[name]["add"].append((now() - t0) * 1e3)
+    return out
+
+
+async def one_line_opened(ws: Path, n: int) -> tuple[float, list[float]]:
+    """didOpen of the one-line MEMORY.md -> its first diagnostics (ms), then `metis.usage`
+    round trips sent one after another from that moment."""
+    lsp = await started(OURS, [ws])
+    path = ws / ".metis" / "MEMORY.md"
+    first = lsp.wait_for(diagnostics_for(path.as_uri(), 1))
+    t0 = now()
+    open_doc(lsp, path)
+    usage = []
+    for _ in range(n):
+        s0 = now()
+        at, _ = await lsp.request(
+            "workspace/executeCommand", {"command": "metis.usage", "arguments": [{}]}
+        )
+        usage.append((at - s0) * 1e3)
+    at, _ = await asyncio.wait_for(first, 120)
+    await lsp.shutdown()
+    return (at - t0) * 1e3, usage
+
+
 # ---- idle ----------------------------------------------------------------
 async def idle_cpu(argv: list[str], folders: list[Path], seconds: float) -> tuple[float, float]:
     """(ms to initialize, CPU seconds burnt over `seconds` of nothing happening)."""
@@ -649,6 +734,53 @@ async def run(quick: bool) -> dict[str, Any]:
             )
             r.ok = r.ratio is not None and r.ratio <= 1.2
             report.add(r)
+
+        # Issue 39: one 1 MiB line costs what the same size of plain words does.
+        lines = one_line_runs(tmp / "ws-one-line", 3 if quick else 7)
+        plain_name, hostile_name = LINE_SHAPES
+        for key, label in (
+            ("hook", "hook --host claude: session start"),
+            ("check", "metis-memory check"),
+            ("add", "memory_add of a one-line entry"),
+        ):
+            r = Row(
+                f"{label}, 1 MiB one line of key=value pairs (p50)",
+                "ms",
+                statistics.median(lines[hostile_name][key]),
+                statistics.median(lines[plain_name][key]),
+                "<= 2x",
+                None,
+                "floor = 1 MiB one line of plain words",
+            )
+            r.ok = r.ratio is not None and r.ratio <= 2
+            report.add(r)
+        opened: dict[str, list[tuple[float, list[float]]]] = {name: [] for name in LINE_SHAPES}
+        for i in range(2 if quick else 3):
+            for j, (name, unit) in enumerate(LINE_SHAPES.items()):
+                line_ws = workspace(tmp / f"ws-open-line-{i}-{j}", memory=one_line(unit))
+                opened[name].append(await one_line_opened(line_ws, 20 if quick else 50))
+        r = Row(
+            "didOpen -> diagnostics, 1 MiB one line of key=value pairs (median)",
+            "ms",
+            statistics.median(d for d, _ in opened[hostile_name]),
+            statistics.median(d for d, _ in opened[plain_name]),
+            "<= 2x",
+            None,
+            "floor = 1 MiB one line of plain words",
+        )
+        r.ok = r.ratio is not None and r.ratio <= 2
+        report.add(r)
+        r = Row(
+            "metis.usage while a 1 MiB line of key=value pairs opens p50",
+            "ms",
+            statistics.median(u for _, us in opened[hostile_name] for u in us),
+            statistics.median(u for _, us in opened[plain_name] for u in us),
+            "<= 2x",
+            None,
+            "floor = the same, plain words",
+        )
+        r.ok = r.ratio is not None and r.ratio <= 2
+        report.add(r)
 
         merges = [merge_driver_seconds(_made(tmp / f"merge{i}")) for i in range(1 if quick else 3)]
         r = Row("merge driver, 1,500 entries per side (p50)", "s", statistics.median(merges))
