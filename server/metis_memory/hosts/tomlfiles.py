@@ -5,8 +5,12 @@ The edit goes through tomlkit, which keeps comments, spacing and literals as wri
 is then checked twice: tomlkit must give back the file unchanged before the edit (else its
 model of the file is not faithful), and the standard library's parser must read the result
 as exactly the old document plus init's keys. A table that is new is appended as text, so
-not even tomlkit rewrites what was there. Whatever fails a check is refused with where and
-why, before any file is written.
+not even tomlkit rewrites what was there; a sub-table init removes from its own table (an
+`env` a cloned repository planted) takes its own lines only (its header, its keys and what
+lies between them), never the comment and blank lines after its last key, which are the
+user's; and a key init adds goes after the table's last key, not between a comment and the
+table below it. Whatever fails a check is refused with where and why, before any file is
+written.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ from __future__ import annotations
 import copy
 import sys
 from typing import Any
+
+from tomlkit.container import Container
+from tomlkit.items import AoT, Comment, Item, Key, Null, Table, Whitespace
 
 from ..store.errors import ConfigRefused
 
@@ -88,11 +95,13 @@ def _edited(
                 f"{path}: init cannot edit this file without rewriting parts it does not own; "
                 "nothing was written. Add this by hand:\n" + _table_text(keys, values, "\n")
             )
-        table: Any = doc
-        for key in keys:
-            table = table[key]
-        for key in [k for k in table if k not in keep and k not in values]:
-            del table[key]
+        tables = _tables(doc)
+        for key in [k for k in _at(doc, keys) if k not in keep and k not in values]:
+            del _at(doc, keys)[key]  # (afresh: a split table's view goes stale after a delete)
+        _keep_tails(tables)
+        table = _at(doc, keys)
+        if isinstance(table, Table) and any(k not in table for k in values):
+            _fold_tail(table)
         for key, value in values.items():
             now = table.get(key)
             if now is None or _plain(now) != value:  # (an equal value keeps its spelling)
@@ -106,6 +115,82 @@ def _edited(
     if "\r\n" in current and "\n" not in current.replace("\r\n", ""):
         new = new.replace("\r\n", "\n").replace("\n", "\r\n")  # lines init added, as the file's
     return new
+
+
+# A removed table's lines are its header, its keys and what lies between them; the comments
+# and blank lines after its last key are the user's (above the next table, or at the end of
+# the file). tomlkit keeps those in the table's body, so deleting the table would take them
+# along: each table deleted is replaced in its parent's body by those lines, as one item
+# that renders them as they were (a body entry replaced, never inserted, so no index moves).
+def _tables(doc: Container) -> list[tuple[list[tuple[Key | None, Item]], int, Item]]:
+    """Every table (and array of tables) in `doc`, where it sits, parents before children."""
+    found: list[tuple[list[tuple[Key | None, Item]], int, Item]] = []
+
+    def walk(body: list[tuple[Key | None, Item]]) -> None:
+        for i, (_, item) in enumerate(body):
+            if isinstance(item, Table):
+                found.append((body, i, item))
+                walk(item.value.body)
+            elif isinstance(item, AoT):
+                found.append((body, i, item))
+                for element in item.body:
+                    walk(element.value.body)
+
+    walk(doc.body)
+    return found
+
+
+def _keep_tails(tables: list[tuple[list[tuple[Key | None, Item]], int, Item]]) -> None:
+    """Put back the trailing lines of every table tomlkit deleted (children first, so that
+    a parent deleted with its child hands on the child's lines)."""
+    for body, i, item in reversed(tables):
+        now = body[i][1]
+        if now is not item and isinstance(now, Null):
+            tail = _tail(item)
+            if tail:
+                body[i] = (None, Whitespace(tail))
+
+
+def _tail(item: Item) -> str:
+    """The comment and blank lines after `item`'s last key (or last sub-table's)."""
+    if isinstance(item, AoT):
+        return _tail(item.body[-1]) if item.body else ""
+    if not isinstance(item, Table):
+        return ""
+    lines: list[str] = []
+    for key, child in reversed(item.value.body):
+        if isinstance(child, Null):
+            continue
+        if key is None and isinstance(child, (Whitespace, Comment)):
+            lines.append(child.as_string())
+            continue
+        if not lines and isinstance(child, (Table, AoT)):
+            return _tail(child)
+        break
+    return "".join(reversed(lines))
+
+
+def _fold_tail(table: Table) -> None:
+    """Make the comment and blank lines after `table`'s last key one whitespace item, which
+    tomlkit adds new keys above (a comment above the next table stays above it)."""
+    body = table.value.body
+    end = next((i for i, (_, item) in enumerate(body) if isinstance(item, (Table, AoT))), len(body))
+    start = end
+    while (
+        start > 0
+        and body[start - 1][0] is None
+        and isinstance(body[start - 1][1], (Whitespace, Comment, Null))
+    ):
+        start -= 1
+    if start < end:
+        text = "".join(item.as_string() for _, item in body[start:end])
+        body[start:end] = [(None, Whitespace(text))] + [(None, Null())] * (end - start - 1)
+
+
+def _at(doc: Any, keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        doc = doc[key]
+    return doc
 
 
 def _plain(item: Any) -> Any:
