@@ -12,12 +12,15 @@ that happened while no watch was in place.
 
 It is a plan for the one watching loop (`loop.py`); the report of every folder comes once
 the watch is in place (`session.py`). Latency is one quiet `STEP_MS` after
-the last event of a burst; between polls the thread sleeps in Rust (GIL released).
+the last event of a burst; between polls the thread sleeps in Rust (GIL released). While the
+OS refuses the watch, each folder's `.metis/`, MEMORY.md and USER.md are polled every
+`POLL_MS` instead (three `stat`s a folder), until a retried watch is taken.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -36,6 +39,9 @@ often even when idle. Measured here (2 CPUs): each wake costs 60-80 µs of CPU, 
 would cost ~60-80 ms per 10 s idle; 20 ms gives outside write -> diagnostics p95 ~41 ms
 (was ~105 ms at 50) for ~30-50 ms per 10 s. Sub-10 ms latency at no idle cost needs a
 blocking backend (inotify) that watchfiles' public API does not offer."""
+POLL_MS = 250
+"""While the OS refuses the watch: how often the memory files are polled (an outside write is
+seen within this; three `stat`s a folder each time)."""
 
 
 class MemoryWatcher:
@@ -47,7 +53,11 @@ class MemoryWatcher:
         self._lock = threading.Lock()
         self._folders: tuple[Path, ...] = ()
         self._loop = WatchLoop(
-            self._plan, name="metis-watcher", step_ms=STEP_MS, debounce_ms=DEBOUNCE_MS
+            self._plan,
+            name="metis-watcher",
+            step_ms=STEP_MS,
+            debounce_ms=DEBOUNCE_MS,
+            poll_ms=POLL_MS,
         )
 
     def set_folders(self, folders: Iterable[Path]) -> None:
@@ -64,6 +74,11 @@ class MemoryWatcher:
     def running(self) -> bool:
         return self._loop.running
 
+    @property
+    def polling(self) -> bool:
+        """Whether the OS refused the watch, so the memory files are polled instead."""
+        return self._loop.polling
+
     def _plan(self) -> WatchPlan | None:
         with self._lock:
             folders = self._folders
@@ -78,7 +93,8 @@ class MemoryWatcher:
             stale=lambda: any(_has_metis(f) != had for f, had in present.items()),
             report_all=lambda: self._report(present),
             on_batch=lambda batch: self._changed(batch, present),
-            on_error=lambda exc: log.warning("cannot watch %s: %s", paths, exc),
+            poller=lambda: self._poller(list(present)),
+            polled=_in_folders("MEMORY.md and USER.md", len(present)),
         )
 
     def _changed(self, batch: Batch, present: dict[Path, bool]) -> bool:
@@ -107,6 +123,22 @@ class MemoryWatcher:
         self._report(changed)
         return rebuild
 
+    def _poller(self, folders: list[Path]) -> Callable[[], None]:
+        """The check that reports each folder whose `.metis/` or memory files changed since
+        its last call (from now on)."""
+        seen = {folder: _signature(folder) for folder in folders}
+
+        def check() -> None:
+            changed: list[Path] = []
+            for folder in folders:
+                now = _signature(folder)
+                if now != seen[folder]:
+                    seen[folder] = now
+                    changed.append(folder)
+            self._report(changed)
+
+        return check
+
     def _report(self, folders: Iterable[Path]) -> None:
         for folder in folders:
             try:
@@ -117,6 +149,26 @@ class MemoryWatcher:
 
 def _has_metis(folder: Path) -> bool:
     return (folder / METIS_DIR).is_dir()
+
+
+def _in_folders(what: str, count: int) -> str:
+    return f"{what} in {count} folder" + ("" if count == 1 else "s")
+
+
+def _signature(folder: Path) -> tuple[object, ...]:
+    """What polling compares: whether `.metis/` is there, and each memory file's identity,
+    size and times (an atomic replace is a new inode; a write in place moves the times), the
+    file's own, never a symlink's target."""
+    metis = folder / METIS_DIR
+    return (metis.is_dir(), *(_stat_key(metis / name) for name in sorted(NAMES)))
+
+
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _targets(folder: Path, has_metis: bool) -> list[Path]:

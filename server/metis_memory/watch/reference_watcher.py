@@ -8,13 +8,16 @@ deleting `src/x.go` is an event in `src/`, creating or deleting `src/` one in th
 Only events on a watched path or on a folder leading to one are reported; when one arrives,
 where each path is watched from is worked out again (a directory may have come or gone).
 Directories reached through a symlink out of the folder are not watched. It is a plan for the
-one watching loop (`loop.py`), as `memory_watcher.py` is for `.metis/`.
+one watching loop (`loop.py`), as `memory_watcher.py` is for `.metis/`. While the OS refuses
+the watch, whether each path is there (a file, a directory, a link) is polled every `POLL_MS`
+instead, for at most `MAX_POLLED` paths.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -29,6 +32,10 @@ STEP_MS = 500
 `.metis/` watch does, would double the server's idle CPU for a fallback whose news (a
 referenced file came or went) can wait half a second."""
 DEBOUNCE_MS = 1000
+POLL_MS = 1000
+"""While the OS refuses the watch: how often the paths are polled (one `stat` each)."""
+MAX_POLLED = 1024
+"""Paths polled at most: memory under its hard cap names far fewer."""
 
 MAX_DIRECTORIES = 256
 """Directories watched at once: memory under its hard cap names far fewer."""
@@ -47,6 +54,7 @@ class ReferenceWatcher:
             name="metis-references",
             step_ms=STEP_MS,
             debounce_ms=DEBOUNCE_MS,
+            poll_ms=POLL_MS,
             daemon=True,
         )
 
@@ -65,6 +73,11 @@ class ReferenceWatcher:
         The thread sees it at its next poll (within STEP_MS); `wait=False` does not wait for
         that, as a server shutting down need not (the thread is a daemon)."""
         self._loop.stop(wait=wait, timeout=timeout)
+
+    @property
+    def polling(self) -> bool:
+        """Whether the OS refused the watch, so the paths are polled instead."""
+        return self._loop.polling
 
     @property
     def watching(self) -> list[Path]:
@@ -87,9 +100,20 @@ class ReferenceWatcher:
             self._report()
             return watch_points(paths) != points  # a directory came or went: watch from there
 
-        def on_error(exc: Exception) -> None:  # a directory vanished first, or the OS refused
-            log.info("cannot watch referenced paths from %s: %s", sorted(points), exc)
-            self._report()  # it changed, whatever it was
+        def poller() -> Callable[[], None]:
+            # As the watch: only paths whose nearest directory is inside their folder.
+            inside = [p for f, p in paths if _nearest_directory(f, p.parent) is not None]
+            polled = inside[:MAX_POLLED]
+            seen = _kinds(polled)
+
+            def check() -> None:
+                nonlocal seen
+                now = _kinds(polled)
+                if now != seen:
+                    seen = now
+                    self._report()
+
+            return check
 
         return WatchPlan(
             paths=sorted(points),
@@ -98,7 +122,9 @@ class ReferenceWatcher:
             stale=lambda: watch_points(paths) != points,
             report_all=self._report,
             on_batch=on_batch,
-            on_error=on_error,
+            poller=poller,
+            polled=f"at most {min(len(paths), MAX_POLLED)} referenced path"
+            + ("" if len(paths) == 1 else "s"),
         )
 
     def _report(self) -> None:
@@ -124,6 +150,18 @@ def watch_points(paths: Iterable[tuple[Path, Path]]) -> set[Path]:
         if len(points) >= MAX_DIRECTORIES:
             break
     return points
+
+
+def _kinds(paths: list[Path]) -> list[int | None]:
+    """What polling compares: each path's type (file, directory, link...), or None when absent
+    (`lstat`, as the stale-reference check asks: a link is not followed)."""
+    kinds: list[int | None] = []
+    for path in paths:
+        try:
+            kinds.append(stat.S_IFMT(os.lstat(path).st_mode))
+        except OSError:
+            kinds.append(None)
+    return kinds
 
 
 def _nearest_directory(folder: Path, start: Path) -> Path | None:

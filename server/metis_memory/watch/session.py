@@ -12,9 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-RETRY_S = 2.0
-"""Wait before retrying a watch the OS refused (only on errors)."""
-
 
 class WatchSession:
     """The stop event `watchfiles.watch()` polls: set when what is watched changes or the
