@@ -210,20 +210,51 @@ def _prompt(workspace: Path) -> dict[str, Any]:
     return filled(CLAUDE_PROMPT, cwd=str(workspace), session="s")
 
 
+def _cache_in(folder: Path) -> Path:
+    """The cache's own folder inside the one `METIS_MEMORY_CACHE_DIR` names."""
+    return folder / "metis-memory"
+
+
 def test_a_symlinked_cache_is_refused_and_nothing_is_written_through_it(
     hook: Hook, workspace: Path, tmp_path: Path
 ) -> None:
     write_memory(workspace, "MEMORY.md", MEMORY)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
-    (tmp_path / "link").symlink_to(elsewhere)
+    named = tmp_path / "named"
+    named.mkdir()
+    _cache_in(named).symlink_to(elsewhere)
     for _ in range(2):  # the second prompt too: nothing recorded, so it is sent again
-        done = hook(
-            "--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(tmp_path / "link")}
-        )
+        done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(named)})
         assert "is a symlink" in one_warning(done) and "nothing was written" in done.stderr
         assert "Fridays" in context_of(done.stdout)
     assert os.listdir(elsewhere) == []
+
+
+@pytest.mark.parametrize(("mode", "linked"), [(0o755, False), (0o1777, True)], ids=["0755", "1777"])
+def test_a_named_cache_folder_is_the_users_and_is_left_as_it_is(
+    mode: int, linked: bool, hook: Hook, workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 39, item 7: the folder `METIS_MEMORY_CACHE_DIR` names (a symlink of the user's,
+    a shared 1777 folder like /tmp) holds the cache's own folder, and is never changed: it
+    was made `chmod 700` by the first hook, and its month-old files pruned."""
+    write_memory(workspace, "MEMORY.md", MEMORY)
+    real = tmp_path / "scratch"
+    real.mkdir()
+    real.chmod(mode)
+    (real / "thesis-draft.txt").write_text("chapter 1")
+    named = tmp_path / "named" if linked else real
+    if linked:
+        named.symlink_to(real)
+    env = {CACHE_ENV: str(named)}
+    assert "Fridays" in context_of(
+        hook("--host", "claude", payload=_prompt(workspace), env=env).stdout
+    )
+    again = hook("--host", "claude", payload=_prompt(workspace), env=env)
+    assert again.stdout == "" and again.stderr == "", "the record was kept and read back"
+    assert os.stat(real).st_mode & 0o7777 == mode
+    assert sorted(os.listdir(real)) == ["metis-memory", "thesis-draft.txt"]
+    assert os.stat(_cache_in(real)).st_mode & 0o777 == 0o700
 
 
 NOGROUP = 65534
@@ -235,11 +266,12 @@ def test_a_cache_others_may_write_in_is_refused(
     mode: int, hook: Hook, workspace: Path, tmp_path: Path
 ) -> None:
     write_memory(workspace, "MEMORY.md", MEMORY)
-    shared = tmp_path / "shared"
-    shared.mkdir()
+    shared = _cache_in(tmp_path / "named")
+    shared.mkdir(parents=True)
     shared.chmod(mode)
     os.chown(shared, -1, NOGROUP)  # a group of others (one's own private group is allowed)
-    done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(shared)})
+    env = {CACHE_ENV: str(shared.parent)}
+    done = hook("--host", "claude", payload=_prompt(workspace), env=env)
     assert f"writable by other users (mode {mode:04o})" in one_warning(done)
     assert f"chmod 700 {shared}" in done.stderr
     assert "Fridays" in context_of(done.stdout)
@@ -252,7 +284,8 @@ def test_a_cache_group_writable_by_ones_own_private_group_is_kept_and_tightened(
 ) -> None:
     """Earlier versions made the cache with the umask's mode: 0775 under Ubuntu's 002. The
     group is the user's own (named after them, no other members), so it is used and
-    tightened to 0700 rather than refused on every prompt."""
+    tightened to 0700 rather than refused on every prompt; the folder the user named is
+    left as it is."""
     import grp
     import pwd
 
@@ -260,22 +293,24 @@ def test_a_cache_group_writable_by_ones_own_private_group_is_kept_and_tightened(
     if own.gr_mem or own.gr_name != pwd.getpwuid(os.geteuid()).pw_name:
         pytest.skip("this user's primary group is not a private group of theirs")
     write_memory(workspace, "MEMORY.md", MEMORY)
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    cache.chmod(0o775)
-    done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(cache)})
+    cache = _cache_in(tmp_path / "named")
+    cache.mkdir(parents=True)
+    for level in (cache, cache.parent):
+        level.chmod(0o775)
+    done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(cache.parent)})
     assert done.stderr == ""
     assert "Fridays" in context_of(done.stdout)
     assert os.stat(cache).st_mode & 0o777 == 0o700
+    assert os.stat(cache.parent).st_mode & 0o777 == 0o775
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a directory to nobody")
 def test_another_users_cache_is_refused(hook: Hook, workspace: Path, tmp_path: Path) -> None:
     write_memory(workspace, "MEMORY.md", MEMORY)
-    theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o700)
+    theirs = _cache_in(tmp_path / "named")
+    theirs.mkdir(parents=True, mode=0o700)
     os.chown(theirs, 65534, 65534)
-    done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(theirs)})
+    done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(theirs.parent)})
     assert "belongs to another user (uid 65534" in one_warning(done)
     assert "Fridays" in context_of(done.stdout)
     assert os.listdir(theirs) == []

@@ -84,7 +84,7 @@ def test_a_record_planted_in_a_shared_cache_still_gets_the_memory_sent(
     shared.mkdir()
     cache_run = loaded_by_prompt(workspace, shared, payload(CLAUDE_SESSION_START, workspace))
     assert MEMORY.strip() in cache_run[0]
-    shared.chmod(0o777)  # now anyone could have planted "this session has it"
+    (shared / "metis-memory").chmod(0o777)  # now anyone could have planted "it has this"
     out, _ = loaded_by_prompt(workspace, shared, payload(CLAUDE_PROMPT, workspace))
     assert MEMORY.strip() in out
 

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from metis_memory.hosts.sessions import Record, SessionLog
 from metis_memory.lsp.features.proposal import _write_private as write_proposal
 from metis_memory.store.cache import (
     CACHE_ENV,
     UnsafeCacheDir,
+    cache_root,
     locked_private,
     prune_private,
     read_private,
@@ -26,9 +28,9 @@ from metis_memory.store.cache import (
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    cache = tmp_path / "home" / ".cache" / "metis-memory"
-    monkeypatch.setenv(CACHE_ENV, str(cache))
-    return cache
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "home" / ".cache"))
+    assert cache_root() == tmp_path / "home" / ".cache" / "metis-memory"
+    return cache_root()
 
 
 @pytest.fixture
@@ -110,7 +112,7 @@ def test_prune_removes_old_files_only_and_never_through_a_link(root: Path, tmp_p
     day_ago = time.time() - 2 * 24 * 3600
     os.utime(root / "proposals" / "ws" / "old.md", (day_ago, day_ago))
     os.utime(outside / "old", (day_ago, day_ago))
-    prune_private(root / "proposals", 24 * 3600, depth=2)
+    prune_private(root / "proposals", 24 * 3600, mine=lambda n: n.endswith(".md"), depth=2)
     assert os.listdir(root / "proposals" / "ws") == ["new.md"]
     assert (outside / "old").read_bytes() == b"keep"
 
@@ -155,3 +157,71 @@ def test_a_holder_that_never_lets_go_costs_a_bounded_wait(root: Path) -> None:
         # An unbounded wait would never come back here (the suite's per-test timeout ends it).
         with locked_private(lock, wait_s=0.05) as second:
             assert not second
+
+
+# ---- issue 39, item 7: a folder the user names holds their files too ----------------------------
+THIRTY_DAYS = 30 * 24 * 3600
+
+
+@pytest.fixture
+def their_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`METIS_MEMORY_CACHE_DIR` set to a folder of the user's that holds their own files, a
+    month old (the docs offer the variable to "users with a read-only home")."""
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    folder.chmod(0o755)
+    month_ago = time.time() - THIRTY_DAYS
+    for name in (".bashrc", "thesis-draft.txt", "a" * 40, "b" * 40 + ".lock"):
+        (folder / name).write_text(f"{name}: the user's own\n")
+        os.utime(folder / name, (month_ago, month_ago))
+    monkeypatch.setenv(CACHE_ENV, str(folder))
+    return folder
+
+
+def test_the_cache_never_touches_a_named_folders_own_files_or_mode(their_folder: Path) -> None:
+    """Before: the session records went into the folder itself, the prune removed every
+    file older than 14 days in it (`.bashrc`, `thesis-draft.txt`), and the first write
+    made it `chmod 700`."""
+    before = sorted(os.listdir(their_folder))
+    log = SessionLog()
+    for i in range(3):
+        log.write("/ws", f"s{i}", Record("d" * 64, None))
+    log.prune()
+    write_proposal(cache_root() / "proposals" / ("0" * 16) / "MEMORY.proposal.md", "- x\n")
+    prune_private(cache_root() / "proposals", 1, mine=lambda name: True, depth=2)
+    assert sorted(n for n in os.listdir(their_folder) if n != "metis-memory") == before
+    for name in before:
+        assert (their_folder / name).read_text() == f"{name}: the user's own\n"
+    assert _mode(their_folder) == 0o755, "a folder Metis did not make keeps its mode"
+    ours = their_folder / "metis-memory"
+    assert sorted(os.listdir(ours)) == ["proposals", "sessions"] and _mode(ours) == 0o700
+
+
+def test_the_prune_removes_only_names_it_made(root: Path) -> None:
+    """Inside its own folder too: a file the user put there is not the cache's to delete."""
+    log = SessionLog()
+    log.write("/ws", "old", Record("d" * 64, None))
+    log.write("/ws", "new", Record("d" * 64, None))
+    sessions = log.directory
+    with locked_private(sessions / (log._record("/ws", "old").name + ".lock")):
+        pass
+    stray = sessions / "notes.txt"
+    stray.write_text("mine")
+    leftover = sessions / f".{'c' * 40}.{'0' * 12}.tmp"  # a killed writer's temp file
+    leftover.write_bytes(b"{}")
+    month_ago = time.time() - THIRTY_DAYS
+    old = log._record("/ws", "old")
+    for path in (stray, leftover, old, old.with_name(old.name + ".lock")):
+        os.utime(path, (month_ago, month_ago))
+    log.prune()
+    assert sorted(os.listdir(sessions)) == sorted(["notes.txt", log._record("/ws", "new").name])
+
+
+def test_a_prune_outside_the_cache_removes_nothing(tmp_path: Path, root: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (elsewhere / ("e" * 40)).write_text("x")
+    os.utime(elsewhere / ("e" * 40), (0, 0))
+    SessionLog(elsewhere).prune()
+    prune_private(elsewhere, 1, mine=lambda name: True)
+    assert os.listdir(elsewhere) == ["e" * 40]

@@ -11,7 +11,9 @@ serialised by a lock on the record while each decides.
 The record lives in the user's cache directory, never in the workspace (a cloned
 repository must not be able to say "this session already has the memory"), one small file
 per session named by a hash of workspace and session id, written atomically through the
-checked private cache (`cache.write_private`), as the proposals are.
+checked private cache (`cache.write_private`), as the proposals are. What goes into it is
+bounded (a host's time stamp of any length is kept as a hash past `MAX_STAMP_CHARS`), so
+that every record written reads back whole.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..store.cache import (
-    CACHE_ENV,
+    LOCK_WAIT_S,
     cache_root,
     locked_private,
     prune_private,
@@ -33,9 +35,28 @@ from ..store.cache import (
 )
 
 MAX_AGE_S = 14 * 24 * 3600
-"""Records older than this are removed now and then: sessions that long are not resumed."""
+"""Records not used for this long are removed now and then: a session idle that long is
+rarely resumed (when it is, it gets the memory once more). Use is reading a record that
+says "this session has it" (`USED_AFTER_S`), or writing it."""
+
+USED_AFTER_S = 24 * 3600
+"""A record read is marked used (its time set to now) when it was last marked longer ago
+than this: one metadata write a day per session, not one per prompt."""
+
+MAX_STAMP_CHARS = 64
+"""A host's event stamp longer than this (or not printable ASCII) is kept as its hash: a
+451-digit JSON number once made a record too long to read back, and the memory was sent
+twice."""
 
 _RECORD_BYTES = 512
+"""The most a record this version writes takes (`Record.encode` keeps to it)."""
+
+_READ_BYTES = 4096
+"""What is read of a record: more than any this version writes, so that one written by an
+earlier version with a longer stamp still reads whole (and is then replaced)."""
+
+_NAME_CHARS = 40
+_HEX = frozenset("0123456789abcdef")
 
 SENT_AT_START = "-"
 """`Record.started` when a session start sent the memory but its host gave no time."""
@@ -52,7 +73,10 @@ class Record:
         self.started = started
 
     def encode(self) -> bytes:
-        return json.dumps({"digest": self.digest, "started": self.started}).encode("ascii")
+        data = json.dumps({"digest": self.digest, "started": self.started}).encode("ascii")
+        if len(data) > _RECORD_BYTES:  # (only a bug gets here: `decide` bounds what it keeps)
+            raise ValueError(f"a session record of {len(data):,} bytes, over {_RECORD_BYTES}")
+        return data
 
     @classmethod
     def decode(cls, data: bytes) -> Record | None:
@@ -81,6 +105,7 @@ def decide(
     sent this memory into this session (no start before it). A start its host gives no time
     for (Claude Code's startup, resume, clear, compact) always sends: each is a new context.
     A prompt sends only what the session does not already have."""
+    stamp = bounded_stamp(stamp)
     if start:
         if record is not None and stamp is not None and record.started == stamp:
             return False, None
@@ -97,6 +122,15 @@ def decide(
     return True, Record(digest, record.started if record is not None else None)
 
 
+def bounded_stamp(stamp: str | None) -> str | None:
+    """`stamp` as a record keeps it: itself when short printable ASCII, else its hash (one
+    event still gives one stamp, and equal stamps still compare equal)."""
+    if stamp is None or (len(stamp) <= MAX_STAMP_CHARS and stamp.isascii() and stamp.isprintable()):
+        return stamp
+    data = stamp.encode("utf-8", "surrogatepass")
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def session_workspace(folder: str | os.PathLike[str]) -> str:
     """The workspace as session records name it: one spelling for the hook's quick look
     and its full read, so that both find the same record."""
@@ -104,9 +138,15 @@ def session_workspace(folder: str | os.PathLike[str]) -> str:
 
 
 def cache_dir() -> Path:
-    """The session records: `$METIS_MEMORY_CACHE_DIR` itself when set (as before), else
-    `sessions` in the user cache."""
-    return cache_root() if os.environ.get(CACHE_ENV) else cache_root() / "sessions"
+    """The session records: `sessions` in the cache's own folder (`cache.cache_root`)."""
+    return cache_root() / "sessions"
+
+
+def is_record_name(name: str) -> bool:
+    """A name `SessionLog` makes: a record (40 hex digits) or its lock; the prune removes
+    nothing else."""
+    stem = name.removesuffix(".lock")
+    return len(stem) == _NAME_CHARS and _HEX.issuperset(stem)
 
 
 class SessionLog:
@@ -118,12 +158,13 @@ class SessionLog:
     def _record(self, workspace: str, session: str) -> Path:
         # surrogatepass: a session id is whatever the host's JSON held, lone surrogates too.
         key = f"session\0{workspace}\0{session}".encode("utf-8", "surrogatepass")
-        return self.directory / hashlib.sha256(key).hexdigest()[:40]
+        return self.directory / hashlib.sha256(key).hexdigest()[:_NAME_CHARS]
 
     def read(self, workspace: str, session: str) -> Record | None:
         """None when nothing is recorded, or the cache fails `cache.held_private_dir`'s
         checks (a planted record must not keep the memory from a session)."""
-        data = read_private(self._record(workspace, session), _RECORD_BYTES)
+        path = self._record(workspace, session)
+        data = read_private(path, _READ_BYTES, used_after_s=USED_AFTER_S)
         return None if data is None else Record.decode(data)
 
     def write(self, workspace: str, session: str, record: Record) -> None:
@@ -138,13 +179,15 @@ class SessionLog:
         write_private(self._record(workspace, session), b"")
 
     @contextlib.contextmanager
-    def locked(self, workspace: str, session: str) -> Iterator[None]:
-        """Held while one hook reads, decides and writes the session's record. Best effort:
-        where no lock can be had (`cache.locked_private`), hooks run unlocked, as hosts that
-        run them one at a time need."""
+    def locked(self, workspace: str, session: str, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
+        """Held while one hook reads the memory and the session's record, decides, answers
+        and records. Best effort: where no lock can be had within `wait_s`
+        (`cache.locked_private`), hooks run unlocked, as hosts that run them one at a time
+        need."""
         path = self._record(workspace, session)
-        with locked_private(path.with_name(path.name + ".lock")):
+        with locked_private(path.with_name(path.name + ".lock"), wait_s):
             yield
 
     def prune(self, now: float | None = None) -> None:
-        prune_private(self.directory, MAX_AGE_S, now=now)
+        """Remove the records (and locks) not used for MAX_AGE_S; nothing else."""
+        prune_private(self.directory, MAX_AGE_S, mine=is_record_name, now=now)

@@ -2,6 +2,11 @@
 records, consolidation proposals shown to editors). Never inside a workspace: a cloned
 repository must not be able to plant or read it.
 
+The cache is a folder of Metis's own, always named `metis-memory` (in the platform's user
+cache, or in the folder `$METIS_MEMORY_CACHE_DIR` names), and this module is its one
+writer: it writes, tightens and prunes only inside that folder, and prunes only the names
+its callers made. A folder the user named may hold their own files; it is never changed.
+
 Every read and write of it goes through `held_private_dir`: the cache root and each
 directory below it are opened without following symlinks and checked on the open
 descriptor (a directory, ours, writable by no one else), and every later step is
@@ -19,10 +24,11 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .confined import HAVE_DIR_FD, Dir
+from .owners import someone_elses, whose
 
 CACHE_ENV = "METIS_MEMORY_CACHE_DIR"
 """Overrides where the cache lives (tests; users with a read-only home)."""
@@ -37,20 +43,24 @@ class UnsafeCacheDir(PermissionError):
     """A cache directory Metis will not use; its text says which, why, and what to do."""
 
 
+ROOT_NAME = "metis-memory"
+
+
 def cache_root() -> Path:
-    """`$METIS_MEMORY_CACHE_DIR` when it is an absolute path, else `metis-memory` in the
-    platform's user cache."""
+    """The folder of Metis's own: `metis-memory` in `$METIS_MEMORY_CACHE_DIR` when that is
+    an absolute path, else in the platform's user cache. (Before issue 39 the variable's
+    folder itself was the cache, and the prune deleted the user's files in it.)"""
     override = os.path.expanduser(os.environ.get(CACHE_ENV, ""))
     if os.path.isabs(override):  # a relative one would land in whatever the cwd is
-        return Path(override)
+        return Path(override) / ROOT_NAME
     if sys.platform == "win32":  # pragma: no cover - Windows
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-        return base / "metis-memory" / "Cache"
+        return base / ROOT_NAME / "Cache"
     if sys.platform == "darwin":  # pragma: no cover - macOS
-        return Path.home() / "Library" / "Caches" / "metis-memory"
+        return Path.home() / "Library" / "Caches" / ROOT_NAME
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "metis-memory"
+    return base / ROOT_NAME
 
 
 @contextlib.contextmanager
@@ -61,8 +71,11 @@ def held_private_dir(directory: Path, *, create: bool = True) -> Iterator[Dir]:
     FileNotFoundError when it is missing and not `create`; OSError when it cannot be made.
 
     The levels checked start at the cache root when `directory` is under it, else at
-    `directory` itself; the directories above the root (`~/.cache`, `/tmp`) are the
-    user's own setup and are followed as they are.
+    `directory` itself; the directories above the root (`~/.cache`, `/tmp`, the folder
+    `$METIS_MEMORY_CACHE_DIR` names) are the user's own setup and are followed as they
+    are, never changed. The levels checked (the root and below, whose names are Metis's,
+    or a folder a caller names as Metis's private one) are tightened to 0700 when others
+    may read them.
     """
     root, below = _levels(directory)
     held = _open_root(root, create)
@@ -95,20 +108,34 @@ def write_private(path: Path, data: bytes) -> None:
             raise
 
 
-def read_private(path: Path, limit: int) -> bytes | None:
+def read_private(path: Path, limit: int, *, used_after_s: float | None = None) -> bytes | None:
     """At most `limit` bytes of the regular file `path` in the cache; None when it is
-    missing, unsafe or unreadable (a cache entry that cannot be trusted is no entry)."""
+    missing, unsafe or unreadable (a cache entry that cannot be trusted is no entry).
+
+    With `used_after_s`, a file last modified longer ago than that has its time set to
+    now: read is use, and `prune_private` goes by time, so an entry still in use is not
+    pruned (at most one metadata write per `used_after_s`, not one per read)."""
     try:
         with held_private_dir(path.parent, create=False) as directory:
             fd = directory.open(path.name, os.O_RDONLY | _NONBLOCK)
             try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
                     return None
+                if used_after_s is not None and st.st_mtime < time.time() - used_after_s:
+                    _touch(fd)
                 return os.read(fd, limit)
             finally:
                 os.close(fd)
     except OSError:
         return None
+
+
+def _touch(fd: int) -> None:
+    """Set the file's times to now (best effort: the entry is only pruned earlier)."""
+    if os.utime in os.supports_fd:
+        with contextlib.suppress(OSError):
+            os.utime(fd)
 
 
 LOCK_WAIT_S = 2.0
@@ -135,6 +162,7 @@ def locked_private(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _touch(fd)  # (a lock in use is not pruned from under its holders)
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
@@ -152,14 +180,23 @@ def locked_private(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
 
 
 def prune_private(
-    directory: Path, max_age_s: float, *, depth: int = 1, now: float | None = None
+    directory: Path,
+    max_age_s: float,
+    *,
+    mine: Callable[[str], bool],
+    depth: int = 1,
+    now: float | None = None,
 ) -> None:
-    """Remove the regular files older than `max_age_s` in `directory` (and, with `depth`
-    2, in its subdirectories), best effort: never through a symlink, never in a directory
-    that fails the checks."""
+    """Remove the regular files older than `max_age_s` whose names the caller made
+    (`mine`; `write_private`'s temp files of those names too) in `directory` (and, with
+    `depth` 2, in its subdirectories), best effort: only inside the cache root, never
+    through a symlink, never in a directory that fails the checks. A name the caller did
+    not make is never removed, whoever put it there."""
+    if _levels(directory)[0] != cache_root():
+        return  # not inside a folder of Metis's own: nothing there is the cache's to remove
     cutoff = (time.time() if now is None else now) - max_age_s
     with contextlib.suppress(OSError), held_private_dir(directory, create=False) as held:
-        _prune(held, cutoff, depth)
+        _prune(held, cutoff, depth, mine)
 
 
 def private_dir(path: Path) -> Path:
@@ -219,6 +256,7 @@ def _step(parent: Dir, name: str, create: bool) -> Dir:
 
 
 def _checked(held: Dir) -> Dir:
+    """`held` once it passed `_check`, made 0700 when others may read it."""
     try:
         st = held.stat_self()
         _check(held.path, st)
@@ -242,36 +280,15 @@ def _check(path: Path, st: os.stat_result) -> None:
             f"{path} is not a directory (a file or a device is there), so it cannot hold "
             f"the cache; nothing was written there. Move it away, or {fix}"
         )
-    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+    # `owners.whose`: the one rule for what Metis trusts as its own (a group-writable
+    # folder of the user's own private group passes: Ubuntu's umask 002 made it 0775).
+    problem = whose(f"the cache directory {path}", st)
+    if problem is not None:
+        fix = f"Remove it, or {fix}" if someone_elses(st) else f"Run `chmod 700 {path}`, or {fix}"
         raise UnsafeCacheDir(
-            f"the cache directory {path} belongs to another user (uid {st.st_uid}, you are "
-            f"{os.geteuid()}), who could plant or swap what Metis reads there; nothing was "
-            f"written there. Remove it, or {fix}"
+            f"{problem}, who could plant or swap what Metis reads there; nothing was written "
+            f"there. {fix}"
         )
-    writable_by_others = stat.S_IMODE(st.st_mode) & 0o022
-    if os.name == "posix" and writable_by_others and not _own_group_only(st):  # (Windows: ACLs)
-        mode = stat.S_IMODE(st.st_mode)
-        raise UnsafeCacheDir(
-            f"the cache directory {path} is writable by other users (mode {mode:04o}), who "
-            f"could plant or swap what Metis reads there; nothing was written there. Run "
-            f"`chmod 700 {path}`, or {fix}"
-        )
-
-
-def _own_group_only(st: os.stat_result) -> bool:
-    """Group-writable, but the group is the user's own private group (named after them, no
-    other members): Debian's and Ubuntu's umask 002 scheme, under which earlier versions made
-    the cache 0775. Nobody else can write there; `_checked` then tightens it to 0700."""
-    if stat.S_IMODE(st.st_mode) & 0o002 or not hasattr(os, "getgid") or st.st_gid != os.getgid():
-        return False
-    try:
-        import grp
-        import pwd
-
-        group = grp.getgrgid(st.st_gid)
-        return not group.gr_mem and group.gr_name == pwd.getpwuid(os.geteuid()).pw_name
-    except (ImportError, KeyError):
-        return False
 
 
 def _make_parents(path: Path) -> None:
@@ -286,13 +303,23 @@ def _make_parents(path: Path) -> None:
             os.mkdir(level, 0o700)
 
 
-def _prune(held: Dir, cutoff: float, depth: int) -> None:
+def _prune(held: Dir, cutoff: float, depth: int, mine: Callable[[str], bool]) -> None:
     for name in held.listdir():
         with contextlib.suppress(OSError):
             st = held.lstat(name)
-            if stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff:
-                held.unlink(name)
+            if stat.S_ISREG(st.st_mode):
+                if st.st_mtime < cutoff and (mine(name) or _temp_of_mine(name, mine)):
+                    held.unlink(name)
             elif stat.S_ISDIR(st.st_mode) and depth > 1:
                 with held.open_dir(name) as sub:
                     _checked(sub)
-                    _prune(sub, cutoff, depth - 1)
+                    _prune(sub, cutoff, depth - 1, mine)
+
+
+def _temp_of_mine(name: str, mine: Callable[[str], bool]) -> bool:
+    """`name` is a temp file `write_private` made for a name of the caller's (a writer
+    killed before its rename leaves one): `.<name>.<12 hex digits>.tmp`."""
+    if not (name.startswith(".") and name.endswith(".tmp")):
+        return False
+    inner, _, tag = name[1:-4].rpartition(".")
+    return len(tag) == 12 and all(c in "0123456789abcdef" for c in tag) and mine(inner)

@@ -41,10 +41,14 @@ PROPOSAL_MAX_AGE_S = 24 * 3600
 """Proposals older than this are removed when another is written (they may hold secrets)."""
 
 
+def _is_proposal(name: str) -> bool:
+    return name.endswith(".proposal.md")
+
+
 def _write_private(path: Path, text: str) -> None:
     """Write `path` (owner-only) through the checked private cache; proposals older than
     a day are removed first."""
-    prune_private(path.parent.parent, PROPOSAL_MAX_AGE_S, depth=2)
+    prune_private(path.parent.parent, PROPOSAL_MAX_AGE_S, mine=_is_proposal, depth=2)
     write_private(path, text.encode("utf-8", "surrogatepass"))
 
 
