@@ -5,6 +5,12 @@ goes wrong (bad input, no workspace, an unreadable file, a bug) becomes one line
 and exit 0 with the host's no-op answer, and stdout holds only what the host's contract
 allows. The stale-reference check, the one part whose cost the workspace decides, runs
 against a deadline: past it the memory is sent without the check's note.
+
+For a session the host names, one hook at a time (`SessionLog.locked`) reads the memory
+and the session's record, decides, answers, and only then records what the session has:
+a hook killed before its answer was written (a host's timeout) leaves the record as it
+was, so the next prompt sends the memory rather than answering "unchanged" for a session
+that never got it.
 """
 
 from __future__ import annotations
@@ -13,7 +19,6 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 from ..store.cache import UnsafeCacheDir
@@ -44,10 +49,22 @@ MAX_WARNING_CHARS = 1000
 T = TypeVar("T")
 
 
+LOCK_SLACK_S = 2.0
+"""How much longer than the stale budget a hook waits for another hook of the same session
+to answer: the holder reads, redacts and prints within milliseconds besides its check."""
+
+
 @dataclass(frozen=True)
 class HookOutcome:
     stdout: str
     warning: str | None = None
+    delivered: bool = False
+    """`stdout` was already handed to the `deliver` of `run_hook` (print nothing more)."""
+
+
+Deliver = Callable[[str], bool]
+"""Writes the host's answer; True once it is written (flushed), False when it could not be
+(the host stopped reading): the session is then not recorded as having the memory."""
 
 
 def run_hook(
@@ -58,12 +75,24 @@ def run_hook(
     env: Mapping[str, str] | None = None,
     sessions: SessionLog | None = None,
     cwd: str | None = None,
+    deliver: Deliver | None = None,
 ) -> HookOutcome:
     """What to print for one hook call. Never raises (short of the interpreter's own exit):
-    a host that gets no answer, or a traceback, may drop the user's prompt."""
+    a host that gets no answer, or a traceback, may drop the user's prompt.
+
+    With `deliver`, an answer that carries the memory is written through it before the
+    session is recorded as having it (`HookOutcome.delivered`); without, it is recorded
+    as soon as the answer is made, and the caller prints `stdout`."""
     env = os.environ if env is None else env
     named, host = host, contract_for(host, env)
     event = ""
+    given: list[str] = []  # the answer with the memory, once handed to `deliver`
+
+    def send(text: str) -> bool:
+        stdout = host.render(event, text)
+        given.append(stdout)
+        return True if deliver is None else deliver(stdout)
+
     try:
         data = _parse(host, raw_input)
         host = contract_for(named, env, data)
@@ -75,10 +104,10 @@ def run_hook(
                 f"{host.title} sent event {event or '(none)'!r}, which this hook does not "
                 f"handle (it handles {known}); nothing was added to the context"
             )
-        folder = Path(find_workspace(host, hook, workspace=workspace, env=env, cwd=cwd))
+        folder, by_name = find_workspace(host, hook, workspace=workspace, env=env, cwd=cwd)
         budget = stale_budget(env)
-        text, warning = _context_for(host, hook, folder, sessions or SessionLog(), budget)
-        return HookOutcome(host.render(event, text), _one_line(warning))
+        warning = _serve(host, hook, folder, not by_name, sessions or SessionLog(), budget, send)
+        problem = warning
     except HookProblem as exc:
         problem = str(exc)
     except MemoryStoreError as exc:
@@ -88,6 +117,8 @@ def run_hook(
             f"unexpected error, no context added: {exc!r}. This is a bug in Metis Memory; "
             "please report it with this line"
         )
+    if given:  # the memory's answer, made (and delivered) before any failure after it
+        return HookOutcome(given[0], _one_line(problem), delivered=deliver is not None)
     # The host's "nothing to add" answer: `{}` for Gemini, `{"cancel":false}` for Cline.
     return HookOutcome(host.render(event, None), _one_line(problem))
 
@@ -141,53 +172,61 @@ def _parse(host: HostContract, raw: bytes) -> dict[str, Any]:
     return data
 
 
-def _context_for(
-    host: HostContract, hook: HookInput, folder: Path, sessions: SessionLog, budget: float
-) -> tuple[str | None, str | None]:
-    """The context to send (None: nothing) and a warning for stderr."""
-    store = MemoryStore(folder)
-    memory = read_context(store, stale=False)
-    workspace = session_workspace(folder)
+def _serve(
+    host: HostContract,
+    hook: HookInput,
+    folder: str,
+    discovered: bool,
+    sessions: SessionLog,
+    budget: float,
+    send: Callable[[str], bool],
+) -> str | None:
+    """Send the memory through `send` when the session should get it; a warning for stderr.
+
+    A session the host names is served under its lock, from reading the memory to
+    recording what it got: a second hook file of the same prompt (Copilot CLI runs two)
+    waits, then reads the memory and the record as the first left them, so that the
+    record always names the newest memory sent. The record is written only once the
+    answer is (`send` returned True)."""
+    store = MemoryStore(folder, discovered=discovered)
     start = hook.event in host.session_start
     warnings: list[str] = []
     if hook.session is None:
-        send, changed = start and host.start_sends, False
-    else:
-        send, changed = _decide(host, hook, workspace, sessions, memory.digest, warnings)
-    if not send or memory.empty:
-        return None, "; ".join(warnings) or None
+        memory = read_context(store, stale=False)
+        if start and host.start_sends and not memory.empty:
+            send(_text(store, memory, False, host, budget, warnings))
+        return "; ".join(warnings) or None
+    session, workspace = hook.session, session_workspace(folder)
+    with sessions.locked(workspace, session, wait_s=budget + LOCK_SLACK_S):
+        memory = read_context(store, stale=False)
+        record = sessions.read(workspace, session)
+        if start and not host.start_sends:
+            if hook.source == "clear":  # the context is gone: the next prompt sends it all
+                _recorded(lambda: sessions.forget(workspace, session), sessions, warnings)
+            return "; ".join(warnings) or None
+        sends, new = decide(record, memory.digest, start=start, stamp=hook.stamp)
+        if sends and not memory.empty:
+            changed = not start and record is not None
+            if not send(_text(store, memory, changed, host, budget, warnings)):
+                return "; ".join(warnings) or None  # not written: not recorded either
+        if new is not None:
+            _recorded(lambda: sessions.write(workspace, session, new), sessions, warnings)
+    return "; ".join(warnings) or None
+
+
+def _text(
+    store: MemoryStore,
+    memory: MemoryContext,
+    changed: bool,
+    host: HostContract,
+    budget: float,
+    warnings: list[str],
+) -> str:
+    """The injection, with the stale check's note (or the note that it did not finish)."""
     memory, stale_warning = _with_stale_note(store, memory, budget)
     if stale_warning:
         warnings.append(stale_warning)
-    return memory.text(changed=changed, delimiters=host.delimiters), "; ".join(warnings) or None
-
-
-def _decide(
-    host: HostContract,
-    hook: HookInput,
-    workspace: str,
-    sessions: SessionLog,
-    digest: str,
-    warnings: list[str],
-) -> tuple[bool, bool]:
-    """(send?, as a change?) for a session the host named, recorded under the session's
-    lock (`sessions.decide` says when)."""
-    assert hook.session is not None
-    start = hook.event in host.session_start
-    with sessions.locked(workspace, hook.session):
-        record = sessions.read(workspace, hook.session)
-        if start and not host.start_sends:
-            if hook.source == "clear":  # the context is gone: the next prompt sends it all
-                _recorded(
-                    lambda: sessions.forget(workspace, hook.session or ""), sessions, warnings
-                )
-            return False, False
-        send, new = decide(record, digest, start=start, stamp=hook.stamp)
-        if new is not None:
-            _recorded(
-                lambda: sessions.write(workspace, hook.session or "", new), sessions, warnings
-            )
-    return send, send and not start and record is not None
+    return memory.text(changed=changed, delimiters=host.delimiters)
 
 
 def _recorded(write: Callable[[], None], sessions: SessionLog, warnings: list[str]) -> None:

@@ -51,10 +51,15 @@ def hook_command(args: list[str]) -> int:
             return 0
         from .hook import run_hook
 
-        outcome = run_hook(HOSTS[host_name], raw, workspace=workspace)
+        def deliver(text: str) -> bool:  # (before the session is recorded as having it)
+            nonlocal answered
+            answered = True
+            return _stdout(text)
+
+        outcome = run_hook(HOSTS[host_name], raw, workspace=workspace, deliver=deliver)
         if outcome.warning:
             _warning(outcome.warning)
-        if outcome.stdout:
+        if outcome.stdout and not outcome.delivered:
             answered = True
             _stdout(outcome.stdout)
     except Exception as exc:  # a bug here must not cost the user their prompt
@@ -117,19 +122,22 @@ def _no_op(host_name: str | None) -> None:
         _stdout(no_op)
 
 
-def _stdout(text: str) -> None:
-    """`text` on stdout; a host that stopped reading (a closed pipe) gets nothing, and the
-    process still exits 0 (stdout goes to the null device, or the flush at exit would fail)."""
+def _stdout(text: str) -> bool:
+    """`text` on stdout, flushed: True once written. A host that stopped reading (a closed
+    pipe) gets nothing, and the process still exits 0 (stdout goes to the null device, or
+    the flush at exit would fail)."""
     if sys.stdout is None:
-        return
+        return False
     try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
+        return True
     except (OSError, ValueError):
         with contextlib.suppress(OSError, ValueError):
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, sys.stdout.fileno())
             os.close(null)
+        return False
 
 
 def _warning(text: str) -> None:
@@ -178,7 +186,7 @@ def _has_it(host_name: str, workspace: str | None, raw: bytes, env: Mapping[str,
     if hook.event not in host.per_turn or hook.session is None:
         return False
     try:
-        folder = find_workspace(host, hook, workspace=workspace, env=env)
+        folder, _ = find_workspace(host, hook, workspace=workspace, env=env)
     except HookProblem:
         return False
     now = quick_digest(folder)

@@ -30,27 +30,32 @@ def find_workspace(
     workspace: str | None,
     env: Mapping[str, str],
     cwd: str | None = None,
-) -> str:
-    """`--workspace`, else the host's project variable, else the nearest ancestor of the
-    input's directories that holds `.metis/`, else the first of them (or the process's
-    directory)."""
+) -> tuple[str, bool]:
+    """(the workspace, whether it was named): `--workspace`, else the host's project
+    variable, both named by the user; else, found, the nearest ancestor of the input's
+    directories that holds `.metis/`, else the first of them (or the process's directory).
+
+    The memory of a workspace found is read only when it is the user's own and no one
+    else may write it (`MemoryStore(..., discovered=True)`, `store/owners.py`): a folder
+    above the agent's can be anyone's, `/tmp` included. The nearest `.metis/` is the
+    workspace's either way; one refused is never passed over for one farther up."""
     if workspace:
-        return _existing(workspace, "--workspace")
+        return _existing(workspace, "--workspace"), True
     for name in host.project_env:
         value = env.get(name)
         if value and os.path.isabs(value) and os.path.isdir(value):
-            return value
+            return value, True
     starts = [d for d in hook.directories if os.path.isabs(d)]
     for start in starts:
         found = _with_metis(start)
         if found is not None:
-            return found
+            return found, False
     if starts:
-        return _existing(starts[0], f"the directory {host.title} reported")
+        return _existing(starts[0], f"the directory {host.title} reported"), False
     if cwd:
-        return cwd
+        return cwd, False
     try:
-        return os.getcwd()
+        return os.getcwd(), False
     except OSError as exc:  # the directory the host started us in was removed
         raise HookProblem(
             f"{host.title} named no directory and this process's own is gone "

@@ -33,6 +33,7 @@ from .errors import (
 )
 from .files import CAPS, METIS_DIR, MemoryFile, parse_memory_file
 from .fingerprint import READ_LIMIT_BYTES
+from .owners import check_discovered
 from .prompt import compose_prompt
 
 
@@ -84,8 +85,12 @@ def decode(data: bytes) -> tuple[str, int | None]:
 
 
 class MemoryStore:
-    def __init__(self, workspace_path: str | Path) -> None:
+    def __init__(self, workspace_path: str | Path, *, discovered: bool = False) -> None:
+        """`discovered`: the workspace was found by looking upward from an agent's folder,
+        not named by the user, so its memory is read only when it is the user's own and no
+        one else may write it (`owners.check_discovered`; issue 39)."""
         self._workspace = Path(workspace_path).absolute()
+        self._discovered = discovered
 
     @property
     def workspace_path(self) -> str:
@@ -301,6 +306,9 @@ class MemoryStore:
                 return
             raise
         with root, self._resolve(root, f, create=None) as found:
+            if found is not None and self._discovered:
+                held = found.directory
+                check_discovered(held.path, held.stat_self(), folder=True)
             yield found
 
     @contextlib.contextmanager
@@ -389,6 +397,8 @@ class MemoryStore:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise StorageError.wrong_kind("read", path, _kind(st.st_mode))
+            if self._discovered:
+                check_discovered(path, st, folder=False)
             if st.st_size > READ_LIMIT_BYTES:
                 if may_skip:
                     return _Current(None, st.st_size, st)
