@@ -15,10 +15,14 @@ overlap, no repeat nested in another that can match the same characters, and no 
 across a line break. `\\b` at a pattern's start becomes a lookbehind for a token character
 (a run of token characters is tried once), gitleaks' "keyword = value" rules start at their
 keyword (not up to 50 characters before it), and a long repeat that giving back characters
-cannot help is made atomic (Python's backtracking would try each count in turn). Every kept
-rule gets an example it must find and a near miss it must not, checked here with the
-scanner itself (secrets.py); a rule that fails any of this is listed under "dropped" with
-the reason, and a summary goes to stderr.
+cannot help is made atomic (Python's backtracking would try each count in turn). gitleaks'
+ending after a token (a space, a quote, `;`, a backtick) is widened for prose: any character
+that cannot continue the token ends it, a `.` or `:` when no token character follows (a
+sentence's end, not `name.json`). Every kept rule gets an example it must find, also
+followed by punctuation and inside brackets and quotes (PROSE_LINES), and a near miss it must
+not, checked here with the scanner itself (secrets.py); a rule without one is listed under
+"dropped" with the reason, a rule that misses its example only in prose stops the script
+(memory is prose: fix its ending in local.toml), and a summary goes to stderr.
 
     python3 scripts/generate_secret_rules.py          # write the rules file
     python3 scripts/generate_secret_rules.py --check  # exit 1 if it is not current
@@ -67,6 +71,20 @@ MAX_WIDTH = secrets.OVERLAP
 """No match may be longer: the scanner's windows overlap by this much."""
 TOKEN = "A-Za-z0-9_-"
 TOKEN_START = f"(?<![{TOKEN}])"
+GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+"""How gitleaks ends most tokens (152 rules): a space, a quote, `;`, a backtick, an escaped
+line break, or the end of the line. In prose a token is as often followed by `.`, `,`, `)`:
+each such rule misses its own example ending a sentence, so the translation widens it
+(TOKEN_END)."""
+CONTINUES = r"\w\-/+=%@~#$\\"
+"""A class body (Python, ASCII): the characters that can continue a token (a longer one
+that the rule's shape is only the start of: `abc_def`, a path, base64, `x=1`, `a@b`)."""
+TOKEN_END = f"(?:[^\\n{CONTINUES}.:]|\\\\(?:[nrt]|(?![\\w-]))|(?![^\\n])|[.:](?![\\w-]))"
+"""What gitleaks' ending becomes: the end of the line, or a character that cannot continue
+the token (a space, a quote, a backtick, `;`, `,`, `)`, `]`, `}`, `>`, `!`, `?`, `*`, `|`,
+a curly quote...), or an escape (`\\n`, `\\"`), or a `.` or `:` that no token character
+follows (a sentence's or a clause's end; `name.json`, `host:8080` go on). Its first
+alternative starts with a space, as gitleaks' did (the generated examples stay the same)."""
 PIECE = 4
 MIN_SECRET = 8
 """A rule whose example's secret (what gets redacted) is shorter is dropped: its capture
@@ -82,7 +100,13 @@ NOTES = (
     f"repeat of one character without a bound is bounded at {CAP} (less where a match would "
     "not fit the scanner's window overlap), and `\\b` at a pattern's start is a lookbehind for "
     "a token character (after the literal that follows it), so a run of token characters is "
-    "tried once. A repeat of one character that giving back characters cannot help (what "
+    "tried once. gitleaks' ending after a secret (a space, a quote, `;`, a backtick, `\\n`, the "
+    "end of the line) is widened for prose: the end of the line, any character that cannot "
+    "continue a token (not a letter, digit, `_-/+=%@~#$` or a backslash), an escape, or a "
+    "`.` or `:` that no token character follows, so `<token>.`, `(<token>)`, `<token>,` are "
+    "found and `<token>.json`, `<token>:8080` are not; a run of variable length that can hold "
+    "`.` or `:` does not end with one before it (the full stop ends the sentence). "
+    "A repeat of one character that giving back characters cannot help (what "
     "follows cannot start with one of them) is made atomic, as `(?=(?P<_a1>X{m,n}))(?P=_a1)` "
     "(Python 3.10 has no possessive repeats); those `_a` groups never hold the secret. "
     "gitleaks' `keyword = value` rules start at their keyword: the up to 50 "
@@ -94,7 +118,8 @@ NOTES = (
     "`allowlists` (and the global `allowlist`) drop a finding whose secret, match or line "
     "matches one of their regexes, or whose secret holds one of their stop words. `check` "
     "(our rules only) names secrets.py's placeholder test for the captured value. Every rule "
-    "has an `example` it must find and a `near_miss` it must not (tests/analysis), each, like "
+    "has an `example` it must find, also followed by punctuation and inside brackets and "
+    "quotes, and a `near_miss` it must not (tests/analysis), each, like "
     "any regex that holds a key-like run, stored in pieces of 4 characters to be joined, so "
     "that secret scanners (vsce's among them) do not flag this file. `dropped` lists gitleaks' "
     "rules not shipped, with the reason."
@@ -149,7 +174,8 @@ CONTROL = {"a": 7, "f": 12, "t": 9, "n": 10, "r": 13, "v": 11}
 @dataclass
 class Tok:
     kind: str
-    """lit, set, bol, eol, wordb, nonwordb, open, close, alt, quant, flags"""
+    """lit, set, bol, eol, wordb, nonwordb, open, close, alt, quant, flags, tokend (gitleaks'
+    ending, GITLEAKS_END)"""
     value: Any = None
 
 
@@ -162,8 +188,8 @@ class CharSet:
         return CharSet(self.ascii - {NL}, self.nonascii)
 
 
-def _tokens(src: str) -> list[Tok]:
-    """Go's RE2 syntax (Perl flags), as tokens."""
+def _tokens(src: str, rule: bool = True) -> list[Tok]:
+    """Go's RE2 syntax (Perl flags), as tokens; in a rule, gitleaks' ending as one."""
     out: list[Tok] = []
     i, n = 0, len(src)
     while i < n:
@@ -175,6 +201,10 @@ def _tokens(src: str) -> list[Tok]:
         if c == "[":
             i, cs = _class(src, i)
             out.append(Tok("set", cs))
+            continue
+        if rule and src.startswith(GITLEAKS_END, i):
+            out.append(Tok("tokend"))
+            i += len(GITLEAKS_END)
             continue
         if c == "(":
             if src.startswith("(?P<", i) or src.startswith("(?<", i):
@@ -416,9 +446,10 @@ def go_to_python(src: str, *, rule: bool, cap: int = CAP) -> str:
     """`src` (Go RE2) as a Python pattern (ASCII). For a rule (not an allowlist regex):
     a repeat of a group with no upper bound is rejected, and `\\b` at the start becomes a
     token-start lookbehind (after the literal that follows it, if one does)."""
-    toks = _tokens(src)
+    toks = _tokens(src, rule)
     repeated, alternated = _group_shapes(toks)
     atomic = atomic_repeats(toks) if rule else set()
+    trailing = trailing_runs(toks) if rule else set()
     out: list[str] = []
     frames = [_Frame(True, True, False)]
     last = ""  # what the previous atom was: "char", "group" or "" (none, or an assertion)
@@ -488,7 +519,14 @@ def go_to_python(src: str, *, rule: bool, cap: int = CAP) -> str:
                 out[-1] = f"(?=(?P<{helper}>{out[-1]}{text}))(?P={helper})"
             else:
                 out.append(text + ("?" if lazy else ""))
+            if n in trailing:
+                out.append(NO_STOP_BEFORE)
             last = ""
+            continue
+        if kind == "tokend":
+            out.append(TOKEN_END)
+            frame.at_start = False
+            last = "group"
             continue
         if kind == "wordb":
             leading = rule and frame.at_start and not frame.repeated
@@ -545,11 +583,19 @@ ATOMIC_SPAN = 16
 _END = -1  # the pattern ends here: the match may end
 _EOL = -2  # the end of the line or text (`$`)
 _UNKNOWN = frozenset(range(-2, 129))
+STOPS = frozenset(map(ord, ".:"))
+NO_STOP_BEFORE = "(?<![.:])"
+"""After a run that ends a token (trailing_runs): its last character is not `.` or `:`."""
+TOKEN_END_FIRST = frozenset(range(129)) - WORD - frozenset(map(ord, "-/+=%@~#$")) | frozenset(
+    {NL, _EOL}
+)
+"""What TOKEN_END can start with: any character but those that continue a token (a
+backslash and `.`, `:` only before one that does not; they are counted in)."""
 
 
 @dataclass
 class _Node:
-    kind: str  # char, assert, group, alt, seq, repeat
+    kind: str  # char, assert, end (TOKEN_END), group, alt, seq, repeat
     items: list[_Node] = field(default_factory=list)
     chars: frozenset[int] = frozenset()
     lo: int = 1
@@ -584,6 +630,8 @@ def _parse(toks: list[Tok]) -> _Node:
             elif tok.kind == "set":
                 cs: CharSet = tok.value
                 node = _Node("char", chars=_folded(cs.ascii | ({128} if cs.nonascii else set())))
+            elif tok.kind == "tokend":
+                node = _Node("end", chars=TOKEN_END_FIRST)
             else:  # an assertion
                 node = _Node(
                     "assert", chars=frozenset({NL, _EOL}) if tok.kind == "eol" else _UNKNOWN
@@ -608,6 +656,8 @@ def _first_of(node: _Node) -> tuple[frozenset[int], bool]:
         return node.chars, False
     if node.kind == "assert":
         return node.chars, node.chars is _UNKNOWN
+    if node.kind == "end":
+        return node.chars, False
     if node.kind == "repeat":
         first, empty = _first_of(node.items[0])
         return first, empty or node.lo == 0
@@ -655,6 +705,31 @@ def atomic_repeats(toks: list[Tok]) -> set[int]:
 
     end = frozenset({_END})
     visit(_parse(toks), end, end)
+    return found
+
+
+def trailing_runs(toks: list[Tok]) -> set[int]:
+    """The quantifier tokens of the variable repeats of one character that can hold `.` or
+    `:` and end just before gitleaks' ending: they must not end with one (NO_STOP_BEFORE).
+    `key=abc.def.` at a sentence's end is `abc.def` and a full stop, as `key=abc.def` is;
+    taking the stop would make the finding longer than a named rule's finding of the same
+    token, which then loses to it."""
+    found: set[int] = set()
+
+    def visit(node: _Node, before_end: bool) -> None:
+        if node.kind in ("alt", "group"):
+            for item in node.items:
+                visit(item, before_end)
+        elif node.kind == "seq":
+            for k, item in enumerate(node.items):
+                following = node.items[k + 1] if k + 1 < len(node.items) else None
+                visit(item, following.kind == "end" if following else before_end)
+        elif node.kind == "repeat":
+            body = node.items[0]
+            if before_end and body.kind == "char" and node.lo != node.hi and body.chars & STOPS:
+                found.add(node.quant)
+
+    visit(_parse(toks), False)
     return found
 
 
@@ -1023,9 +1098,48 @@ def example_works(
     return len(alone) == 1 and alone[0].end - alone[0].start >= min_secret
 
 
+PROSE_MARKS = ".,)]>!:?}"
+PROSE_WRAPS = (("(", ")"), ('"', '"'), ("'", "'"), ("`", "`"))
+PROSE_LINES = (
+    *(f"- note: {{}}{mark}\n" for mark in PROSE_MARKS),
+    *(f"- note: {{}}{mark} and more\n" for mark in PROSE_MARKS),
+    *(f"- note: {a}{{}}{b}\n" for a, b in PROSE_WRAPS),
+    *(f"- note: {a}{{}}{b} and more\n" for a, b in PROSE_WRAPS),
+)
+"""A token as memory holds it, in prose (`{}` is the example): followed by what ends a
+sentence or a clause or closes a bracket, at the end of the line and before more words,
+and inside brackets, quotes and backticks. Every kept rule must find its example in each,
+and no rule its near miss (tests/analysis/test_secrets.py checks the shipped file the same
+way with its own lines)."""
+
+
+def prose_misses(rule_set: secrets.RuleSet, rule: secrets.Rule, example: str) -> list[str]:
+    """The prose lines in which `example` is not found as in EXAMPLE_LINE: one finding, of
+    the rule's kind, starting at the same place in the example, as long or one character
+    longer (a secret that may hold the mark itself: a password's `!`)."""
+    plain = EXAMPLE_LINE.format(example)
+    (found,) = secrets.find_secrets_with(rule_set, plain)
+    start, size = found.start - plain.index(example), found.end - found.start
+    missed = []
+    for line in PROSE_LINES:
+        text = line.replace("{}", example)
+        at = text.index(example) + start
+        hits = secrets.find_secrets_with(rule_set, text)
+        if not (
+            len(hits) == 1
+            and hits[0].kind == rule.kind
+            and hits[0].start == at
+            and hits[0].end - at in (size, size + 1)
+        ):
+            missed.append(line.replace("{}", "<example>").strip())
+    return missed
+
+
 def near_miss_works(rule_set: secrets.RuleSet, near_miss: str) -> bool:
-    return bool(near_miss) and not secrets.find_secrets_with(
-        rule_set, NEAR_MISS_LINE.format(near_miss)
+    """No rule finds the near miss, plainly or in prose."""
+    return bool(near_miss) and not any(
+        secrets.find_secrets_with(rule_set, line.replace("{}", near_miss))
+        for line in (NEAR_MISS_LINE, *PROSE_LINES)
     )
 
 
@@ -1419,13 +1533,23 @@ def _with_examples(
     while True:
         rule_set = secrets.compile_rules({"rules": entries, "allowlist": allowlist})
         failed: dict[str, str] = {}
+        in_prose: dict[str, list[str]] = {}
         del log[start:]
         for entry, rule in zip(entries, rule_set.rules, strict=True):
-            chosen = _choose(rule_set, rule, entry, hand_written.get(entry["id"]), log)
+            chosen, missed = _choose(rule_set, rule, entry, hand_written.get(entry["id"]), log)
             if chosen is None:
                 failed[entry["id"]] = "no example found that it alone reports, with a near miss"
+                if missed:
+                    in_prose[entry["id"]] = missed
                 continue
             entry["example"], entry["near_miss"] = pieces(chosen[0]), pieces(chosen[1])
+        if in_prose:
+            raise SystemExit(
+                "\n".join(f"{i} misses its example in prose: {m}" for i, m in in_prose.items())
+                + "\nA token followed by punctuation, or in brackets or quotes, must be found"
+                " (memory is prose): widen the rule's ending (a [[tweaks]] `replace` in"
+                " local.toml, or the rule itself if it is ours), or [[drop]] it with the reason."
+            )
         if not failed:
             return entries, dropped
         local = [i for i in failed if "local" in _by_id(entries, i)]
@@ -1445,27 +1569,39 @@ def _choose(
     entry: dict[str, Any],
     hand: dict[str, list[str]] | None,
     log: list[str],
-) -> tuple[str, str] | None:
+) -> tuple[tuple[str, str] | None, list[str]]:
+    """An example and a near miss for the rule, or None and where the first example it
+    finds (if any) was missed in prose."""
     least = 1 if "local" in entry else MIN_SECRET
+    missed_in_prose: list[str] = []
+
+    def works(example: str) -> bool:
+        nonlocal missed_in_prose
+        if not example_works(rule_set, rule, example, least):
+            return False
+        missed = prose_misses(rule_set, rule, example)
+        missed_in_prose = missed_in_prose or missed
+        return not missed
+
     if hand:
         example, near = "".join(hand["example"]), "".join(hand["near_miss"])
-        if example_works(rule_set, rule, example, least):
+        if works(example):
             if near_miss_works(rule_set, near):
-                return example, near
+                return (example, near), []
             log.append(f"{entry['id']}: the hand-written near miss is flagged; generated one")
             for _, misses in candidate_examples(entry):
                 for miss in misses:
                     if near_miss_works(rule_set, miss):
-                        return example, miss
+                        return (example, miss), []
         else:
             log.append(f"{entry['id']}: the hand-written example does not work; generated one")
     for example, misses in candidate_examples(entry):
-        if not example_works(rule_set, rule, example, least):
+        if not works(example):
             continue
         for miss in misses:
             if near_miss_works(rule_set, miss):
-                return example, miss
-    return None
+                return (example, miss), []
+    return None, missed_in_prose
 
 
 def render(data: dict[str, Any]) -> str:

@@ -192,3 +192,76 @@ def test_keyword_rules_start_at_their_keyword(script: ModuleType) -> None:
     assert script.without_identifier_prefix(go) == (r"(?i)(?:adafruit)(?:[ \t\w.-]{0,20})=", 50)
     double = r"[\w.-]{0,50}?(?i:[\w.-]{0,50}?(?:okta))="
     assert script.without_identifier_prefix(double) == (r"(?i:(?:okta))=", 100)
+
+
+# ---- prose: a token followed by punctuation (issue #39) ------------------------------------
+
+GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+"""How 152 of gitleaks' rules end: after the secret, a space, a quote, `;`, a backtick, an
+escaped line break, or the end of the line."""
+
+
+def _local_rule(pattern: str, example: str, near_miss: str) -> str:
+    """A local.toml holding one rule of ours (Python syntax) and nothing else."""
+    return (
+        "[[rules]]\nid = 'zz-token'\nkind = 'ZZ token'\nreason = 'a test'\n"
+        f"pattern = '''{pattern}'''\ngroup = 1\nkeywords = ['zz_']\n"
+        f"example = {json.dumps(script_pieces(example))}\n"
+        f"near_miss = {json.dumps(script_pieces(near_miss))}\n"
+    )
+
+
+def script_pieces(text: str) -> list[str]:
+    return [text[i : i + 4] for i in range(0, len(text), 4)]
+
+
+def test_gitleaks_token_end_lets_prose_punctuation_end_a_token(script: ModuleType) -> None:
+    """A token followed by `.`, `,`, `)`... is found; a `.` or `:` followed by a token
+    character is inside a longer token (a dotted name, `host:port`), which is not."""
+    pattern = re.compile(script.go_to_python(r"\b(zz_[a-z0-9]{12})" + GITLEAKS_END, rule=True))
+    token = "zz_" + "a1b2c3d4e5f6"
+    for text in (
+        *(f"uses {token}{mark}" for mark in ".,)]>!:?}"),
+        *(f"uses {token}{mark} then" for mark in ".,)]>!:?}"),
+        f"({token})",
+        f"`{token}`",
+        f"{token}\u201d",  # a closing curly quote
+        f"{token}...",
+        f"**{token}**",
+        f"| {token}|",
+        f"{token}\\n",
+    ):
+        hit = pattern.search(text)
+        assert hit is not None and hit.group(1) == token, text
+    for text in (f"{token}.json", f"{token}:8080", f"{token}x", f"{token}/path", f"{token}=x"):
+        assert pattern.search(text) is None, text
+
+
+def test_a_trailing_full_stop_is_not_part_of_a_secret(script: ModuleType) -> None:
+    """A secret whose characters include `.` (gitleaks' generic rule's `[\\w.=-]`) stops
+    before the full stop that ends a sentence: the finding is the token, not the token and
+    the stop (which made the generic rule's finding longer than a named rule's)."""
+    pattern = re.compile(script.go_to_python(r"key=([\w.=-]{10,150})" + GITLEAKS_END, rule=True))
+    for text, secret in (
+        ("key=abc.def.ghi1.", "abc.def.ghi1"),
+        ("key=abc.def.ghi1. More.", "abc.def.ghi1"),
+        ("key=abc.def.ghi1 x", "abc.def.ghi1"),
+        ("key=abc.def.ghi1.jkl", "abc.def.ghi1.jkl"),
+    ):
+        hit = pattern.search(text)
+        own = [n for n in range(1, pattern.groups + 1) if n not in pattern.groupindex.values()]
+        assert hit is not None and hit.group(own[0]) == secret, text
+
+
+def test_the_generator_refuses_a_rule_that_misses_its_example_in_prose(
+    script: ModuleType,
+) -> None:
+    """Every kept rule is checked with its example followed by each mark and inside
+    brackets and quotes: a rule that ends a token only at a space cannot ship."""
+    token = "zz_" + "Qw3rTy7uIo9pAs2dFg4h"
+    narrow = r"(?<![A-Za-z0-9_-])(zz_[A-Za-z0-9]{20})(?:[ \t\"'`;]|(?![^\n]))"
+    with pytest.raises(SystemExit, match=r"zz-token.*prose"):
+        script.generate("rules = []\n", _local_rule(narrow, token, "zz_short"))
+    wide = r"(?<![A-Za-z0-9_-])(zz_[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"
+    data, _log = script.generate("rules = []\n", _local_rule(wide, token, "zz_short"))
+    assert [r["id"] for r in data["rules"]] == ["zz-token"]
