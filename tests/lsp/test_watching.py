@@ -1,18 +1,23 @@
 """File watching over real stdio: writes by other processes, `.metis/` appearing,
-vanishing and coming back, several folders, folders added and removed."""
+vanishing and coming back, several folders, folders added and removed, and a client that
+declares it watches files for the server but refuses to, or never answers."""
 
 from __future__ import annotations
 
 import asyncio
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 
+from metis_memory.lsp.watched_files import REGISTRATION_WAIT_S
 from support.lsp_session import MetisClient
 from support.lsp_values import file_uri
 from support.memory_files import write_memory
+from support.waits import WAIT_S
 
 FOLLOW_S = 1.0
 """The issue's bound: diagnostics follow an outside write within a second."""
@@ -179,3 +184,128 @@ async def test_a_burst_on_a_large_buffer_ends_on_the_last_version(
     assert published == sorted(set(published)), published
     dup = client.diagnostic(memory, "duplicate-entry")
     assert (dup.range.start.line, dup.range.start.character) == (1, 0)
+
+
+STALE = "# Memory\n\n- Rate limiting lives in `ratelimit/bucket.go`.\n"
+STALE_ID = "metis-stale-references"
+
+
+REFUSAL = "file watching is switched off in this editor"
+
+
+def refuse_registrations(client: MetisClient, refusal: str = REFUSAL) -> None:
+    """Answer every `client/registerCapability` with an error response, as a client does that
+    declares dynamic file-watch registration and then declines it (answered on the wire
+    before the client's own handler, which would count its refusal as a test error)."""
+    protocol = client.protocol
+    handle: Callable[[Any, str, Any], None] = protocol._handle_request
+
+    def refusing(msg_id: Any, method_name: str, params: Any) -> None:
+        if method_name != types.CLIENT_REGISTER_CAPABILITY:
+            handle(msg_id, method_name, params)
+            return
+        code = types.LSPErrorCodes.RequestFailed
+        protocol._send_response(msg_id, error=types.ResponseError(code=code, message=refusal))
+
+    setattr(protocol, "_handle_request", refusing)  # noqa: B010 - an instance's, for this test
+
+
+def fallbacks(client: MetisClient, registration_id: str) -> list[str]:
+    """The server's window/logMessage lines saying it watches `registration_id` itself."""
+    return [
+        m.message
+        for m in client.log_messages
+        if registration_id in m.message and "the server watches" in m.message
+    ]
+
+
+async def follows_the_disk_without_a_keystroke(
+    client: MetisClient, memory: Path, target: Path, timeout: float = WAIT_S
+) -> None:
+    """`target` made, deleted and made again outside the editor, nothing sent by the client:
+    the stale-reference mark follows each change."""
+    target.parent.mkdir()
+    target.write_text("package ratelimit\n")
+    await client.wait_for_codes(memory, [], timeout=timeout)
+    target.unlink()
+    await client.wait_for_codes(memory, ["stale-reference"])
+    target.write_text("package ratelimit\n")
+    await client.wait_for_codes(memory, [])
+
+
+async def test_a_client_that_refuses_file_watching_gets_the_servers_own_watch(
+    client: MetisClient, workspace: Path
+) -> None:
+    """VS Code's capabilities (dynamic registration of file watchers), but every
+    `client/registerCapability` answered with an error: the server watches the named paths
+    itself, and says so once."""
+    memory = write_memory(workspace, "MEMORY.md", STALE)
+    refuse_registrations(client)
+    await client.start_session([workspace])
+    client.open(memory)
+    await client.wait_for_codes(memory, ["stale-reference"])
+    await follows_the_disk_without_a_keystroke(
+        client, memory, workspace / "ratelimit" / "bucket.go"
+    )
+    assert STALE_ID not in client.live_registrations
+    (line,) = fallbacks(client, STALE_ID)
+    assert REFUSAL in line, line
+
+
+async def test_a_client_that_never_answers_gets_the_servers_own_watch_after_a_bounded_wait(
+    client: MetisClient, workspace: Path
+) -> None:
+    """The registration is never answered: after REGISTRATION_WAIT_S the server watches the
+    paths itself; when the client answers at last, the server takes its registration back
+    (the server's own watch stays: one watcher, not two)."""
+    memory = write_memory(workspace, "MEMORY.md", STALE)
+    gate = client.registration_gate = asyncio.Event()
+    try:
+        await client.start_session([workspace])
+        client.open(memory)
+        await client.wait_for_codes(memory, ["stale-reference"])
+        target = workspace / "ratelimit" / "bucket.go"
+        await follows_the_disk_without_a_keystroke(
+            client, memory, target, timeout=REGISTRATION_WAIT_S + WAIT_S
+        )
+        (line,) = fallbacks(client, STALE_ID)
+        assert f"no answer within {REGISTRATION_WAIT_S:g} s" in line, line
+    finally:
+        gate.set()  # the answer comes at last (and the client's handler ends)
+    await client.wait_until(
+        lambda: any(r.id == STALE_ID for r in client.registrations), "the late registration"
+    )
+    await client.wait_until(
+        lambda: STALE_ID not in client.live_registrations, "the late registration taken back"
+    )
+    target.unlink()
+    await client.wait_for_codes(memory, ["stale-reference"])
+
+
+async def test_a_client_that_watched_and_then_refuses_hands_the_watch_to_the_server(
+    client: MetisClient, workspace: Path
+) -> None:
+    """A different way: the first registration is accepted, the next one (a new path typed
+    into the entry) refused with a 1 MB message. The server watches every named path itself,
+    the new one included, and its log line quotes the refusal cut short."""
+    memory = write_memory(workspace, "MEMORY.md", STALE)
+    await client.start_session([workspace])
+    client.open(memory)
+    await client.wait_for_codes(memory, ["stale-reference"])
+    await client.wait_until(lambda: STALE_ID in client.live_registrations, "the registration")
+    refuse_registrations(client, REFUSAL + " " + "x" * 1_000_000)
+    text = STALE + "- The schema is in `db/schema.sql`.\n"
+    client.replace_all(memory, text)
+    await client.wait_for_codes(memory, ["stale-reference", "stale-reference"])
+    await client.wait_until(
+        lambda: STALE_ID not in client.live_registrations, "the old registration taken back"
+    )
+    schema = workspace / "db" / "schema.sql"
+    schema.parent.mkdir()
+    schema.write_text("create table t ();\n")
+    await client.wait_for_codes(memory, ["stale-reference"])
+    await follows_the_disk_without_a_keystroke(
+        client, memory, workspace / "ratelimit" / "bucket.go"
+    )
+    (line,) = fallbacks(client, STALE_ID)
+    assert REFUSAL in line and len(line) < 1_000, f"{len(line):,} characters: {line[:300]}"

@@ -5,15 +5,21 @@ Every `workspace/didChangeWatchedFiles` arrives at the one handler in `server.py
 out to each feature (`fan_out.watched`). A feature says what it wants watched through its
 `FileWatch`, which decides how, so every feature asks the client the same way and falls back
 the same way.
+
+A client that declares dynamic file-watch registration may still refuse it (an error answer)
+or never answer. Either way the feature falls back to the server's own watch for the rest of
+the session, at once on a refusal and after `REGISTRATION_WAIT_S` without an answer, and says
+so once (window/logMessage and the server's log); a registration answered after that is taken
+back, so one watcher serves the feature, not two.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -23,6 +29,14 @@ if TYPE_CHECKING:
     from .context import ServerContext
 
 log = logging.getLogger(__name__)
+
+REGISTRATION_WAIT_S = 5.0
+"""How long a client has to answer `client/registerCapability` (or its unregistration) before
+the server watches the paths itself. VS Code answers in milliseconds, code-server in CI has
+answered seconds late (`features/stale_refs._registered`); a change made meanwhile is seen
+only on a keystroke, or when the server's own watch is in place and reports everything."""
+REASON_SHOWN = 200
+"""Characters of a client's refusal the log line quotes."""
 
 
 class Watched(NamedTuple):
@@ -54,6 +68,8 @@ class FileWatch:
         self._client = client
         self._wanted: tuple[Watched, ...] = ()
         self._registered = False
+        self._declined = False
+        """The client refused, or did not answer in time: the server watches from now on."""
         self._lock: asyncio.Lock | None = None
         self._server_watch: ReferenceWatcher | None = None
         self._stopped = False
@@ -61,7 +77,7 @@ class FileWatch:
     @property
     def by_client(self) -> bool:
         """Whether the client watches (else the server does)."""
-        return self._client and self._ls.capabilities.watches_files
+        return self._client and self._ls.capabilities.watches_files and not self._declined
 
     def set(self, wanted: Iterable[Watched]) -> None:
         """Watch exactly `wanted` from now on (on the loop; the client's registration is
@@ -71,11 +87,7 @@ class FileWatch:
             return
         self._wanted = tuple(sorted(set(wanted), key=lambda w: (w.base, w.path)))
         if not self.by_client:
-            if self._server_watch is None:
-                if not self._wanted or self._ls.loop is None:
-                    return
-                self._server_watch = _server_watch(self._ls, self._on_server_change)
-            self._server_watch.set_paths((w.base, w.path) for w in self._wanted)
+            self._watch_here()
             return
         self._ls.spawn(self._replace_registration())
 
@@ -84,26 +96,83 @@ class FileWatch:
         if self._server_watch is not None:
             self._server_watch.stop(wait=False)  # the server is stopping: publishing is off
 
+    def _watch_here(self) -> None:
+        """The server's own watch over `_wanted`."""
+        if self._server_watch is None:
+            if not self._wanted or self._ls.loop is None:
+                return
+            self._server_watch = _server_watch(self._ls, self._on_server_change)
+        self._server_watch.set_paths((w.base, w.path) for w in self._wanted)
+
     async def _replace_registration(self) -> None:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
+            if self._declined or self._stopped:
+                return  # the server's own watch took `_wanted` when the client declined
             wanted = self._wanted
-            try:
-                if self._registered:
-                    await _unregister(self._ls, self._id)
-                    self._registered = False
-                if not wanted:
+            if self._registered:
+                gone = _unregister(self._ls, self._id)
+                if not await self._answered(gone, "client/unregisterCapability"):
                     return
-                patterns = [_glob_pattern(self._ls, w.path, w.base, w.base_uri) for w in wanted]
-                await _register(self._ls, self._id, patterns)
-                self._registered = True
-            except Exception as exc:  # a client may refuse: the feature still works on edits
-                log.info("the client did not register the watchers %s: %s", self._id, exc)
+                self._registered = False
+            if not wanted:
                 return
+            patterns = [_glob_pattern(self._ls, w.path, w.base, w.base_uri) for w in wanted]
+            if not await self._answered(_register(self._ls, self._id, patterns)):
+                return
+            self._registered = True
             # A newer set is waiting its turn: what this one watched is already not enough.
             if self._on_registered is not None and wanted == self._wanted:
                 self._on_registered(wanted)
+
+    async def _answered(
+        self, request: Coroutine[Any, Any, None], method: str = "client/registerCapability"
+    ) -> bool:
+        """Whether the client accepted `request` within REGISTRATION_WAIT_S; else the server
+        watches from now on. A registration accepted too late is taken back."""
+        sent = asyncio.ensure_future(request)
+        done, _ = await asyncio.wait({sent}, timeout=REGISTRATION_WAIT_S)
+        if not done:  # not cancelled: pygls cannot take an answer to a cancelled request
+            if method == "client/registerCapability":
+                sent.add_done_callback(self._late_registration)
+            self._decline(f"no answer within {REGISTRATION_WAIT_S:g} s to {method}")
+            return False
+        refusal = sent.exception()
+        if refusal is not None:
+            reason = str(refusal).replace("\n", " ")
+            if len(reason) > REASON_SHOWN:
+                reason = f"{reason[:REASON_SHOWN]}..."
+            self._decline(f"it refused {method}: {reason}")
+            return False
+        return True
+
+    def _decline(self, why: str) -> None:
+        """The client will not watch for this feature: the server does, from now on."""
+        if self._declined or self._stopped:
+            return
+        self._declined, self._registered = True, False
+        message = (
+            f"metis: the client did not watch files for {self._id} ({why}); the server "
+            f"watches the {len(self._wanted)} paths itself for the rest of the session"
+        )
+        log.info("%s", message)
+        self._ls.log_to_client(message)
+        self._watch_here()  # reports everything once in place: what changed meanwhile too
+
+    def _late_registration(self, sent: asyncio.Future[None]) -> None:
+        """The client answered after the server began watching itself: take back what it
+        registered (best effort), so its events do not double the server's."""
+        if sent.cancelled() or sent.exception() is not None or self._stopped:
+            return
+
+        async def withdraw() -> None:
+            gone = asyncio.ensure_future(_unregister(self._ls, self._id))
+            await asyncio.wait({gone}, timeout=REGISTRATION_WAIT_S)
+            if gone.done() and not gone.cancelled() and gone.exception() is not None:
+                log.info("the client did not take back %s: %s", self._id, gone.exception())
+
+        self._ls.spawn(withdraw())
 
 
 def _glob_pattern(
