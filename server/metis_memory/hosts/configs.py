@@ -53,29 +53,74 @@ def _is_ours(entry: object, host: str) -> bool:
     )
 
 
+RUNS = frozenset(
+    {"type", "command", "args", "shell", "bash", "powershell", "windows", "linux", "osx"}
+    | {"cwd", "env", "envFile"}
+)
+"""The keys of a hook entry that decide what it runs: the command (per shell or system),
+its arguments, the shell, and what it runs as (`cwd`, `env`). On an entry of its own, init
+owns these: it sets its own and removes the others, since a cloned repository could have
+put them there for the command init vouches for (as `env` goes from Codex's server table).
+Every other key of the entry (a timeout, a status message, a name, a matcher, a key of the
+user's own) and of its group is the user's once the entry exists: init writes those only
+in an entry it creates."""
+SERVER_RUNS = RUNS | {"url", "httpUrl", "serverUrl", "headers", "transport", "dev"}
+"""The same for an MCP server entry, which can also name a remote server instead of the
+command (`url`, Gemini's `httpUrl`...), or a debugger to start it under (VS Code's `dev`).
+A timeout, a tool filter, a description, `trust`... are the user's, as Codex's table keeps
+its timeouts and tool settings."""
+PLAIN_TYPES = frozenset({"command", "stdio", "local"})
+"""A `type` init does not write that still names what its entry is (a command hook, a
+local server): the user's spelling of the default, kept."""
+
+
+def _update_ours(entry: dict[str, Any], ours: dict[str, Any], runs: frozenset[str] = RUNS) -> None:
+    """`entry`, one of init's own, made to run what `ours` runs, changed in place (so that
+    only those members of the file's text change)."""
+    for key in [k for k in entry if k in runs and k not in ours]:
+        if not (key == "type" and entry[key] in PLAIN_TYPES):
+            del entry[key]
+    for key, value in ours.items():
+        if key in runs:
+            entry[key] = value
+
+
+def _hook_entries(entries: list[Any], ours: dict[str, Any], host: str) -> None:
+    """A flat list of hook entries (Cursor's, Copilot's): each of init's is updated,
+    one is added when there is none; every other entry is kept."""
+    found = [entry for entry in entries if _is_ours(entry, host)]
+    for entry in found:
+        _update_ours(entry, ours)
+    if not found:
+        entries.append(dict(ours))
+
+
 def _grouped_hook(
     doc: dict[str, Any], where: str, event: str, group: dict[str, Any], host: str
 ) -> None:
-    """Claude-shaped hooks (`hooks.EVENT = [{matcher?, hooks: [handler]}]`): ours is
-    updated in place when present, appended when not; every other group is kept."""
+    """Claude-shaped hooks (`hooks.EVENT = [{matcher?, hooks: [handler]}]`): each handler
+    of ours is updated in place (its group, matcher and all, stays as it is), and a group
+    added when there is none; every other group and handler is kept."""
     hooks = child(doc, "hooks", dict, where)
     groups = child(hooks, event, list, f"{where} hooks")
-    for i, existing in enumerate(groups):
+    found = False
+    for existing in groups:
         handlers = existing.get("hooks") if isinstance(existing, dict) else None
-        if isinstance(handlers, list) and any(_is_ours(h, host) for h in handlers):
-            if len(handlers) == 1:
-                groups[i] = group
-            else:  # someone put other handlers beside ours: change only ours, in place
-                for j, handler in enumerate(handlers):
-                    if _is_ours(handler, host):
-                        handlers[j] = group["hooks"][0]
-            return
-    groups.append(group)
+        for handler in handlers if isinstance(handlers, list) else ():
+            if _is_ours(handler, host):
+                _update_ours(handler, group["hooks"][0])
+                found = True
+    if not found:
+        groups.append(group)
 
 
 def _mcp_server(doc: dict[str, Any], where: str, key: str, entry: dict[str, Any]) -> None:
     servers = child(doc, key, dict, where)
-    servers[SERVER_NAME] = entry
+    existing = servers.get(SERVER_NAME)
+    if isinstance(existing, dict):
+        _update_ours(existing, entry, SERVER_RUNS)
+    else:
+        servers[SERVER_NAME] = entry
 
 
 def _json_edit(host: str, path: str, what: str, change: Callable[[dict[str, Any]], None]) -> Edit:
@@ -227,11 +272,7 @@ def _cursor(command: str) -> list[Edit]:
         where = ".cursor/hooks.json"
         doc.setdefault("version", 1)
         entries = child(child(doc, "hooks", dict, where), "sessionStart", list, f"{where} hooks")
-        for i, existing in enumerate(entries):
-            if _is_ours(existing, "cursor"):
-                entries[i] = {"command": run}
-                return
-        entries.append({"command": run})
+        _hook_entries(entries, {"command": run}, "cursor")
 
     def mcp(doc: dict[str, Any]) -> None:
         _mcp_server(doc, ".cursor/mcp.json", "mcpServers", _stdio(command, "${workspaceFolder}"))
@@ -301,12 +342,7 @@ def _copilot_hooks(command: str) -> Edit:
         events = child(doc, "hooks", dict, COPILOT_HOOKS)
         for event in ("sessionStart", "userPromptSubmitted"):
             entries = child(events, event, list, f"{COPILOT_HOOKS} hooks")
-            for i, existing in enumerate(entries):
-                if _is_ours(existing, "copilot"):
-                    entries[i] = dict(handler)
-                    break
-            else:
-                entries.append(dict(handler))
+            _hook_entries(entries, handler, "copilot")
 
     return _json_edit("copilot", COPILOT_HOOKS, "sessionStart and userPromptSubmitted hooks", hooks)
 

@@ -2,16 +2,17 @@
 
 `init` never re-serialises a file: `parse_object` reads it into dicts and lists that
 remember where each value sits in the text, `merged` compares them with what they hold
-after init's changes, and splices in only the new or replaced values, in the file's own
-indentation. Every other byte (number literals such as `1e400`, escapes, key order,
-spacing, a BOM, CRLF) stays as it was, so a second `init` changes nothing. What cannot be
-merged safely (not JSON, comments, a key twice, a value of the wrong kind, a lone
-surrogate escape, nesting past `MAX_DEPTH`) is refused with where and why, before any
-file is written.
+after init's changes, and splices in only the new or replaced values (and cuts out the
+members it removed), in the file's own indentation. Every other byte (number literals such
+as `1e400`, escapes, key order, spacing, a BOM, CRLF) stays as it was, so a second `init`
+changes nothing. What cannot be merged safely (not JSON, comments, a key twice, a value of
+the wrong kind, a lone surrogate escape, nesting past `MAX_DEPTH`) is refused with where
+and why, before any file is written.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable
@@ -31,6 +32,7 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
 _INDENT = re.compile(r"[ \t]*")
+_LINE_END = re.compile(r"\r\n?|\n")
 _BLANKS = frozenset(" \t\n\r")
 _NOT_JSON = ("NaN", "Infinity", "-Infinity")
 _scanstring: Callable[[str, int, bool], tuple[str, int]]
@@ -322,7 +324,8 @@ def _lone_surrogate(text: str, start: int, end: int) -> tuple[int, str]:
 class _Splice:
     """The edits (start, end, new text) that turn the file's text into what the document
     holds now, found by comparing each value as read with the value there now. Only
-    values that differ are rewritten; added members and items go after the last one."""
+    values that differ are rewritten; added members and items go after the last one, and
+    a member no longer there is cut out with its separator, the rest as it was."""
 
     def __init__(self, text: str, root: _Object | None, shown: str) -> None:
         self.text, self.shown = text, shown
@@ -330,6 +333,7 @@ class _Splice:
         self.newline = "\r\n" if "\r\n" in text else "\n"
         self.unit, self.colon, self.comma = "  ", ": ", ", "
         self.compact = False
+        self.line_starts: list[int] | None = None
         if root is None or not root.entries:
             return
         self.compact = not _breaks(text[root.start : root.end])
@@ -348,7 +352,11 @@ class _Splice:
             self.unit = found.group(1)
 
     def indent(self, pos: int) -> str:
-        start = max(self.text.rfind("\n", 0, pos), self.text.rfind("\r", 0, pos)) + 1
+        """The indentation of the line `pos` is on (the line starts found once, then
+        bisected: a file of many entries is not scanned back once per entry)."""
+        if self.line_starts is None:
+            self.line_starts = [0] + [m.end() for m in _LINE_END.finditer(self.text)]
+        start = self.line_starts[bisect.bisect_right(self.line_starts, pos) - 1]
         return _INDENT.match(self.text, start).group()  # type: ignore[union-attr]
 
     def value(self, old: Any, start: int, end: int, new: Any) -> None:
@@ -360,15 +368,38 @@ class _Splice:
             self.replace(start, end, old, new)
 
     def object(self, old: _Object, new: dict[str, Any]) -> None:
-        if any(m.key not in new for m in old.entries):
-            self.replace(old.start, old.end, old, new)
+        kept = [m for m in old.entries if m.key in new]
+        keys = list(new)
+        if (old.entries and not kept) or keys[: len(kept)] != [m.key for m in kept]:
+            # Nothing of the file's is left in it, or its members are in another order now:
+            # written whole, in the order the document holds (a plain copy, so that an
+            # object changed in place is encoded rather than spliced into itself).
+            self.replace(old.start, old.end, old, dict(new))
             return
-        for m in old.entries:
+        self.remove(old.entries, new)
+        for m in kept:
             self.value(m.value, m.value_start, m.end, new[m.key])
-        known = {m.key for m in old.entries}
-        added: list[tuple[str | None, Any]] = [(k, v) for k, v in new.items() if k not in known]
+        added: list[tuple[str | None, Any]] = [(k, new[k]) for k in keys[len(kept) :]]
         if added:
-            self.insert(old, added)
+            self.insert(old, added, kept)
+
+    def remove(self, entries: list[_Member], new: dict[str, Any]) -> None:
+        """Splice out the members no longer in `new`: each run of them with the separator
+        before it (after the member kept before it), or, when the run opens the object,
+        with the separator after it, so that the members kept keep their lines."""
+        i = 0
+        while i < len(entries):
+            if entries[i].key in new:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(entries) and entries[j + 1].key not in new:
+                j += 1
+            if i > 0:
+                self.edits.append((entries[i - 1].end, entries[j].end, ""))
+            else:  # (some member is kept, so one follows this run)
+                self.edits.append((entries[i].start, entries[j + 1].start, ""))
+            i = j + 1
 
     def array(self, old: _Array, new: list[Any]) -> None:
         if len(new) < len(old.entries):
@@ -377,7 +408,7 @@ class _Splice:
         for item, now in zip(old.entries, new[: len(old.entries)], strict=True):
             self.value(item.value, item.start, item.end, now)
         if len(new) > len(old.entries):
-            self.insert(old, [(None, v) for v in new[len(old.entries) :]])
+            self.insert(old, [(None, v) for v in new[len(old.entries) :]], old.entries)
 
     def replace(self, start: int, end: int, old: Any, new: Any) -> None:
         if isinstance(old, (_Object, _Array)) and old.entries:
@@ -386,8 +417,13 @@ class _Splice:
             multi = not self.compact
         self.edits.append((start, end, self.encode(new, self.indent(start), multi)))
 
-    def insert(self, node: _Object | _Array, added: list[tuple[str | None, Any]]) -> None:
-        entries: list[_Member] | list[_Item] = node.entries
+    def insert(
+        self,
+        node: _Object | _Array,
+        added: list[tuple[str | None, Any]],
+        entries: list[_Member] | list[_Item],
+    ) -> None:
+        """Add `added` after the last of `entries` (the node's members or items that stay)."""
         if entries:
             last = entries[-1]
             multi = _breaks(self.text[node.start + 1 : last.start])
