@@ -104,6 +104,26 @@ def test_a_folder_a_group_of_others_may_write_in_is_not_read(hook: Hook, workspa
     _refused(done, "writable by other users (mode 0770)")
 
 
+@pytest.mark.skipif(not IS_ROOT, reason="needs root to plant a file owned by another user")
+@pytest.mark.parametrize("link", ["the folder", "the file"])
+def test_a_link_to_another_users_memory_is_not_read(link: str, hook: Hook, shared: Path) -> None:
+    """The check is on what was opened, not on the name: a `.metis` (or a MEMORY.md) that
+    is a link, inside the workspace, to someone else's folder (or file) is theirs."""
+    theirs = shared / "theirs"
+    theirs.mkdir()
+    (theirs / "MEMORY.md").write_text(PLANTED)
+    for path in (theirs, theirs / "MEMORY.md"):
+        os.chown(path, NOBODY, NOBODY)
+    if link == "the folder":
+        (shared / ".metis").symlink_to("theirs")
+    else:
+        (shared / ".metis").mkdir(mode=0o755)
+        (shared / ".metis" / "MEMORY.md").symlink_to("../theirs/MEMORY.md")
+    project = _project(shared)
+    done = hook("--host", "codex", payload=_start("codex", project), cwd=project)
+    _refused(done, f"belongs to another user (uid {NOBODY}")
+
+
 # ---- as any user: what others may write -------------------------------------------------------
 @pytest.mark.parametrize("host", sorted(WALKERS))
 def test_a_metis_folder_anyone_may_write_in_is_not_read(

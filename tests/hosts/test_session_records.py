@@ -4,9 +4,19 @@ what makes "exactly once" hold whichever files a workspace holds."""
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from metis_memory.hosts.sessions import SENT_AT_START, Record, decide
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metis_memory.hosts.sessions import (
+    _RECORD_BYTES,
+    SENT_AT_START,
+    Record,
+    bounded_stamp,
+    decide,
+)
 
 D, E = "d" * 64, "e" * 64
 
@@ -60,3 +70,35 @@ def test_decide(
 def test_records_read_back(data: bytes, expected: tuple[str, str | None] | None) -> None:
     record = Record.decode(data)
     assert (None if record is None else (record.digest, record.started)) == expected
+
+
+# ---- issue 39, item 12: whatever the host's stamp, the record reads back ------------------------
+@settings(max_examples=300, deadline=None)
+@given(stamp=st.none() | st.text() | st.integers().map(str), start=st.booleans())
+def test_every_record_decide_keeps_reads_back_whole(stamp: str | None, start: bool) -> None:
+    """A 451-digit JSON number made a 518-byte record, cut at the 512 read back: no record,
+    so the memory was sent again. Stamps are now kept short (hashed past 64 characters)."""
+    _, new = decide(None, D, start=start, stamp=stamp)
+    assert new is not None
+    data = new.encode()
+    assert len(data) <= _RECORD_BYTES
+    back = Record.decode(data)
+    assert back is not None and (back.digest, back.started) == (new.digest, new.started)
+    # ... and the same stamp is the same event, however long it is.
+    if stamp and start:  # ("" is no stamp: a start with none always sends)
+        assert decide(back, D, start=True, stamp=stamp) == (False, None)
+
+
+def test_a_long_stamp_is_kept_as_its_hash_and_a_short_one_as_it_is() -> None:
+    assert bounded_stamp("1795501596090") == "1795501596090"
+    long = bounded_stamp("9" * 451)
+    assert long is not None and long.startswith("sha256:") and len(long) == 71
+    assert bounded_stamp("9" * 451) == long != bounded_stamp("9" * 452)
+    assert bounded_stamp("\ud800") != bounded_stamp("\udc00")  # (lone surrogates: hashed too)
+
+
+def test_a_record_an_earlier_version_wrote_with_a_long_stamp_still_reads() -> None:
+    old = json.dumps({"digest": D, "started": "9" * 451}).encode()
+    assert len(old) > _RECORD_BYTES
+    record = Record.decode(old)
+    assert record is not None and record.started == "9" * 451

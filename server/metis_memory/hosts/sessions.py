@@ -124,8 +124,10 @@ def decide(
 
 def bounded_stamp(stamp: str | None) -> str | None:
     """`stamp` as a record keeps it: itself when short printable ASCII, else its hash (one
-    event still gives one stamp, and equal stamps still compare equal)."""
-    if stamp is None or (len(stamp) <= MAX_STAMP_CHARS and stamp.isascii() and stamp.isprintable()):
+    event still gives one stamp, and equal stamps still compare equal); "" is no stamp."""
+    if not stamp:
+        return None
+    if len(stamp) <= MAX_STAMP_CHARS and stamp.isascii() and stamp.isprintable():
         return stamp
     data = stamp.encode("utf-8", "surrogatepass")
     return "sha256:" + hashlib.sha256(data).hexdigest()
