@@ -105,19 +105,20 @@ MEMORY_STEPS = [
 # The child: run in its own user namespace by `_run_child`.
 
 
-class _Child:
+class _Child(logging.Handler):
+    """The child's record: the steps seen, and the watch log's lines (INFO and up)."""
+
     def __init__(self, folder: Path) -> None:
+        super().__init__(logging.INFO)
         self.folder = folder
         self.steps: list[str] = []
         self.log: list[tuple[str, str]] = []
         self.logged = threading.Condition()
-        handler = logging.Handler(logging.INFO)
-        handler.emit = self._record  # type: ignore[method-assign]
         watch_log = logging.getLogger("metis_memory.watch")
-        watch_log.addHandler(handler)
+        watch_log.addHandler(self)
         watch_log.setLevel(logging.INFO)
 
-    def _record(self, record: logging.LogRecord) -> None:
+    def emit(self, record: logging.LogRecord) -> None:
         with self.logged:
             self.log.append((record.levelname, record.getMessage()))
             self.logged.notify_all()
