@@ -169,3 +169,34 @@ def test_other_spellings_of_our_table_are_merged_faithfully_or_refused(content: 
     expected = tomllib.loads(content)
     expected["mcp_servers"][SERVER_NAME] = dict(OURS)  # (`env`, an unknown key, goes)
     assert tomllib.loads(new) == expected
+
+
+@pytest.mark.parametrize(
+    "deep",
+    [
+        "[" + ".".join(["a"] * 1000) + "]\nx = 1\n",
+        "a = " + "[" * 5000 + "]" * 5000 + "\n",
+    ],
+    ids=["tables 1,000 deep", "arrays 5,000 deep"],
+)
+def test_nesting_thousands_deep_is_refused_with_the_bound(deep: str, workspace: Path) -> None:
+    """Found attacking item 8 again: a copy and a comparison of the document recursed once
+    per level, and the standard parser once per nested array; now a refusal that says so,
+    like the JSON files' (`jsonfiles.MAX_DEPTH`)."""
+    write(workspace, CODEX_CONFIG, deep)
+    before = snapshot(workspace)
+    done = init("--host", "codex", str(workspace), cwd=workspace)
+    assert done.returncode == 1
+    assert f"{CODEX_CONFIG} nests tables and arrays more than 100 levels deep" in done.stderr
+    assert "RecursionError" not in done.stderr and "Traceback" not in done.stderr
+    assert "[mcp_servers.metis-memory]" in done.stderr, "the refusal gives the entry to add"
+    assert snapshot(workspace) == before
+
+
+def test_nesting_up_to_the_bound_is_merged(workspace: Path) -> None:
+    deep = "[" + ".".join(["a"] * 100) + "]\nx = 1\n"
+    write(workspace, CODEX_CONFIG, deep)
+    done = init("--host", "codex", str(workspace), cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / CODEX_CONFIG).read_text("utf-8").startswith(deep)
+    assert server_of(workspace) == OURS

@@ -15,7 +15,6 @@ written.
 
 from __future__ import annotations
 
-import copy
 import sys
 from typing import Any
 
@@ -28,6 +27,11 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - 3.10
     import tomli as tomllib
+
+
+MAX_DEPTH = 100
+"""Tables and arrays nested deeper than this are refused: tomlkit edits no deeper, and
+every check here (a copy, a comparison) would otherwise recurse once per level."""
 
 
 def set_table(
@@ -46,8 +50,10 @@ def set_table(
     if current is None or not current.strip():
         return head + _table_text(keys, values, "\n")
     old = _loads(current, path, _table_text(keys, values, "\n"))
+    if _deeper_than(old, MAX_DEPTH):
+        raise ConfigRefused(_too_deep(path, _table_text(keys, values, "\n")))
     existed = _has_table(old, keys)
-    expected = copy.deepcopy(old)
+    expected = tomllib.loads(current)  # (a copy: deepcopy would recurse once per level)
     table: Any = expected
     for i, key in enumerate(keys):
         found = table.setdefault(key, {})
@@ -222,6 +228,27 @@ def _loads(text: str, path: str, entry: str) -> dict[str, Any]:
             f"{path} is not valid TOML ({exc}); nothing was written. Fix it (Codex will not "
             "read it either), then run init again, or add this by hand:\n" + entry
         ) from exc
+    except RecursionError as exc:  # (the standard parser recurses once per nested array)
+        raise ConfigRefused(_too_deep(path, entry)) from exc
+
+
+def _too_deep(path: str, entry: str) -> str:
+    return (
+        f"{path} nests tables and arrays more than {MAX_DEPTH} levels deep; init edits at "
+        f"most {MAX_DEPTH} (as tomlkit does), and Codex's settings need a handful. Nothing "
+        "was written: flatten it, or add this by hand:\n" + entry
+    )
+
+
+def _deeper_than(doc: dict[str, Any], bound: int) -> bool:
+    stack: list[tuple[Any, int]] = [(doc, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > bound:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 def _has_table(doc: dict[str, Any], keys: tuple[str, ...]) -> bool:
