@@ -111,7 +111,10 @@ NOTES = (
     "(Python 3.10 has no possessive repeats); those `_a` groups never hold the secret. "
     "gitleaks' `keyword = value` rules start at their keyword: the up to 50 "
     "identifier characters gitleaks lets come before it only lengthen its match, and "
-    "`prefix` says how far back the match starts where an allowlist looks at it. `group` "
+    "`prefix` says how far back the match starts where an allowlist looks at it. In the "
+    "generic and assignment rules a `key` or `token` does not count right after a word of "
+    "local.toml's [qualifiers] (`Idempotency key`, `next page token`: identifiers), as "
+    "lookbehinds of fixed width. `group` "
     "is the capture holding the secret (gitleaks' secretGroup, else its first capture that "
     "matched; 0: the whole match). `keywords` are lower-case: a rule runs only on lines that "
     "hold one. A secret whose Shannon entropy is at most `entropy` is not reported; "
@@ -1354,6 +1357,7 @@ def _apply_tweak(raw: dict[str, Any], tweak: dict[str, Any]) -> dict[str, Any]:
         regex = uncaptured(regex)
     raw["regex"] = regex
     raw["keywords"] = list(raw.get("keywords", ())) + list(tweak.get("add_keywords", ()))
+    raw["allowlists"] = list(raw.get("allowlists", ())) + list(tweak.get("add_allowlists", ()))
     drop = set(tweak.get("drop_allowlist_regexes", ()))
     if drop:
         allowlists = []
@@ -1367,6 +1371,29 @@ def _apply_tweak(raw: dict[str, Any], tweak: dict[str, Any]) -> dict[str, Any]:
             raise SystemExit(f"local.toml: tweak of {raw['id']}: {sorted(drop)} not found")
         raw["allowlists"] = allowlists
     return raw
+
+
+def qualified(pattern: str, keywords: Sequence[str], words: Sequence[str]) -> str:
+    """`pattern` (Python) with each of `keywords`, where it is a whole alternative of a group,
+    not counted right after one of `words` (the qualifiers in local.toml: `Idempotency key`,
+    `next page token` name an identifier, not a credential), with a space, `_`, `-` or `.`
+    between or nothing. As lookbehinds, one per length of word: `re`'s are of fixed width.
+    The pattern can still match at another keyword (`public access token: ...` is found at
+    `token`)."""
+    by_length: dict[int, list[str]] = {}
+    for word in sorted({w.lower() for w in words}):
+        by_length.setdefault(len(word), []).append(re.escape(word))
+    behind = "".join(
+        f"(?<!(?i:{'|'.join(alts)}))(?<!(?i:{'|'.join(alts)})[\\t _.-])"
+        for _, alts in sorted(by_length.items())
+    )
+    for keyword in keywords:
+        pattern, count = re.subn(
+            rf"(?<=[(|:]){re.escape(keyword)}(?=[|)])", lambda m: behind + m.group(), pattern
+        )
+        if not count:
+            raise SystemExit(f"local.toml: `qualified` {keyword!r} is not in {pattern!r}")
+    return pattern
 
 
 IDENTIFIER_PREFIX = re.compile(r"^(\(\?i\))?\[\\w\.-\]\{0,50\}\?(\(\?i:\[\\w\.-\]\{0,50\}\?)?")
@@ -1421,12 +1448,15 @@ def _upstream_rule(raw: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _local_rule(raw: dict[str, Any]) -> dict[str, Any]:
-    check_pattern(raw["pattern"])
+def _local_rule(raw: dict[str, Any], qualifiers: Sequence[str]) -> dict[str, Any]:
+    pattern = raw["pattern"]
+    if raw.get("qualified"):
+        pattern = qualified(pattern, raw["qualified"], qualifiers)
+    check_pattern(pattern)
     entry: dict[str, Any] = {
         "id": raw["id"],
         "kind": raw["kind"],
-        "pattern": raw["pattern"],
+        "pattern": pattern,
         "group": int(raw.get("group", 0)),
         "keywords": [k.lower() for k in raw["keywords"]],
     }
@@ -1434,6 +1464,12 @@ def _local_rule(raw: dict[str, Any]) -> dict[str, Any]:
         entry["entropy"] = float(raw["entropy"])
     if raw.get("check"):
         entry["check"] = raw["check"]
+    notes: list[str] = []
+    allowlists = _allowlists(raw.get("allowlists", ()), notes)
+    if notes:
+        raise Rejected("; ".join(notes))
+    if allowlists:
+        entry["allowlists"] = allowlists
     entry["local"] = raw["reason"]
     return entry
 
@@ -1444,6 +1480,7 @@ def generate(upstream_text: str, local_text: str) -> tuple[dict[str, Any], list[
     local = tomllib.loads(local_text)
     log: list[str] = []
     tweaks = {t["id"]: t for t in local.get("tweaks", ())}
+    qualifiers = local.get("qualifiers", {}).get("words", ())
     drops = {d["id"]: d["reason"] for d in local.get("drop", ())}
     examples = local.get("examples", {})
     upstream_ids = {r["id"] for r in upstream["rules"]}
@@ -1464,6 +1501,11 @@ def generate(upstream_text: str, local_text: str) -> tuple[dict[str, Any], list[
             entry = _upstream_rule(raw)
             if rule_id in tweaks:
                 entry["tweak"] = tweaks[rule_id]["reason"]
+                if tweaks[rule_id].get("qualified"):
+                    entry["pattern"] = qualified(
+                        entry["pattern"], tweaks[rule_id]["qualified"], qualifiers
+                    )
+                    check_pattern(entry["pattern"])
         except Rejected as why:
             dropped.append({"id": rule_id, "reason": str(why)})
             continue
@@ -1476,7 +1518,7 @@ def generate(upstream_text: str, local_text: str) -> tuple[dict[str, Any], list[
         if raw["id"] in upstream_ids:
             raise SystemExit(f"local.toml: rule {raw['id']} has the id of a gitleaks rule")
         try:
-            entries.append(_local_rule(raw))
+            entries.append(_local_rule(raw, qualifiers))
         except Rejected as why:
             raise SystemExit(f"local.toml: rule {raw['id']}: {why}") from None
         if "example" in raw:

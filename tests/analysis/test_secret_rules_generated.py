@@ -265,3 +265,41 @@ def test_the_generator_refuses_a_rule_that_misses_its_example_in_prose(
     wide = r"(?<![A-Za-z0-9_-])(zz_[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"
     data, _log = script.generate("rules = []\n", _local_rule(wide, token, "zz_short"))
     assert [r["id"] for r in data["rules"]] == ["zz-token"]
+
+
+# ---- ordinary notes (issue #39) -------------------------------------------------------------
+
+
+def test_a_qualified_keyword_does_not_count_after_a_qualifier(script: ModuleType) -> None:
+    """`Idempotency key: ...` names an identifier; the pattern still matches at another of
+    its keywords (`public access token: ...` at `token`), and a keyword that is not an
+    alternative of the pattern stops the script (local.toml would be out of date)."""
+    pattern = script.qualified(
+        r"(?a)(?i:(?:access|key|token)[ \t]?[:=][ \t]?(\w{8}))",
+        ["key", "token"],
+        ["idempotency", "page", "public"],
+    )
+    script.check_pattern(pattern)
+    found = re.compile(pattern)
+    for text in (
+        "Idempotency key: Ab3dEf6h",
+        "Idempotency-Key: Ab3dEf6h",
+        "next page token=Ab3dEf6h",
+    ):
+        assert found.search(text) is None, text
+    for text in ("key: Ab3dEf6h", "api key: Ab3dEf6h", "public access token: Ab3dEf6h"):
+        assert found.search(text) is not None, text
+    with pytest.raises(SystemExit, match="qualified"):
+        script.qualified(r"(?:keys|tokens)=x", ["key"], ["page"])
+
+
+def test_the_shipped_qualifiers_apply_to_the_generic_and_assignment_rules(
+    script: ModuleType, committed: dict[str, Any]
+) -> None:
+    local = script.tomllib.loads((INPUT / "local.toml").read_text("utf-8"))
+    words = local["qualifiers"]["words"]
+    assert local["qualifiers"]["reason"].strip() and "idempotency" in words
+    by_id = {r["id"]: r for r in committed["rules"]}
+    for rule_id in ("generic-api-key", "secret-assignment"):
+        pattern = by_id[rule_id]["pattern"]
+        assert "(?<!(?i:" in pattern and "idempotency" in pattern, rule_id

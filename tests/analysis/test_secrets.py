@@ -305,6 +305,19 @@ def test_memory_entries_that_are_not_secrets(text: str) -> None:
     assert find_secrets(text) == []
 
 
+def test_aws_documentation_key_is_ordinary_only_where_the_line_says_it_is_an_example() -> None:
+    """People paste AKIAIOSFODNN7EXAMPLE to try the check: it is reported. A note that says
+    it is AWS's example is not refused (issue #39); a real key on such a line still is."""
+    assert [m.kind for m in find_secrets("- deploy key AKIAIOSFODNN7EXAMPLE\n")] == [
+        "AWS access key"
+    ]
+    assert find_secrets("- AWS's docs use AKIAIOSFODNN7EXAMPLE as the example key id\n") == []
+    real = "AKIA" + random_part(16, "aws-real", ALNUM[:36])
+    assert [m.kind for m in find_secrets(f"- the example user's key: {real}\n")] == [
+        "AWS access key"
+    ]
+
+
 def test_a_key_below_its_rules_entropy_is_a_placeholder() -> None:
     """gitleaks' entropy threshold: a token of the right shape made of few characters is
     not reported, the same shape with a random body is."""
