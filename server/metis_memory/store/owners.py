@@ -71,12 +71,12 @@ def check_discovered(path: object, st: os.stat_result, *, folder: bool) -> None:
     if problem is None:
         return
     if someone_elses(st):
-        fix = "if you trust it, name the workspace explicitly"
+        fix = "If you trust it, name the workspace explicitly"
     else:
-        fix = f"run `chmod go-w {path}` if it is yours, or name the workspace explicitly"
+        fix = f"Run `chmod go-w {path}` if it is yours, or name the workspace explicitly"
     raise ForeignMemory(
         f"{problem}, so {'nothing in it was' if folder else 'it was not'} read as this workspace's "
         "memory: a `.metis/` found by looking upward from the agent's folder is read only "
-        "when it is the user's own and no one else may write it. To use it, "
-        f"{fix} (the hook's --workspace DIR, or the host's project variable)"
+        f"when it is the user's own and no one else may write it. {fix} (the hook's "
+        "--workspace DIR, or the host's project variable)"
     )
