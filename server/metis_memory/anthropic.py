@@ -104,10 +104,11 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
 
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         f = _file(command.path)
-        _refuse_secrets("str_replace", "new_str", command.new_str, command.old_str)
         try:
             text = self._text(f)
-            refuse_replace("str_replace", f.value, text, command.old_str, command.new_str)
+            refuse_replace(
+                "str_replace", f.value, text, command.old_str, command.new_str, "new_str"
+            )
         except ToolExecutionError as exc:
             raise ToolError(exc.message) from exc
         result = self._guard(lambda: self.store.replace(f, command.old_str, command.new_str))
@@ -160,7 +161,7 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
         for _attempt in range(REWRITE_ATTEMPTS):
             snap = self._guard(lambda: self.store.snapshot(f))
             updated = change(snap.text)
-            _refuse_secrets(command, part, updated, snap.text)
+            _refuse_secrets(command, part, updated, snap.text, f)
             try:
                 return self.store.consolidate(f, updated, expected_hash=snap.sha256)
             except MemoryConflict:
@@ -193,9 +194,9 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
         )
 
 
-def _refuse_secrets(command: str, part: str, text: str, before: str) -> None:
+def _refuse_secrets(command: str, part: str, text: str, before: str, f: MemoryFile) -> None:
     try:
-        refuse_new_secrets(command, part, text, before)
+        refuse_new_secrets(command, part, text, before, f)
     except ToolExecutionError as exc:
         raise ToolError(exc.message) from exc
 

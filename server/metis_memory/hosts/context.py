@@ -18,7 +18,7 @@ from ..store.files import CAPS, MemoryFile
 from ..store.memory_store import MemoryStore
 from ..store.prompt import compose_prompt
 from ..store.usage import read_disk
-from ..tools.redaction import redact
+from ..tools.redaction import redact, redact_within
 from .delimiters import TAGS, Delimiters
 
 HEADER = (
@@ -59,12 +59,12 @@ class MemoryContext:
         return self._shown(MemoryFile.MEMORY)
 
     def _shown(self, f: MemoryFile) -> str:
-        """What the model reads of `f`: redacted, then cut at its hard cap (so a secret at
-        the cut is redacted whole), only when asked: a prompt whose memory did not change
-        sends nothing, and pays for no redaction."""
+        """What the model reads of `f`: cut at its hard cap, then redacted (a secret across
+        the cut is redacted whole; a 1 MiB file costs the scan of what is shown), only when
+        asked: a prompt whose memory did not change sends nothing, and pays for no redaction."""
         if f in self.too_large:
             return _too_large_note(f, self.too_large[f])
-        return _within_hard_cap(f, redact(self.on_disk.get(f, "")))
+        return _within_hard_cap(f, self.on_disk.get(f, ""))
 
     @property
     def empty(self) -> bool:
@@ -118,15 +118,14 @@ def stale_note_for(store: MemoryStore, on_disk: Mapping[MemoryFile, str]) -> str
 
 
 def _within_hard_cap(f: MemoryFile, text: str) -> str:
-    data = text.encode("utf-8")
     hard = CAPS[f].hard
-    if len(data) <= hard:
-        return text
-    kept = data[:hard].decode("utf-8", errors="ignore")
+    kept, left_out = redact_within(text, hard)
+    if not left_out:
+        return kept
     return (
-        f"{kept}\n[… {fmt_bytes(len(data) - len(kept.encode()))} more not shown: {f.value} is "
-        f"{fmt_bytes(len(data))}, over its {fmt_bytes(hard)} hard cap. Rewrite it shorter "
-        "with memory_consolidate.]"
+        f"{kept}\n[… {fmt_bytes(left_out)} more not shown: {f.value} is "
+        f"{fmt_bytes(len(text.encode('utf-8')))}, over its {fmt_bytes(hard)} hard cap. Rewrite "
+        "it shorter with memory_consolidate.]"
     )
 
 

@@ -220,15 +220,13 @@ def register_memory_tools(
 
     def add(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryAddInput)
-        refuse_new_secrets(MEMORY_ADD.name, "entry", params.entry)
-        return finish(
-            "add", "Added entry to", store.add_entry(MemoryFile(params.file), params.entry)
-        )
+        file = MemoryFile(params.file)
+        refuse_new_secrets(MEMORY_ADD.name, "entry", params.entry, "", file)
+        return finish("add", "Added entry to", store.add_entry(file, params.entry))
 
     def replace(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryReplaceInput)
         file = MemoryFile(params.file)
-        refuse_new_secrets(MEMORY_REPLACE.name, "new text", params.new, params.old)
         refuse_replace(
             MEMORY_REPLACE.name, file.value, _text_or_empty(store, file), params.old, params.new
         )
@@ -248,7 +246,7 @@ def register_memory_tools(
             read.append(snap.sha256)
             return snap.text
 
-        refuse_new_secrets(MEMORY_CONSOLIDATE.name, "content", params.content, before)
+        refuse_new_secrets(MEMORY_CONSOLIDATE.name, "content", params.content, before, file)
         # Secrets let through as already in the file must still be there when it is written.
         expected = expected_hash or (read[0] if read else None)
         result = store.consolidate(file, params.content, expected_hash=expected)

@@ -8,7 +8,9 @@ need the real text.
 
 Safer than the spec, which composes the files as they are: a credential typed into a memory
 file by hand is still refused nowhere (the write tools refuse new ones, `check` fails on
-it), but it never leaves the machine in a prompt.
+it), but it never leaves the machine in a prompt. A reader that shows a file only up to its
+hard cap (the hooks) cuts it before redacting (`redact_within`), so a file edited far past
+its cap costs the scan of what is shown, not of the whole.
 """
 
 from __future__ import annotations
@@ -41,6 +43,47 @@ def redact(text: str) -> str:
         last = match.end
     parts.append(text[last:])
     return "".join(parts)
+
+
+CUT_MARGIN = 2 * 4096
+"""Characters scanned past a cut (twice the scanner's OVERLAP, the longest a rule's match or
+the context it looks at can be): a secret that starts before the cut is found whole."""
+
+
+def redact_within(text: str, limit: int) -> tuple[str, int]:
+    """At most `limit` UTF-8 bytes of redacted text from the start of `text`, and how many
+    bytes of `text` it leaves out. Cut first, then redacted: a 1 MiB file costs the scan of
+    its first `limit` bytes and CUT_MARGIN more, not of the whole file. A secret that starts
+    before the cut is shown as its placeholder, whole, or not at all: never in part (a
+    placeholder that does not fit ends the text before the secret)."""
+    from ..analysis.secrets import find_secrets
+
+    kept = text[:limit].encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+    cut = len(kept)
+    parts: list[str] = []
+    room, last, end = limit, 0, cut
+    for match in find_secrets(text if cut == len(text) else text[: cut + CUT_MARGIN]):
+        if match.start >= cut:
+            break
+        plain = text[last : match.start]
+        breaks = text.count("\n", match.start, match.end) if match.end <= cut else 0
+        marker = redaction(match.kind) + "\n" * breaks
+        need = _size(plain) + _size(marker)
+        if need > room:
+            end = match.start
+            break
+        parts += [plain, marker]
+        room -= need
+        last = match.end
+    if last < end:  # text with no secret in it, as much as there is room for
+        tail = text[last:end].encode("utf-8")[:room].decode("utf-8", errors="ignore")
+        parts.append(tail)
+        last += len(tail)
+    return "".join(parts), _size(text[last:])
+
+
+def _size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def redacted_text(store: MemoryStore, file: MemoryFile) -> str:

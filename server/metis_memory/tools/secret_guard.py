@@ -3,19 +3,24 @@ prompt and is committed with the repository, so a token in it leaks twice; every
 writes (the Python tools, the CLI, MCP, the editor's commands and language-model tools, the
 Anthropic memory tool) checks here, once, before the store is called.
 
-Only the new text is scanned (the entry, the replacement, the new content), so a write
-costs one scan of what it adds. A secret already in the file (typed by hand) does not
-block a write that keeps it: a suspected secret whose exact text was already there is not
-new, which lets `memory_consolidate` take the others out. Messages name the kind and the
-place, never the value or any part of it.
+A write may keep a secret already in the file (typed by hand): `memory_consolidate` takes
+the others out around it. "Already in the file" means already found there, at that place
+(`new_secrets`): a token the rules did not match before the write (`AKIA…z`, one character
+too long) is new when the write makes it one they match, and a second copy of a secret is
+new. Only the written text is scanned when it holds nothing (an entry, a replacement, new
+content: one scan of what the write adds); the file is scanned too when it holds something.
+A text over the file's hard cap is not scanned: the store refuses it whatever it holds.
+Messages name the kind and the place, never the value or any part of it.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 from ..analysis.secrets import SecretMatch, find_secrets
-from ..store.errors import OldTextNotFound
+from ..store.errors import MemoryHardCapExceeded, OldTextNotFound
+from ..store.files import CAPS, MemoryFile, parse_memory_file
 from .errors import ToolExecutionError
 
 SHOWN = 5
@@ -27,19 +32,100 @@ POINTER_ADVICE = (
 
 
 def refuse_new_secrets(
-    tool: str, part: str, text: str, before: str | Callable[[], str] = ""
+    tool: str,
+    part: str,
+    text: str,
+    before: str | Callable[[], str] = "",
+    file: MemoryFile | str | None = None,
 ) -> None:
     """Raise `secret_detected` when `text` (the write's `part`: "entry", "new text",
-    "content") holds a suspected secret whose text is not already in `before` (the text it
-    replaces, or a reader of the file as it is: read only when something was found)."""
+    "content") holds a suspected secret that `before` (the text it replaces, or a reader of
+    the file as it is: read only when something was found) did not hold at that place
+    (`new_secrets`). With `file`, a text over its hard cap is left unscanned: the store
+    refuses it (a write's result is never shorter than the text it adds), so a 1 MiB entry
+    costs a length check, not a scan."""
+    if file is not None and _over_hard_cap(text, parse_memory_file(file)):
+        return
     found = find_secrets(text)
     if not found:
         return
     if callable(before):
         before = before()
-    new = [m for m in found if not before or text[m.start : m.end] not in before]
+    new = new_secrets(before, text, found)
     if new:
         raise ToolExecutionError("secret_detected", _message(tool, part, text, new))
+
+
+def new_secrets(
+    before: str,
+    after: str,
+    found: list[SecretMatch] | None = None,
+    there: list[SecretMatch] | None = None,
+) -> list[SecretMatch]:
+    """The suspected secrets in `after` (`found`, if already scanned) that were not in
+    `before` (`there`, if already scanned) at the same place. Each of `after`'s must pair,
+    one for one, with one of `before`'s of the same text: in the text the write left alone
+    (the common head and tail), the one at the same offset; in what it rewrote, one that
+    stood in the rewritten part of `before` (a consolidation moves entries about). A token
+    that `before` held but the rules did not match there does not count: it is new if the
+    write makes it a match (`AKIA…z` cut to `AKIA…`, or a keyword put before a value)."""
+    found = find_secrets(after) if found is None else found
+    if not found:
+        return []
+    there = (find_secrets(before) if before else []) if there is None else there
+    shorter = min(len(before), len(after))
+    head = _common_head(before, after, shorter)
+    tail = _common_tail(before, after, shorter - head)
+    shift = len(after) - len(before)
+    kept_in_place = {(m.start, m.end) for m in there}
+    rewritten = Counter(before[m.start : m.end] for m in there if _overlaps(m, head, tail, before))
+    new: list[SecretMatch] = []
+    for m in found:
+        if m.end <= head:
+            if (m.start, m.end) in kept_in_place:
+                continue
+        elif m.start >= len(after) - tail:
+            if (m.start - shift, m.end - shift) in kept_in_place:
+                continue
+        else:
+            secret = after[m.start : m.end]
+            if rewritten[secret] > 0:
+                rewritten[secret] -= 1
+                continue
+        new.append(m)
+    return new
+
+
+def _overlaps(m: SecretMatch, head: int, tail: int, text: str) -> bool:
+    """Whether `m` reaches into `text[head : len(text) - tail]` (the part a write rewrote)."""
+    return m.end > head and m.start < len(text) - tail
+
+
+COMPARED = 4096
+"""Texts are compared a block of this many characters at a time (a slice comparison in C)."""
+
+
+def _common_head(a: str, b: str, limit: int) -> int:
+    at = 0
+    while at + COMPARED <= limit and a[at : at + COMPARED] == b[at : at + COMPARED]:
+        at += COMPARED
+    while at < limit and a[at] == b[at]:
+        at += 1
+    return at
+
+
+def _common_tail(a: str, b: str, limit: int) -> int:
+    n, la, lb = 0, len(a), len(b)
+    while n + COMPARED <= limit and a[la - n - COMPARED : la - n] == b[lb - n - COMPARED : lb - n]:
+        n += COMPARED
+    while n < limit and a[la - n - 1] == b[lb - n - 1]:
+        n += 1
+    return n
+
+
+def _over_hard_cap(text: str, file: MemoryFile) -> bool:
+    hard = CAPS[file].hard
+    return len(text) > hard or len(text.encode("utf-8")) > hard
 
 
 def _message(tool: str, part: str, text: str, found: list[SecretMatch]) -> str:
@@ -65,32 +151,44 @@ def _article(kind: str) -> str:
     return "an" if kind[:1].lower() in "aeiou" else "a"
 
 
-def refuse_replace(tool: str, file: str, text: str, old: str, new: str) -> None:
-    """`memory_replace` of `old` by `new` in `text` (the file as read before the write):
+def refuse_replace(
+    tool: str, file: str, text: str, old: str, new: str, part: str = "new text"
+) -> None:
+    """`memory_replace` of `old` by `new` in `text` (the file as read before the write), in
+    this order:
 
-    - refused when the spliced line holds a suspected secret it did not hold before, though
-      `new` alone does not (`ghp_PLACEHOLDER`, then `PLACEHOLDER` replaced by the rest);
     - answered "not found", word for word as when `old` is not in the file, when `old`
       overlaps a secret already in the file (typed by hand): the agent never saw that text
       (it reads `[redacted: KIND]`), so a replace could only un-redact it or, answer by
-      answer, guess it. `memory_consolidate` is the way to take it out.
+      answer, guess it. `memory_consolidate` is the way to take it out. Nothing that tells
+      whether `old` was found (the size the file would have) is answered before this;
+    - refused as over the hard cap, before `new` or the file after it is scanned, when the
+      file after it would be (the store's answer, from this read);
+    - refused when `new` (the write's `part`) holds a suspected secret that `old` did not
+      hold at that place;
+    - refused when the file after it holds a suspected secret that the file did not hold at
+      that place (`new_secrets`): a token built across two replaces (`ghp_PLACEHOLDER`,
+      then `PLACEHOLDER` replaced by the rest), or one the rules did not match that the
+      replace makes a match (`AKIA…z`, then `z` taken off).
+
+    When `old` is not in the file once, only `new` is checked (the store then answers that
+    it is not found, or not unique).
     """
+    f = parse_memory_file(file)
     at = text.find(old)
     if at < 0 or text.find(old, at + 1) >= 0:
-        return  # the store answers not found / not unique
+        refuse_new_secrets(tool, part, new, old, f)
+        return
     there = find_secrets(text)
     if any(m.start < at + len(old) and at < m.end for m in there):
         raise ToolExecutionError("not_found", str(OldTextNotFound(file, old)))
     after = text[:at] + new + text[at + len(old) :]
-    start = after.rfind("\n", 0, at) + 1
-    end = after.find("\n", at + len(new))
-    lines = after[start : len(after) if end < 0 else end]
-    spliced = [
-        SecretMatch(m.kind, start + m.start, start + m.end)
-        for m in find_secrets(lines)
-        if start + m.start < at + len(new)
-        and at < start + m.end
-        and lines[m.start : m.end] not in text
-    ]
+    if _over_hard_cap(after, f):
+        caps = CAPS[f]
+        size, now = len(after.encode("utf-8")), len(text.encode("utf-8"))
+        error = MemoryHardCapExceeded(f.value, "replace", now, size, caps.soft, caps.hard)
+        raise ToolExecutionError("hard_cap_exceeded", str(error))
+    refuse_new_secrets(tool, part, new, old)
+    spliced = new_secrets(text, after, there=there)
     if spliced:
         raise ToolExecutionError("secret_detected", _message(tool, "file after it", after, spliced))
