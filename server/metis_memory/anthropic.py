@@ -38,10 +38,10 @@ from anthropic.types.beta import (
 from .store.errors import MemoryConflict, MemoryStoreError, fmt_bytes
 from .store.files import CAPS, MemoryFile
 from .store.memory_store import MemoryStore, WriteResult
-from .tools.dispatch import to_tool_error
+from .tools.dispatch import guarded_replace, to_tool_error
 from .tools.errors import ToolExecutionError
 from .tools.redaction import redact
-from .tools.secret_guard import refuse_new_secrets, refuse_replace
+from .tools.secret_guard import refuse_new_secrets
 
 T = TypeVar("T")
 
@@ -105,13 +105,13 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
     def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
         f = _file(command.path)
         try:
-            text = self._text(f)
-            refuse_replace(
-                "str_replace", f.value, text, command.old_str, command.new_str, "new_str"
+            result = self._guard(
+                lambda: guarded_replace(
+                    self.store, f, command.old_str, command.new_str, "str_replace", "new_str"
+                )
             )
         except ToolExecutionError as exc:
             raise ToolError(exc.message) from exc
-        result = self._guard(lambda: self.store.replace(f, command.old_str, command.new_str))
         return self._written(command.path, result)
 
     def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:

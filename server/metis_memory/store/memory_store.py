@@ -194,7 +194,17 @@ class MemoryStore:
 
         return self._write(f, "add", append, needs_utf8=True)
 
-    def replace(self, file: MemoryFile | str, old_text: str, new_text: str) -> WriteResult:
+    def replace(
+        self,
+        file: MemoryFile | str,
+        old_text: str,
+        new_text: str,
+        *,
+        expected_hash: str | None = None,
+    ) -> WriteResult:
+        """Replace the one occurrence of `old_text`. With `expected_hash`, a compare-and-swap
+        as for `consolidate`: whoever judged the file before the lock (the secret guard) knows
+        the write lands on the file it judged."""
         f = parse_memory_file(file)
         if not old_text:
             raise EmptyOldText(f.value)
@@ -209,7 +219,7 @@ class MemoryStore:
                 raise OldTextNotUnique(f.value, old_text, count)
             return current.replace(old_text, new_text, 1)
 
-        return self._write(f, "replace", substitute, needs_utf8=True)
+        return self._write(f, "replace", substitute, needs_utf8=True, expected_hash=expected_hash)
 
     def consolidate(
         self, file: MemoryFile | str, new_content: str, *, expected_hash: str | None = None

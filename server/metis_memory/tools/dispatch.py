@@ -227,10 +227,7 @@ def register_memory_tools(
     def replace(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryReplaceInput)
         file = MemoryFile(params.file)
-        refuse_replace(
-            MEMORY_REPLACE.name, file.value, _text_or_empty(store, file), params.old, params.new
-        )
-        result = store.replace(MemoryFile(params.file), params.old, params.new)
+        result = guarded_replace(store, file, params.old, params.new, MEMORY_REPLACE.name)
         return finish("replace", "Replaced text in", result)
 
     def consolidate(params: BaseModel, expected_hash: str | None) -> ToolResult:
@@ -257,13 +254,30 @@ def register_memory_tools(
     dispatcher.register(MEMORY_CONSOLIDATE, consolidate)
 
 
-def _text_or_empty(store: MemoryStore, file: MemoryFile) -> str:
-    """The file's text for the secret checks; one that cannot be read is the store's to
-    report (the write that follows fails with its reason)."""
-    try:
-        return store.snapshot(file).text
-    except MemoryStoreError:
-        return ""
+REPLACE_ROUNDS = 8
+"""Times a replace is judged again when another write lands between its read and its lock."""
+
+
+def guarded_replace(
+    store: MemoryStore, file: MemoryFile, old: str, new: str, tool: str, part: str = "new text"
+) -> WriteResult:
+    """`store.replace`, written only onto the file the secret guard judged (a compare-and-swap
+    on its hash): two replaces at once that each pass alone (`PART1PART2`, one making
+    `ghp_…`, the other the rest) must not splice a token between the guard's read and the
+    store's lock. A write that lands in between is read and judged again."""
+    for _round in range(REPLACE_ROUNDS):
+        snap = store.snapshot(file)  # one that cannot be read: the store's error, as the write's
+        refuse_replace(tool, file.value, snap.text, old, new, part)
+        try:
+            return store.replace(file, old, new, expected_hash=snap.sha256)
+        except MemoryConflict:
+            continue
+    raise ToolExecutionError(
+        "conflict",
+        f"{tool}: {file.value} kept changing while this replace was being made "
+        f"({REPLACE_ROUNDS} attempts, each overtaken by another write): nothing was written. "
+        "Read the file again and retry.",
+    )
 
 
 def memory_dispatcher(store: MemoryStore, sink: EventSink | None = None) -> ToolDispatcher:
