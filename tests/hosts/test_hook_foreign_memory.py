@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from support.acls import CAN_SET, can_write_as, named_user_acl, set_access_acl
 from support.hooks import Hook
 from support.host_inputs import (
     CLINE_TASK_START,
@@ -185,3 +186,55 @@ def test_the_nearest_metis_decides_and_a_refused_one_hides_no_farther_one(
     done = hook("--host", "codex", payload=_start("codex", inner), cwd=inner)
     _refused(done, "writable by other users (mode 0757)")
     assert stat.S_IMODE(metis.stat().st_mode) == 0o757, "refused, never repaired"
+
+
+# ---- POSIX ACLs: the mode is not the whole answer -----------------------------------------------
+@pytest.mark.skipif(not IS_ROOT, reason="needs root to write as another user")
+@pytest.mark.skipif(not CAN_SET, reason="POSIX ACLs through xattrs are Linux's")
+@pytest.mark.parametrize("granted", ["the folder", "the file"])
+def test_memory_an_acl_lets_another_user_write_is_not_read(
+    granted: str, hook: Hook, workspace: Path
+) -> None:
+    """The attack as reported: `.metis/` (0755) and MEMORY.md (0644) are the user's own,
+    with the ACL entry `u:65534:rwx` (`setfacl -m u:65534:rwx`); uid 65534 adds a line.
+    The mode's group bits show the ACL's mask (0775 under the user's private group), and
+    a Codex hook run from a subfolder, with no project variable, sent the line as the
+    user's own notes, with nothing on stderr."""
+    path = write_memory(workspace, "MEMORY.md", OWN)
+    path.parent.chmod(0o755)
+    path.chmod(0o644)
+    target = path.parent if granted == "the folder" else path
+    set_access_acl(target, named_user_acl(NOBODY, 7))
+    if granted == "the folder":  # they replace the file, as they may in a folder they can write
+        assert can_write_as(NOBODY, NOBODY, target)
+        (target / "planted-by-another-user").unlink()
+        path.write_text(OWN + PLANTED)
+    else:
+        assert can_write_as(NOBODY, NOBODY, target)  # the kernel lets them
+        path.write_text(OWN + PLANTED)
+    sub = workspace / "src"
+    sub.mkdir()
+    done = hook("--host", "codex", payload=_start("codex", sub), cwd=sub)
+    line = _refused(
+        done, f"{target} is writable by other users (an ACL lets uid {NOBODY} write it)"
+    )
+    assert "--workspace" in line and f"setfacl -b {target}" in line
+    assert "nothing in it was" in line if granted == "the folder" else "it was not read" in line
+
+
+@pytest.mark.skipif(not CAN_SET, reason="POSIX ACLs through xattrs are Linux's")
+@pytest.mark.parametrize(
+    "acl",
+    [named_user_acl(NOBODY, 5), named_user_acl(NOBODY, 7, mask=5)],
+    ids=["u:65534:r-x", "u:65534:rwx with mask r-x"],
+)
+def test_memory_an_acl_lets_others_only_read_is_read(
+    acl: bytes, hook: Hook, workspace: Path
+) -> None:
+    """An ACL is refused for what it lets others do, not for being there: read access for a
+    teammate, or a write the mask takes away, leave the memory the user's alone."""
+    path = write_memory(workspace, "MEMORY.md", OWN)
+    for level in (path.parent, path):
+        set_access_acl(level, acl)
+    done = hook("--host", "codex", payload=_start("codex", workspace), cwd=workspace)
+    assert done.stderr == "" and "Fridays" in context_of(done.stdout), done

@@ -225,3 +225,31 @@ def test_a_prune_outside_the_cache_removes_nothing(tmp_path: Path, root: Path) -
     SessionLog(elsewhere).prune()
     prune_private(elsewhere, 1, mine=lambda name: True)
     assert os.listdir(elsewhere) == ["e" * 40]
+
+
+# ---- issue 39, item 4 again: the cache's folders and POSIX ACLs ----------------------------------
+def _tree(folder: Path) -> list[tuple[str, int]]:
+    """Every name under `folder` (itself included) with its mode: what must not change."""
+    found = [(".", _mode(folder))]
+    for path in sorted(folder.rglob("*")):
+        found.append((str(path.relative_to(folder)), _mode(path)))
+    return found
+
+
+@pytest.mark.skipif(not hasattr(os, "setxattr"), reason="POSIX ACLs through xattrs are Linux's")
+@pytest.mark.parametrize("level", ["root", "sessions"])
+def test_a_cache_an_acl_lets_another_user_write_in_is_refused_not_repaired(
+    level: str, root: Path
+) -> None:
+    """The mode showed 0770 under the user's own group (the ACL's mask), which passed."""
+    from support.acls import NOBODY, named_user_acl, set_access_acl
+
+    write_private(root / "sessions" / "x", b"d")
+    target = root if level == "root" else root / "sessions"
+    set_access_acl(target, named_user_acl(NOBODY, 7, group=0))
+    before = _tree(root)
+    with pytest.raises(UnsafeCacheDir, match=f"an ACL lets uid {NOBODY} write it") as refused:
+        write_private(root / "sessions" / "y", b"e")
+    assert f"setfacl -b {target}" in str(refused.value)
+    assert read_private(root / "sessions" / "x", 64) is None
+    assert _tree(root) == before

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .confined import HAVE_DIR_FD, Dir
-from .owners import someone_elses, whose
+from .owners import trouble
 
 CACHE_ENV = "METIS_MEMORY_CACHE_DIR"
 """Overrides where the cache lives (tests; users with a read-only home)."""
@@ -259,7 +259,7 @@ def _checked(held: Dir) -> Dir:
     """`held` once it passed `_check`, made 0700 when others may read it."""
     try:
         st = held.stat_self()
-        _check(held.path, st)
+        _check(held.path, st, held.fd)
         if stat.S_IMODE(st.st_mode) & 0o077 and held.fd is not None:
             os.fchmod(held.fd, 0o700)  # our own, readable by others: tighten it
     except BaseException:
@@ -268,7 +268,9 @@ def _checked(held: Dir) -> Dir:
     return held
 
 
-def _check(path: Path, st: os.stat_result) -> None:
+def _check(path: Path, st: os.stat_result, fd: int | None = None) -> None:
+    """Raise `UnsafeCacheDir` unless `path` (`st`, open as `fd`, whose ACL is read too) is
+    a real directory of this user's that no one else may write in."""
     fix = f"set {CACHE_ENV} to an absolute path of a directory of your own"
     if stat.S_ISLNK(st.st_mode):
         raise UnsafeCacheDir(
@@ -280,11 +282,18 @@ def _check(path: Path, st: os.stat_result) -> None:
             f"{path} is not a directory (a file or a device is there), so it cannot hold "
             f"the cache; nothing was written there. Move it away, or {fix}"
         )
-    # `owners.whose`: the one rule for what Metis trusts as its own (a group-writable
-    # folder of the user's own private group passes: Ubuntu's umask 002 made it 0775).
-    problem = whose(f"the cache directory {path}", st)
-    if problem is not None:
-        fix = f"Remove it, or {fix}" if someone_elses(st) else f"Run `chmod 700 {path}`, or {fix}"
+    # `owners.trouble`: the one rule for what Metis trusts as its own (a group-writable
+    # folder of the user's own private group passes: Ubuntu's umask 002 made it 0775; a
+    # POSIX ACL that lets someone else write does not, whatever the mode shows).
+    found = trouble(f"the cache directory {path}", st, fd)
+    if found is not None:
+        problem, kind = found
+        if kind == "owner":
+            fix = f"Remove it, or {fix}"
+        elif kind == "acl":
+            fix = f"Run `setfacl -b {path}` (which removes its ACL), or {fix}"
+        else:
+            fix = f"Run `chmod 700 {path}`, or {fix}"
         raise UnsafeCacheDir(
             f"{problem}, who could plant or swap what Metis reads there; nothing was written "
             f"there. {fix}"

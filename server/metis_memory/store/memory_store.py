@@ -318,7 +318,7 @@ class MemoryStore:
         with root, self._resolve(root, f, create=None) as found:
             if found is not None and self._discovered:
                 held = found.directory
-                check_discovered(held.path, held.stat_self(), folder=True)
+                check_discovered(held.path, held.stat_self(), held.fd, folder=True)
             yield found
 
     @contextlib.contextmanager
@@ -408,7 +408,7 @@ class MemoryStore:
             if not stat.S_ISREG(st.st_mode):
                 raise StorageError.wrong_kind("read", path, _kind(st.st_mode))
             if self._discovered:
-                check_discovered(path, st, folder=False)
+                check_discovered(path, st, fd, folder=False)
             if st.st_size > READ_LIMIT_BYTES:
                 if may_skip:
                     return _Current(None, st.st_size, st)

@@ -1,17 +1,25 @@
 """Whose files Metis trusts: one rule for what it reads as its own, the private cache
 (`cache.py`) and a `.metis/` that the hook found by looking upward from the agent's folder
 (`MemoryStore(..., discovered=True)`): the file and the folder that holds it belong to
-this user, and no one else may write in either. Checked on what was opened (`fstat`),
-never on a name looked up again later, so a swap between the check and the read is
-caught too. Imports only `os` and `stat`: the hook before every prompt imports it.
+this user, and no one else may write in either. Checked on what was opened (`fstat`, and
+the ACL read from the same descriptor), never on a name looked up again later, so a swap
+between the check and the read is caught too. Imports only `errno`, `os` and `stat`: the
+hook before every prompt imports it.
 
 A memory whoever else could write is not the user's "own notes from earlier sessions":
 another user who plants `.metis/MEMORY.md` in a shared folder (`/tmp`) above the agent's
 folder would be writing instructions into the agent's context.
+
+Who may write is the mode and, on Linux, the POSIX access ACL (`setfacl`): with an ACL,
+the mode's group bits are only its mask, and `u:65534:rwx` on a 0755 folder shows as 0775.
+Not read, so not guaranteed: macOS and BSD extended ACLs (`chmod +a`; Python has no call
+for them, so there the rule is the mode alone), NFSv4 ACLs (`system.nfs4_acl`), Windows
+ACLs, and root or any process with CAP_DAC_OVERRIDE, which may write anything.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -22,29 +30,129 @@ class ForeignMemory(MemoryStoreError):
     """A memory file, or its folder, that another user owns or may write in."""
 
 
-def others_may_write(st: os.stat_result) -> bool:
+def others_may_write(st: os.stat_result, fd: int | None) -> bool:
     """True when someone other than the owner may write the file, or in the folder, `st`
-    describes: writable by all, or by a group that is not the user's own private group.
+    describes (open as `fd`, whose ACL is read; see `other_writer`)."""
+    return other_writer(st, fd) is not None
+
+
+def other_writer(st: os.stat_result, fd: int | None) -> str | None:
+    """Who other than the owner may write the file or folder `st` describes, as words for
+    a message ("mode 0777", "an ACL lets uid 65534 write it"), or None: writable by all,
+    or by a group that is not the user's own private group, or by anyone the POSIX ACL of
+    `fd` (the descriptor `st` came from) lets write; without `fd`, the mode alone decides.
     (Windows: its ACLs are not modes; nothing is said there.)"""
     if os.name != "posix":  # pragma: no cover - Windows
-        return False
+        return None
     mode = stat.S_IMODE(st.st_mode)
     if mode & 0o002:
-        return True
-    return bool(mode & 0o020) and not own_private_group(st)
+        return f"mode {mode:04o}"
+    try:
+        acl = access_acl(fd) if fd is not None else None
+    except OSError as exc:
+        return f"its ACL could not be read ({exc.strerror or exc}), so who may write it is unknown"
+    if acl is None:  # the mode's group bits are the owning group's own
+        return f"mode {mode:04o}" if mode & 0o020 and not own_private_group(st) else None
+    return _acl_writer(acl, st)
+
+
+# ---- POSIX access ACLs (Linux) -------------------------------------------------------------
+# The attribute `setfacl` sets, as the kernel stores it (include/uapi/linux/posix_acl_xattr.h,
+# include/uapi/linux/posix_acl.h): a little-endian u32 version (2), then 8-byte entries
+# (u16 tag, u16 perm, u32 id), sorted by tag.
+ACL_XATTR = "system.posix_acl_access"
+_ACL_VERSION = 2
+_USER, _GROUP_OBJ, _GROUP, _MASK, _OTHER = 0x02, 0x04, 0x08, 0x10, 0x20
+_WRITE = 0x02
+_NO_ACL = frozenset(
+    code
+    for code in (
+        getattr(errno, "ENODATA", None),  # no ACL: the mode says it all
+        getattr(errno, "ENOATTR", None),
+        errno.ENOTSUP,  # a file system without POSIX ACLs (tmpfs without them, vfat, ...)
+        errno.EOPNOTSUPP,
+    )
+    if code is not None
+)
+HAVE_ACLS = hasattr(os, "getxattr")
+"""Whether ACLs are read: Linux's `os.getxattr`. macOS has no such call in Python (its
+ACLs are another API), so there the rule is the mode alone."""
+
+
+def access_acl(fd: int) -> list[tuple[int, int, int]] | None:
+    """The POSIX access ACL of the file or folder open as `fd`, as `(tag, perm, id)`
+    entries, or None where it has none (or the platform or file system has no POSIX
+    ACLs). Read once, and bounded: the kernel keeps an attribute to 64 KiB
+    (XATTR_SIZE_MAX), and `os.getxattr` asks for at most that, so at most 8,191 entries
+    are parsed. Raises OSError when it cannot be read or is not a version-2 ACL (the
+    caller then trusts nothing)."""
+    if not HAVE_ACLS:  # pragma: no cover - macOS, BSDs, Windows
+        return None
+    try:
+        value = os.getxattr(fd, ACL_XATTR)
+    except OSError as exc:
+        if exc.errno in _NO_ACL:
+            return None
+        raise
+    if len(value) < 4 or (len(value) - 4) % 8:
+        raise OSError(errno.EINVAL, f"an ACL of {len(value)} bytes is not whole entries")
+    if int.from_bytes(value[:4], "little") != _ACL_VERSION:
+        raise OSError(errno.EINVAL, "an ACL of an unknown version")
+    little = int.from_bytes
+    return [
+        (
+            little(value[i : i + 2], "little"),
+            little(value[i + 2 : i + 4], "little"),
+            little(value[i + 4 : i + 8], "little"),
+        )
+        for i in range(4, len(value), 8)
+    ]
+
+
+def _acl_writer(acl: list[tuple[int, int, int]], st: os.stat_result) -> str | None:
+    """Who besides the owner the ACL lets write, as the kernel decides access: acl(5),
+    "ACCESS CHECK ALGORITHM" (https://man7.org/linux/man-pages/man5/acl.5.html), and
+    Linux's fs/posix_acl.c, posix_acl_permission() (https://github.com/torvalds/linux/
+    blob/master/fs/posix_acl.c; generic_permission() asks it for all but the owner): the
+    owner gets the USER_OBJ entry; a named user (USER) or group (GROUP), and the owning
+    group (GROUP_OBJ), get their entry's permissions ANDed with the MASK entry's, where
+    there is one; everyone else gets OTHER. So, besides the owner, someone may write when
+    a USER entry for another uid, a GROUP entry for a group other than the user's own
+    private group, or a GROUP_OBJ entry of a group other than it, has write after the
+    mask; or OTHER has write. (A named entry for the user themself never applies: the
+    owner is matched first. A folder's write without search (x) lets no one create in
+    it, but is counted anyway: the rule errs towards refusing.)"""
+    mask = next((perm for tag, perm, _ in acl if tag == _MASK), 0o7)
+    me = os.geteuid()
+    for tag, perm, ident in acl:
+        if tag == _OTHER and perm & _WRITE:
+            return "an ACL lets anyone write it"
+        if not perm & mask & _WRITE:
+            continue
+        if tag == _USER and ident != me:
+            return f"an ACL lets uid {ident} write it"
+        if tag == _GROUP and not _private_group(ident):
+            return f"an ACL lets group {ident} write it"
+        if tag == _GROUP_OBJ and not own_private_group(st):
+            return f"an ACL lets its group (gid {st.st_gid}) write it"
+    return None
 
 
 def own_private_group(st: os.stat_result) -> bool:
     """The file's group is the user's own private group (named after them, no other
     members): Debian's and Ubuntu's umask 002 scheme, under which group-writable means
     writable by the user alone."""
-    if not hasattr(os, "getgid") or st.st_gid != os.getgid():
+    return _private_group(st.st_gid)
+
+
+def _private_group(gid: int) -> bool:
+    if not hasattr(os, "getgid") or gid != os.getgid():
         return False
     try:
         import grp
         import pwd
 
-        group = grp.getgrgid(st.st_gid)
+        group = grp.getgrgid(gid)
         return not group.gr_mem and group.gr_name == pwd.getpwuid(os.geteuid()).pw_name
     except (ImportError, KeyError):
         return False
@@ -54,24 +162,43 @@ def someone_elses(st: os.stat_result) -> bool:
     return hasattr(os, "geteuid") and st.st_uid != os.geteuid()
 
 
-def whose(path: object, st: os.stat_result) -> str | None:
+def trouble(path: object, st: os.stat_result, fd: int | None) -> tuple[str, str] | None:
+    """What is wrong with `path` (described by `st`, open as `fd`) as something of this
+    user's, and its kind: None, or ("<path> belongs to another user (…)", "owner"),
+    ("<path> is writable by other users (mode …)", "mode") or (… "(an ACL lets …)", "acl").
+    """
+    if someone_elses(st):
+        return f"{path} belongs to another user (uid {st.st_uid}, you are {os.geteuid()})", "owner"
+    writer = other_writer(st, fd)
+    if writer is None:
+        return None
+    kind = "mode" if writer.startswith("mode ") else "acl"
+    return f"{path} is writable by other users ({writer})", kind
+
+
+def whose(path: object, st: os.stat_result, fd: int | None) -> str | None:
     """What is wrong with `path` (described by `st`) as something of this user's: None,
-    or "<path> belongs to another user (…)" / "<path> is writable by other users (…)"."""
-    if someone_elses(st):
-        return f"{path} belongs to another user (uid {st.st_uid}, you are {os.geteuid()})"
-    if others_may_write(st):
-        return f"{path} is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
-    return None
+    or "<path> belongs to another user (…)" / "<path> is writable by other users (…)".
+    Pass the descriptor `st` came from as `fd`, or its ACL is not read."""
+    found = trouble(path, st, fd)
+    return None if found is None else found[0]
 
 
-def check_discovered(path: object, st: os.stat_result, *, folder: bool) -> None:
+def check_discovered(path: object, st: os.stat_result, fd: int | None, *, folder: bool) -> None:
     """Raise ForeignMemory when `path` (a memory file, or with `folder` the folder that
-    holds it) of a workspace found by looking upward is not the user's alone."""
-    problem = whose(path, st)
-    if problem is None:
+    holds it; `st` and its ACL read from `fd`, the descriptor opened) of a workspace found
+    by looking upward is not the user's alone."""
+    found = trouble(path, st, fd)
+    if found is None:
         return
-    if someone_elses(st):
+    problem, kind = found
+    if kind == "owner":
         fix = "If you trust it, name the workspace explicitly"
+    elif kind == "acl":
+        fix = (
+            f"Run `setfacl -b {path}` (which removes its ACL) if it is yours, or name the "
+            "workspace explicitly"
+        )
     else:
         fix = f"Run `chmod go-w {path}` if it is yours, or name the workspace explicitly"
     raise ForeignMemory(
