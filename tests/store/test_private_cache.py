@@ -194,7 +194,8 @@ def test_the_cache_never_touches_a_named_folders_own_files_or_mode(their_folder:
         assert (their_folder / name).read_text() == f"{name}: the user's own\n"
     assert _mode(their_folder) == 0o755, "a folder Metis did not make keeps its mode"
     ours = their_folder / "metis-memory"
-    assert sorted(os.listdir(ours)) == ["proposals", "sessions"] and _mode(ours) == 0o700
+    assert sorted(os.listdir(ours)) == ["CACHEDIR.TAG", "proposals", "sessions"]
+    assert _mode(ours) == 0o700
 
 
 def test_the_prune_removes_only_names_it_made(root: Path) -> None:
@@ -253,3 +254,115 @@ def test_a_cache_an_acl_lets_another_user_write_in_is_refused_not_repaired(
     assert f"setfacl -b {target}" in str(refused.value)
     assert read_private(root / "sessions" / "x", 64) is None
     assert _tree(root) == before
+
+
+# ---- issue 39, item 7 again: a folder named `metis-memory` that is not Metis's -----------------
+SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
+"""What a Cache Directory Tag begins with (https://bford.info/cachedir/)."""
+
+
+@pytest.fixture
+def their_clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`METIS_MEMORY_CACHE_DIR=~/src`, where `~/src/metis-memory` is the user's clone of this
+    project (0755, holding README.md)."""
+    clone = tmp_path / "src" / "metis-memory"
+    (clone / "server").mkdir(parents=True)
+    (clone / "README.md").write_text("my notes\n")
+    clone.chmod(0o755)
+    monkeypatch.setenv(CACHE_ENV, str(clone.parent))
+    assert cache_root() == clone
+    return clone
+
+
+def test_a_folder_of_the_users_named_metis_memory_is_not_taken_over(their_clone: Path) -> None:
+    """Before: any existing `<dir>/metis-memory` was taken for the cache: after one hook the
+    clone was 0700 with a `sessions/` of Metis's in it, and nothing said so."""
+    before = _tree(their_clone)
+    with pytest.raises(UnsafeCacheDir, match="is not Metis's cache") as refused:
+        SessionLog().write("/ws", "s", Record("d" * 64, None))
+    text = str(refused.value)
+    assert "\n" not in text and "CACHEDIR.TAG" in text, text
+    assert "it holds 'README.md'" in text or "it holds 'server'" in text, text
+    assert f"set {CACHE_ENV} to another folder" in text and f"remove {their_clone}" in text
+    with pytest.raises(UnsafeCacheDir, match="is not Metis's cache"):
+        write_proposal(cache_root() / "proposals" / ("0" * 16) / "MEMORY.proposal.md", "- x\n")
+    assert SessionLog().read("/ws", "s") is None
+    with locked_private(cache_root() / "sessions" / "x.lock") as held:
+        assert not held
+    SessionLog().prune()
+    prune_private(cache_root() / "proposals", 0, mine=lambda name: True, depth=2)
+    assert _tree(their_clone) == before, "not a name added, not a mode changed"
+
+
+@pytest.mark.parametrize("tag", [b"Signature: not the one\n", "a link to a real tag"])
+def test_a_tag_that_is_not_one_does_not_make_a_folder_ours(
+    tag: bytes | str, their_clone: Path, tmp_path: Path
+) -> None:
+    if isinstance(tag, bytes):
+        (their_clone / "CACHEDIR.TAG").write_bytes(tag)
+    else:
+        (tmp_path / "real.tag").write_bytes(SIGNATURE + b"\n")
+        (their_clone / "CACHEDIR.TAG").symlink_to(tmp_path / "real.tag")
+    before = _tree(their_clone)
+    with pytest.raises(UnsafeCacheDir, match="is not Metis's cache"):
+        write_private(cache_root() / "sessions" / "x", b"d")
+    assert _tree(their_clone) == before
+
+
+def test_a_new_cache_is_tagged_for_what_it_is(root: Path) -> None:
+    """Backup tools skip a folder holding CACHEDIR.TAG, and the tag is what tells the next
+    run that the folder is Metis's."""
+    write_private(root / "sessions" / "x", b"d")
+    assert (root / "CACHEDIR.TAG").read_bytes().startswith(SIGNATURE)
+    assert sorted(os.listdir(root)) == ["CACHEDIR.TAG", "sessions"]
+    (root / "notes.txt").write_text("the user's, put in the cache")  # tagged: still ours
+    write_private(root / "sessions" / "y", b"e")
+    assert read_private(root / "sessions" / "y", 64) == b"e"
+
+
+@pytest.mark.parametrize(
+    "holds", [[], ["sessions"], ["sessions", "proposals"], ["CACHEDIR.TAG", "sessions"]]
+)
+def test_an_older_versions_cache_in_the_default_place_is_adopted_and_tagged(
+    holds: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loose_umask: None
+) -> None:
+    """Users without the variable have `~/.cache/metis-memory` from an earlier version,
+    untagged, made with the umask's mode: it holds only names the cache makes, so it is
+    Metis's, and is tagged and tightened."""
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    old = tmp_path / "xdg" / "metis-memory"
+    old.mkdir(parents=True, mode=0o775)
+    for name in holds:
+        if name == "CACHEDIR.TAG":  # a tag a killed run left half written
+            (old / name).write_bytes(SIGNATURE[:10])
+        else:
+            (old / name).mkdir(mode=0o775)
+    old_record = old / "sessions" / ("a" * 40)
+    if "sessions" in holds:
+        old_record.write_bytes(b"an older version's record")
+    log = SessionLog()
+    log.write("/ws", "s", Record("d" * 64, None))
+    record = log.read("/ws", "s")
+    assert cache_root() == old and record is not None and record.digest == "d" * 64
+    assert (old / "CACHEDIR.TAG").read_bytes().startswith(SIGNATURE)
+    assert _mode(old) == 0o700 and _mode(old / "sessions") == 0o700
+    if "sessions" in holds:
+        assert old_record.read_bytes() == b"an older version's record"
+
+
+def test_the_names_an_older_cache_may_hold_are_those_its_writers_make() -> None:
+    """What adopting an untagged folder goes by: the first level of every path the cache's
+    writers use (`sessions.py`, `lsp/features/proposal.py`)."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from metis_memory.hosts.sessions import cache_dir
+    from metis_memory.lsp.features.proposal import proposal_path
+    from metis_memory.lsp.workspaces import Folder
+    from metis_memory.store.cache import CACHE_NAMES
+    from metis_memory.store.files import MemoryFile
+
+    folder = cast(Folder, SimpleNamespace(key="/ws"))
+    for path in (cache_dir(), proposal_path(folder, MemoryFile.MEMORY)):
+        assert path.relative_to(cache_root()).parts[0] in CACHE_NAMES, path

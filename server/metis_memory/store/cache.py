@@ -7,6 +7,12 @@ cache, or in the folder `$METIS_MEMORY_CACHE_DIR` names), and this module is its
 writer: it writes, tightens and prunes only inside that folder, and prunes only the names
 its callers made. A folder the user named may hold their own files; it is never changed.
 
+The folder is marked as Metis's with a Cache Directory Tag (`CACHEDIR.TAG`,
+https://bford.info/cachedir/, which also tells backup tools to skip it). An existing
+`metis-memory` folder is used only when it holds that tag, or nothing but the names the
+cache makes (`CACHE_NAMES`: an earlier version's cache, which is then tagged); any other
+(a clone of this project, say) is the user's, and is refused untouched (`NotOurCache`).
+
 Every read and write of it goes through `held_private_dir`: the cache root and each
 directory below it are opened without following symlinks and checked on the open
 descriptor (a directory, ours, writable by no one else), and every later step is
@@ -43,7 +49,28 @@ class UnsafeCacheDir(PermissionError):
     """A cache directory Metis will not use; its text says which, why, and what to do."""
 
 
+class NotOurCache(UnsafeCacheDir):
+    """A `metis-memory` folder that Metis did not make: neither tagged nor an earlier
+    version's cache. Left as it is."""
+
+
 ROOT_NAME = "metis-memory"
+
+TAG_NAME = "CACHEDIR.TAG"
+TAG_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
+"""What a Cache Directory Tag begins with (https://bford.info/cachedir/)."""
+TAG = TAG_SIGNATURE + (
+    b"\n# This file is a cache directory tag created by Metis Memory: its hook's session\n"
+    b"# records and the consolidation proposals shown to editors. It may be removed with\n"
+    b"# the folder. For information about cache directory tags, see:\n"
+    b"#\thttps://bford.info/cachedir/\n"
+)
+
+CACHE_NAMES = frozenset({"sessions", "proposals", TAG_NAME})
+"""The names the cache makes in its root: `hosts/sessions.py`'s `sessions`,
+`lsp/features/proposal.py`'s `proposals` (a test keeps this in step with them) and the tag.
+A `metis-memory` folder holding nothing else is an earlier version's cache (they did not
+tag it): it is adopted. Anything else in an untagged one means it is not Metis's."""
 
 
 def cache_root() -> Path:
@@ -73,9 +100,10 @@ def held_private_dir(directory: Path, *, create: bool = True) -> Iterator[Dir]:
     The levels checked start at the cache root when `directory` is under it, else at
     `directory` itself; the directories above the root (`~/.cache`, `/tmp`, the folder
     `$METIS_MEMORY_CACHE_DIR` names) are the user's own setup and are followed as they
-    are, never changed. The levels checked (the root and below, whose names are Metis's,
-    or a folder a caller names as Metis's private one) are tightened to 0700 when others
-    may read them.
+    are, never changed. The cache root is used only when it is Metis's (tagged, or an
+    earlier version's cache, which is then tagged; else `NotOurCache`, and nothing is
+    changed). The levels checked (the root once it is Metis's and below, or a folder a
+    caller names as Metis's private one) are tightened to 0700 when others may read them.
     """
     root, below = _levels(directory)
     held = _open_root(root, create)
@@ -222,9 +250,12 @@ def _open_root(root: Path, create: bool) -> Dir:
     if create and not os.path.lexists(root):
         _make_parents(root.parent)
         with contextlib.suppress(FileExistsError):
-            os.mkdir(root, 0o700)
+            os.mkdir(root, 0o700)  # (empty, so adopted, and tagged, by `_checked`)
+    adopt = root == cache_root()  # (not a folder a caller names as Metis's private one)
     if not HAVE_DIR_FD:  # pragma: no cover - Windows: checked by path
         _check(root, os.lstat(root))
+        if adopt:
+            _adopt(Dir(root))
         return Dir(root)
     try:
         fd = os.open(root, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
@@ -232,7 +263,7 @@ def _open_root(root: Path, create: bool) -> Dir:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
             _check(root, os.lstat(root))  # raises, naming what is there
         raise
-    return _checked(Dir(root, fd))
+    return _checked(Dir(root, fd), adopt=adopt)
 
 
 def _step(parent: Dir, name: str, create: bool) -> Dir:
@@ -255,11 +286,14 @@ def _step(parent: Dir, name: str, create: bool) -> Dir:
     return _checked(child)
 
 
-def _checked(held: Dir) -> Dir:
-    """`held` once it passed `_check`, made 0700 when others may read it."""
+def _checked(held: Dir, *, adopt: bool = False) -> Dir:
+    """`held` once it passed `_check` (and with `adopt`, `_adopt`), made 0700 when others
+    may read it."""
     try:
         st = held.stat_self()
         _check(held.path, st, held.fd)
+        if adopt:
+            _adopt(held)
         if stat.S_IMODE(st.st_mode) & 0o077 and held.fd is not None:
             os.fchmod(held.fd, 0o700)  # our own, readable by others: tighten it
     except BaseException:
@@ -298,6 +332,67 @@ def _check(path: Path, st: os.stat_result, fd: int | None = None) -> None:
             f"{problem}, who could plant or swap what Metis reads there; nothing was written "
             f"there. {fix}"
         )
+
+
+def _adopt(held: Dir) -> None:
+    """Make sure the cache root `held` is Metis's: tagged, or holding nothing but
+    `CACHE_NAMES` (an earlier version's cache, or one just made), which is then tagged.
+    Raises `NotOurCache`, having changed nothing, for any other folder. Bounded: the
+    listing stops at the first name that is not the cache's (a folder of only the cache's
+    names has at most three)."""
+    if _tagged(held):
+        return
+    foreign = _foreign_name(held)
+    if foreign is not None:
+        raise NotOurCache(
+            f"{held.path} is not Metis's cache: it holds {foreign!r}, which Metis did not "
+            f"put there, and no {TAG_NAME} saying it is a cache, so it was left as it is "
+            f"and nothing was written there. To use a cache, set {CACHE_ENV} to another "
+            f"folder (Metis keeps its cache in a `{ROOT_NAME}` folder inside it), or remove "
+            f"{held.path} if it is an old cache you no longer need"
+        )
+    _tag(held)
+
+
+def _tagged(held: Dir) -> bool:
+    """`held` holds a regular file CACHEDIR.TAG (not a link) that begins with the tag's
+    signature."""
+    try:
+        fd = held.open(TAG_NAME, os.O_RDONLY | _NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, len(TAG_SIGNATURE)) == (
+            TAG_SIGNATURE
+        )
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _foreign_name(held: Dir) -> str | None:
+    """The first name in `held` that the cache does not make, or None."""
+    with os.scandir(held.fd if held.fd is not None else held.path) as entries:
+        for entry in entries:
+            if entry.name not in CACHE_NAMES:
+                return entry.name
+    return None
+
+
+def _tag(held: Dir) -> None:
+    """Write CACHEDIR.TAG in `held` (the same bytes over any left half written: a reader
+    meanwhile sees the tag or, going by the names, a cache all the same). Best effort: an
+    untagged cache of only the cache's names is adopted again next time."""
+    with contextlib.suppress(OSError):
+        fd = held.open(TAG_NAME, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            view = memoryview(TAG)
+            while view:
+                view = view[os.pwrite(fd, view, len(TAG) - len(view)) :]
+            os.ftruncate(fd, len(TAG))
+        finally:
+            os.close(fd)
 
 
 def _make_parents(path: Path) -> None:
