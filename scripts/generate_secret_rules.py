@@ -12,8 +12,11 @@ Each gitleaks rule is translated from Go's RE2 syntax to Python's `re` and kept 
 Python can run it at a bounded cost on any input: every repeat bounded (a repeat of one
 character with no upper bound gets one, CAP), no match longer than the scanner's window
 overlap, no repeat nested in another that can match the same characters, and no match
-across a line break. `\\b` at a pattern's start becomes a lookbehind for a token character
-(a run of token characters is tried once), gitleaks' "keyword = value" rules start at their
+across a line break; and a search for it costs little (check_cost: at most START_COST
+character tests from one position, DISMISS_COST where a rule cannot start, no run a search
+scans again from inside it), allowlist regexes being rewritten for a search (search_only).
+`\\b` at a pattern's start becomes a lookbehind for a token character (a run of token
+characters is tried once), gitleaks' "keyword = value" rules start at their
 keyword (not up to 50 characters before it), and a long repeat that giving back characters
 cannot help is made atomic (Python's backtracking would try each count in turn). gitleaks'
 ending after a token (a space, a quote, `;`, a backtick) is widened for prose: any character
@@ -105,7 +108,9 @@ NOTES = (
     "continue a token (not a letter, digit, `_-/+=%@~#$` or a backslash), an escape, or a "
     "`.` or `:` that no token character follows, so `<token>.`, `(<token>)`, `<token>,` are "
     "found and `<token>.json`, `<token>:8080` are not; a run of variable length that can hold "
-    "`.` or `:` does not end with one before it (the full stop ends the sentence). "
+    "`.` or `:` does not end with one before it (the full stop ends the sentence), and is "
+    "taken at one length where only a stop could be given back (the longest not ending in "
+    "one, `(?=(?P<_a1>X{m-1,n-1}Y))(?P=_a1)`, Y: X but `.` and `:`). "
     "A repeat of one character that giving back characters cannot help (what "
     "follows cannot start with one of them) is made atomic, as `(?=(?P<_a1>X{m,n}))(?P=_a1)` "
     "(Python 3.10 has no possessive repeats); those `_a` groups never hold the secret. "
@@ -114,7 +119,16 @@ NOTES = (
     "`prefix` says how far back the match starts where an allowlist looks at it. In the "
     "generic and assignment rules a `key` or `token` does not count right after a word of "
     "local.toml's [qualifiers] (`Idempotency key`, `next page token`: identifiers), as "
-    "lookbehinds of fixed width. `group` "
+    "lookbehinds of fixed width after the keyword (tried only where it is). A rule that costs "
+    "several character tests to dismiss a position it cannot start at begins with a lookahead "
+    "of the characters it can start with, `(?=[...])`. Allowlist regexes are only searched "
+    "for: a leading repeat of one character is cut to its least count, and an alternative "
+    "`L[X]*T` (L characters of X, T what X cannot start) is tried at the start of a run of X "
+    "only, `(?<![X])(?=[X]{len(L),4096}T)[X]{0,4096}?L`. Every pattern is bounded in what a "
+    "search costs: at most 262,144 character tests from one position (but a regex anchored "
+    "at its text's start), at most 16 where a rule cannot start, and no run a search would "
+    "scan again from positions inside it (scripts/generate_secret_rules.py `check_cost`). "
+    "`group` "
     "is the capture holding the secret (gitleaks' secretGroup, else its first capture that "
     "matched; 0: the whole match). `keywords` are lower-case: a rule runs only on lines that "
     "hold one. A secret whose Shannon entropy is at most `entropy` is not reported; "
@@ -178,7 +192,7 @@ CONTROL = {"a": 7, "f": 12, "t": 9, "n": 10, "r": 13, "v": 11}
 class Tok:
     kind: str
     """lit, set, bol, eol, wordb, nonwordb, open, close, alt, quant, flags, tokend (gitleaks'
-    ending, GITLEAKS_END)"""
+    ending, GITLEAKS_END), raw (Python text, written as it is)"""
     value: Any = None
 
 
@@ -448,11 +462,18 @@ class _Anchor:
 def go_to_python(src: str, *, rule: bool, cap: int = CAP) -> str:
     """`src` (Go RE2) as a Python pattern (ASCII). For a rule (not an allowlist regex):
     a repeat of a group with no upper bound is rejected, and `\\b` at the start becomes a
-    token-start lookbehind (after the literal that follows it, if one does)."""
+    token-start lookbehind (after the literal that follows it, if one does). An allowlist
+    regex is only searched for (search_only)."""
     toks = _tokens(src, rule)
+    if not rule:
+        toks = search_only(toks)
     repeated, alternated = _group_shapes(toks)
     atomic = atomic_repeats(toks) if rule else set()
     trailing = trailing_runs(toks) if rule else set()
+    # A run before the ending that would be atomic but for a `.` or `:` ending the token.
+    short_of_stops = (
+        (atomic_repeats(toks, TOKEN_END_FIRST - STOPS) & trailing) - atomic if rule else set()
+    )
     out: list[str] = []
     frames = [_Frame(True, True, False)]
     last = ""  # what the previous atom was: "char", "group" or "" (none, or an assertion)
@@ -481,6 +502,10 @@ def go_to_python(src: str, *, rule: bool, cap: int = CAP) -> str:
             if tok.value:
                 out.append(f"(?{tok.value}:")
                 frame.flags.append(tok.value)
+            continue
+        if kind == "raw":  # Python text of search_only's (a lookaround's parentheses)
+            out.append(tok.value)
+            last = ""
             continue
         if kind == "open":
             what, value = tok.value
@@ -517,13 +542,21 @@ def go_to_python(src: str, *, rule: bool, cap: int = CAP) -> str:
                     raise Rejected(f"a repeat of at least {lo}")
                 hi = cap
             text = {(0, 1): "?"}.get((lo, hi)) or (f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}")
+            helper = f"_a{sum(1 for piece in out if piece.startswith('(?=(?P<_a')) + 1}"
+            last_char = _stop_free(toks[n - 1]) if n in short_of_stops and lo else ""
             if n in atomic and last == "char" and (lo, hi) != (0, 1):
-                helper = f"_a{sum(1 for piece in out if piece.startswith('(?=(?P<_a')) + 1}"
                 out[-1] = f"(?=(?P<{helper}>{out[-1]}{text}))(?P={helper})"
+            elif last_char and last == "char" and not lazy:
+                # The longest run ending in a character that is not a stop, taken whole:
+                # `key=abc.def.` is `abc.def` and a full stop, at one try, not a try from
+                # each length of the run down (each testing the ending: 6 times the cost
+                # on `key=key=key=...`).
+                fewer = _repeat_text(lo - 1, hi - 1)
+                out[-1] = f"(?=(?P<{helper}>{out[-1]}{fewer}{last_char}))(?P={helper})"
             else:
                 out.append(text + ("?" if lazy else ""))
-            if n in trailing:
-                out.append(NO_STOP_BEFORE)
+                if n in trailing:
+                    out.append(NO_STOP_BEFORE)
             last = ""
             continue
         if kind == "tokend":
@@ -606,7 +639,25 @@ class _Node:
     quant: int = -1  # the token index of a repeat's quantifier
 
 
-def _parse(toks: list[Tok]) -> _Node:
+def _repeat_text(lo: int, hi: int) -> str:
+    return {(0, 1): "?", (1, 1): ""}.get((lo, hi)) or (
+        f"{{{lo}}}" if lo == hi else f"{{{lo},{hi}}}"
+    )
+
+
+def _stop_free(tok: Tok) -> str:
+    """The class of `tok` (a run's one character) without `.` and `:`, as Python text
+    ("" if it has nothing else)."""
+    if tok.kind == "lit":
+        return "" if ord(tok.value) in STOPS else _literal_text(tok.value)
+    if tok.kind != "set":
+        return ""
+    cs: CharSet = tok.value
+    rest = CharSet(cs.ascii - STOPS, cs.nonascii)
+    return _set_text(rest, newline=False) if rest.ascii or rest.nonascii else ""
+
+
+def _parse(toks: list[Tok], end_first: frozenset[int] = TOKEN_END_FIRST) -> _Node:
     pos = 0
 
     def alternatives() -> _Node:
@@ -634,7 +685,7 @@ def _parse(toks: list[Tok]) -> _Node:
                 cs: CharSet = tok.value
                 node = _Node("char", chars=_folded(cs.ascii | ({128} if cs.nonascii else set())))
             elif tok.kind == "tokend":
-                node = _Node("end", chars=TOKEN_END_FIRST)
+                node = _Node("end", chars=end_first)
             else:  # an assertion
                 node = _Node(
                     "assert", chars=frozenset({NL, _EOL}) if tok.kind == "eol" else _UNKNOWN
@@ -676,8 +727,9 @@ def _first_of(node: _Node) -> tuple[frozenset[int], bool]:
     return frozenset(found), True
 
 
-def atomic_repeats(toks: list[Tok]) -> set[int]:
-    """The quantifier tokens whose repeat (of one character, greedy) can be made atomic."""
+def atomic_repeats(toks: list[Tok], end_first: frozenset[int] = TOKEN_END_FIRST) -> set[int]:
+    """The quantifier tokens whose repeat (of one character, greedy) can be made atomic
+    (`end_first`: what gitleaks' ending, widened, can start with)."""
     found: set[int] = set()
 
     def visit(node: _Node, after: frozenset[int], past: frozenset[int]) -> None:
@@ -707,7 +759,7 @@ def atomic_repeats(toks: list[Tok]) -> set[int]:
                 found.add(node.quant)
 
     end = frozenset({_END})
-    visit(_parse(toks), end, end)
+    visit(_parse(toks, end_first), end, end)
     return found
 
 
@@ -766,6 +818,155 @@ def _starts_with_word(toks: list[Tok], n: int) -> bool:
         cs: CharSet = tok.value
         return not cs.nonascii and cs.ascii <= WORD
     return False
+
+
+# An allowlist regex is only asked whether it matches somewhere in its text (the secret, the
+# match, the line): `re` tries it at each position in turn. What an alternative that can
+# start the regex does before its first fixed character, it does from every position, and
+# gitleaks' generic allowlist `[a-z0-9-]*?api[a-z0-9-]*?:jar:` (each `*` bounded at CAP)
+# scanned up to 1,024 characters for `api` from each of them: 10 ms for a 1,000-character
+# match, 10 s for a 1 MiB line of such assignments (issue #39). search_only rewrites such
+# an alternative into one a search finds exactly where it found the original.
+
+RUN = MAX_WIDTH
+"""The longest run search_only's anchored form looks through: no text an allowlist regex is
+asked about holds a longer one but a line over MAX_WIDTH characters."""
+
+
+def search_only(toks: list[Tok]) -> list[Tok]:
+    """`toks` (an allowlist regex) rewritten for a search, finding a match wherever they do.
+    An alternative that can start the regex loses a leading repeat of one character,
+    `X{m,n}Y` becoming `X{m}Y` (or `Y`: a search finds `X{m}Y` where `X{m,n}Y` matched,
+    `n - m` characters on). An alternative `L X{0,n} T`, L characters that X matches and T
+    what cannot start with one, holds a run of X that holds L and is followed by T: it is
+    tried at the start of each run, `(?<!X)(?=X{len(L),RUN}T)X{0,RUN}?L`, once, not once
+    from each L in the run (`apiapiapi...:jar:` would scan the run again from each)."""
+    out: list[Tok] = []
+    frames: list[tuple[bool, bool]] = []  # each open group: (leading at its start, icase before)
+    leading, icase = True, False
+    n = 0
+    while n < len(toks):
+        tok = toks[n]
+        quantified = n + 1 < len(toks) and toks[n + 1].kind == "quant"
+        if leading and tok.kind in ("lit", "set") and quantified:
+            lo, _hi, _lazy = toks[n + 1].value
+            if lo:
+                out += [tok, Tok("quant", (lo, lo, False))]
+                leading = False
+            n += 2
+            continue
+        if leading and tok.kind == "lit":
+            anchored = _anchored_run(toks, n, icase)
+            if anchored is not None:
+                out += anchored[0]
+                n = anchored[1]
+                leading = False
+                continue
+        if tok.kind == "flags":
+            icase = tok.value == "i" if tok.value else icase
+        elif tok.kind == "open":
+            frames.append((leading and not _quantified_group(toks, n), icase))
+            leading = frames[-1][0]
+            what, value = tok.value
+            if what == "flags" and value:
+                icase = value == "i"
+        elif tok.kind == "alt":  # (a flag set in the group lasts across its alternatives)
+            leading = frames[-1][0] if frames else True
+        elif tok.kind == "close":
+            icase = frames.pop()[1] if frames else icase
+            leading = False
+        else:
+            leading = False
+        out.append(tok)
+        n += 1
+    return out
+
+
+def _anchored_run(toks: list[Tok], n: int, icase: bool) -> tuple[list[Tok], int] | None:
+    """At a leading literal `toks[n]`: the anchored form of an alternative `L X{0,k} T`
+    (search_only) and the index where the alternative ends, or None if it is not one."""
+    m = n
+    while m < len(toks) and toks[m].kind == "lit":
+        m += 1
+    if m + 1 >= len(toks) or toks[m].kind != "set" or toks[m + 1].kind != "quant":
+        return None
+    if m + 2 < len(toks) and toks[m + 2].kind == "quant":
+        return None
+    lo, hi, _lazy = toks[m + 1].value
+    run: CharSet = toks[m].value
+    end = _alternative_end(toks, m + 2)
+    if lo or (hi is not None and hi < ATOMIC_SPAN) or not _nothing_after(toks, end):
+        return None
+    tail = toks[m + 2 : end]
+    run_chars = _fold(set(run.ascii)) if icase else set(run.ascii)
+    literal = {ord(t.value) for t in toks[n:m]}
+    if max(literal) >= 128 or not (_fold(literal) if icase else literal) <= run_chars:
+        return None
+    first, empty = _first_of(_parse(tail)) if tail else (frozenset(), True)
+    if empty or min(first) < 0 or (128 in first and run.nonascii) or first & _fold(run_chars):
+        return None
+    anchored = [
+        Tok("raw", "(?<!"),
+        toks[m],
+        Tok("raw", ")(?="),
+        toks[m],
+        Tok("quant", (m - n, RUN, False)),  # (the run holds L: at least its length)
+        *tail,
+        Tok("raw", ")"),
+        toks[m],
+        Tok("quant", (0, RUN, True)),
+        *toks[n:m],
+    ]
+    return anchored, end
+
+
+def _quantified_group(toks: list[Tok], n: int) -> bool:
+    """Whether the group opened at `toks[n]` is repeated."""
+    close = _group_close(toks, n + 1)
+    return close + 1 < len(toks) and toks[close + 1].kind == "quant"
+
+
+def _group_close(toks: list[Tok], n: int) -> int:
+    """The index of the `close` ending the group that `toks[n]` is in (len: the top level)."""
+    depth = 0
+    for k in range(n, len(toks)):
+        if toks[k].kind == "open":
+            depth += 1
+        elif toks[k].kind == "close":
+            if not depth:
+                return k
+            depth -= 1
+    return len(toks)
+
+
+def _alternative_end(toks: list[Tok], n: int) -> int:
+    """The index of the `alt` or `close` ending the alternative that `toks[n]` is in."""
+    depth = 0
+    for k in range(n, len(toks)):
+        kind = toks[k].kind
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            if not depth:
+                return k
+            depth -= 1
+        elif kind == "alt" and not depth:
+            return k
+    return len(toks)
+
+
+def _nothing_after(toks: list[Tok], k: int) -> bool:
+    """Whether a match that reaches `toks[k]` (the end of an alternative) is whole: the
+    group's other alternatives, then groups closing (not repeated), then the end."""
+    while k < len(toks):
+        kind = toks[k].kind
+        if kind == "alt":
+            k = _group_close(toks, k + 1)
+        elif kind == "close" and not (k + 1 < len(toks) and toks[k + 1].kind == "quant"):
+            k += 1
+        else:
+            return False
+    return True
 
 
 def uncaptured(src: str) -> str:
@@ -973,6 +1174,325 @@ def check_pattern(pattern: str) -> None:
         raise Rejected(v.nested)
     if v.newline:
         raise Rejected("a match can span lines")
+    check_cost(pattern, rule=True)
+
+
+# ---- what a search costs (from the parse tree) -----------------------------------------------
+#
+# `re` searches by trying a pattern at each position in turn, backtracking. Two figures
+# bound what that costs, in tests of one character (an assertion counts what it looks at):
+# `start`, at one position at worst (every way the pattern could go on there tried, as when
+# it fails after all), and `dismiss`, at a position where it cannot start (nearly every
+# position of ordinary text). A search of n characters costs at most n * start, and n *
+# dismiss where the pattern starts nowhere. Both are upper bounds: of alternatives that
+# begin with different characters only those a character lets in count in full; a repeat of
+# one character that giving back cannot help (what follows cannot start with one of its
+# characters) goes on from one count only, each other count costing what follows a test.
+
+START_COST = 256 * 1024
+"""At most this many character tests from one position (about 2 ms of `re`). The costliest
+shipped patterns bound at 121,700 (generic-api-key: keyword, spaces, operator, a value of
+10 to 150 characters or of 12 to 1,024, each way tried with the ending) and 89,621
+(sentry-org-token); the generic allowlist's `[a-z0-9-]{0,1024}?api[a-z0-9-]{0,1024}?:jar:`
+was 2,125,941."""
+DISMISS_COST = 16
+"""At most this many character tests where a rule cannot start. The costliest were 13 (our
+assignment rule) and 10 (gitleaks' generic rule: keywords, case-insensitive) before fast_start
+made them 1; with 36 lookbehinds before `key` and `token` (a qualifier each, tried at every
+position) they were 192 and 368."""
+RESTART_SPAN = 64
+"""A run of at least this many characters right after a pattern's leading literal must not
+be able to hold that literal, unless a lookbehind keeps the pattern from starting inside it:
+otherwise each of its occurrences in one run scans the run again."""
+FAST_START = 4
+"""A rule that costs at least this many tests to dismiss a position gets a lookahead of the
+characters it can start with (fast_start), if they are at most FAST_START_CHARS: a lookahead
+costs about what 3 tests do, and one that lets most characters through saves nothing."""
+FAST_START_CHARS = 16
+_HUGE = 10**12
+
+
+@dataclass(frozen=True)
+class Cost:
+    start: int
+    dismiss: int
+
+
+@dataclass(frozen=True)
+class _Next:
+    """What follows a point of a pattern: the characters it can start with (_END among
+    them: it can match nothing), and what failing at once costs there (its leading
+    assertions, then its first character)."""
+
+    first: frozenset[int]
+    dismiss: int
+
+
+_AT_END = _Next(frozenset({_END}), 0)
+
+
+class _CostModel:
+    def __init__(self, pattern: str) -> None:
+        parsed = sre_parse.parse(pattern)
+        self.data = parsed.data
+        self.icase = bool(parsed.state.flags & IGNORECASE)
+        self.widths = {
+            av[0]: min(_HUGE, int(av[3].getwidth()[1]))
+            for op, av, _ in _walk(parsed.data, False)
+            if op is sre.SUBPATTERN and av[0]
+        }
+
+    def next_of(self, items: Sequence[Node], icase: bool, after: _Next) -> _Next:
+        for node in reversed(items):
+            after = self.node_next(node, icase, after)
+        return after
+
+    def node_next(self, node: Node, icase: bool, after: _Next) -> _Next:
+        op, av = node
+        chars = _chars(op, av, icase)
+        if chars is not None:
+            return _Next(chars, 1)
+        if op is sre.AT:
+            if av in (sre.AT_BEGINNING, sre.AT_BEGINNING_STRING):
+                return _Next(after.first, 1)  # (at any position but the text's first)
+            return _Next(after.first, 1 + after.dismiss)
+        if op in (sre.ASSERT, sre.ASSERT_NOT):
+            direction, body = av
+            cost = self.cost(body, icase, _AT_END)[0]
+            ahead = self.next_of(body, icase, _AT_END)
+            if op is sre.ASSERT and direction == 1 and _END not in ahead.first:
+                first = after.first & ahead.first if _END not in after.first else ahead.first
+                if ahead.first <= after.first or _END in after.first:
+                    return _Next(first, ahead.dismiss)
+                return _Next(first, max(ahead.dismiss, cost + after.dismiss))
+            return _Next(after.first, cost + after.dismiss)
+        if op is sre.SUBPATTERN:
+            ((body, sub_icase),) = _children(op, av, icase)
+            return self.next_of(body, sub_icase, after)
+        if op is sre.BRANCH:
+            parts = [self.next_of(alt, icase, after) for alt in av[1]]
+            return _Next(
+                frozenset().union(*(p.first for p in parts)), sum(p.dismiss for p in parts)
+            )
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
+            lo, _hi, body = av
+            inner = self.next_of(body, icase, after)
+            if lo:
+                return inner
+            return _Next(inner.first | after.first, inner.dismiss + after.dismiss)
+        if op is sre.GROUPREF:
+            return _Next(ANY | after.first, 1 + after.dismiss)
+        raise Rejected(f"cannot bound the cost of {op}")
+
+    def cost(self, items: Sequence[Node], icase: bool, after: _Next) -> tuple[int, int]:
+        """What trying `items` (then `after`) costs from one position, at most, and in how
+        many ways at most it can end there for what follows to be tried."""
+        follows: list[_Next] = []
+        for node in reversed(items):
+            follows.append(after)
+            after = self.node_next(node, icase, after)
+        total, ways = 0, 1
+        for node, follow in zip(items, reversed(follows), strict=True):
+            cost, more = self.node_cost(node, icase, follow)
+            total = min(_HUGE, total + ways * cost)
+            ways = min(_HUGE, ways * more)
+        return total, ways
+
+    def node_cost(self, node: Node, icase: bool, after: _Next) -> tuple[int, int]:
+        op, av = node
+        if op is sre.AT or _chars(op, av, icase) is not None:
+            return 1, 1
+        if op in (sre.ASSERT, sre.ASSERT_NOT):
+            return self.cost(av[1], icase, _AT_END)[0], 1
+        if op is sre.GROUPREF:
+            return self.widths.get(av, _HUGE), 1
+        if op is sre.SUBPATTERN:
+            ((body, sub_icase),) = _children(op, av, icase)
+            return self.cost(body, sub_icase, after)
+        if op is sre.BRANCH:
+            parts = [
+                (self.next_of(alt, icase, after), self.cost(alt, icase, after)) for alt in av[1]
+            ]
+            worst_cost = worst_ways = 1
+            for c in frozenset().union(*(n.first for n, _ in parts)) | {None}:
+                cost = ways = 0
+                for n, (full, more) in parts:
+                    if c in n.first or _END in n.first:
+                        cost, ways = cost + full, ways + more
+                    else:
+                        cost += n.dismiss
+                worst_cost, worst_ways = max(worst_cost, cost), max(worst_ways, ways)
+            return min(_HUGE, worst_cost), min(_HUGE, worst_ways)
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
+            lo, hi, body = av
+            if hi == sre.MAXREPEAT:
+                return _HUGE, _HUGE
+            one = _chars(body[0][0], body[0][1], icase) if len(body) == 1 else None
+            if one is not None:
+                if _END not in after.first and not one & after.first:
+                    return hi + (hi - lo) * after.dismiss, 1  # only the longest run goes on
+                return hi, hi - lo + 1
+            inner = self.next_of(body, icase, after)
+            again = _Next(inner.first | after.first, inner.dismiss + after.dismiss)
+            cost, more = self.cost(body, icase, again)
+            total = ways = 0
+            for k in range(hi + 1):
+                reach = min(_HUGE, more**k)
+                if k < hi:
+                    total = min(_HUGE, total + reach * cost)
+                if k >= lo:
+                    ways = min(_HUGE, ways + reach)
+                if reach >= _HUGE:
+                    break
+            return total, ways
+        raise Rejected(f"cannot bound the cost of {op}")
+
+
+def search_cost(pattern: str) -> Cost:
+    """What a search for `pattern` costs at one position: at worst, and where it cannot
+    start."""
+    model = _CostModel(pattern)
+    return Cost(
+        model.cost(model.data, model.icase, _AT_END)[0],
+        model.next_of(model.data, model.icase, _AT_END).dismiss,
+    )
+
+
+def leading_run(pattern: str) -> str:
+    """What makes `pattern` scan a run again from positions inside it: a repeat of one
+    character, of more than ATOMIC_SPAN counts, where the pattern starts (a search tries it
+    from each position of a run), or of RESTART_SPAN right after a leading literal it can
+    hold (from each occurrence of the literal in a run), unless a lookbehind before it rules
+    out the run's characters before the start. "" if there is none."""
+    parsed = sre_parse.parse(pattern)
+    icase = bool(parsed.state.flags & IGNORECASE)
+    return _leading_run([(node, icase) for node in parsed.data], frozenset(), None)
+
+
+def _leading_run(
+    items: list[tuple[Node, bool]], guard: frozenset[int], literal: frozenset[int] | None
+) -> str:
+    """`items` from where a match starts, each with its case flag; `guard`: characters a
+    lookbehind rules out before the start; `literal`: the characters of the leading literal
+    so far (None: no literal yet)."""
+    for k, ((op, av), icase) in enumerate(items):
+        rest = items[k + 1 :]
+        if op is sre.ASSERT_NOT and av[0] == -1 and len(av[1]) == 1:
+            one = _chars(av[1][0][0], av[1][0][1], icase)
+            guard = guard | one if one is not None else guard
+            continue
+        if op is sre.AT and av in (sre.AT_BEGINNING, sre.AT_BEGINNING_STRING):
+            return ""  # (tried at the text's start only)
+        if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+            continue
+        chars = _chars(op, av, icase)
+        if chars is not None:
+            if len(chars) > 2:  # (a literal, folded: `k` or `[Kk]`)
+                return ""
+            literal = (literal or frozenset()) | chars
+            continue
+        if op is sre.SUBPATTERN:
+            ((body, sub_icase),) = _children(op, av, icase)
+            return _leading_run([(n, sub_icase) for n in body] + rest, guard, literal)
+        if op is sre.BRANCH:
+            for alt in av[1]:
+                found = _leading_run([(n, icase) for n in alt] + rest, guard, literal)
+                if found:
+                    return found
+            return ""
+        if op not in (sre.MAX_REPEAT, sre.MIN_REPEAT):
+            return ""
+        lo, hi, body = av
+        one = _chars(body[0][0], body[0][1], icase) if len(body) == 1 else None
+        if one is None or one <= guard:
+            return ""
+        if literal is None and hi - lo > ATOMIC_SPAN:
+            return f"a repeat of {{{lo},{hi}}} where the pattern starts: tried from each position"
+        if literal and hi - lo >= RESTART_SPAN and literal <= one and _must_go_on(rest):
+            return (
+                f"a repeat of {{{lo},{hi}}} after a leading literal it can hold: scanned again"
+                " from each of the literal's occurrences in a run"
+            )
+        if literal is not None or lo:
+            return ""
+    return ""
+
+
+def _must_go_on(items: list[tuple[Node, bool]]) -> bool:
+    """Whether a match must match a character more after `items`' start (it can fail there,
+    after a run: a match that reaches its end succeeds, and the search goes on past it)."""
+    for (op, av), icase in items:
+        if op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+            continue
+        if not _first([(op, av)], icase)[1]:
+            return True
+    return False
+
+
+def check_cost(pattern: str, *, rule: bool) -> None:
+    """Raise Rejected if a search for `pattern` (a rule's or an allowlist regex) can cost
+    much from one position, or scan a run again from positions inside it, or (a rule's,
+    searched on every line holding one of its keywords) cost more than a few tests where it
+    cannot start. An allowlist regex is searched only in what a rule found (its secret, its
+    match, its line), once per text; gitleaks' generic one, 29 alternatives, costs 45 tests a
+    position (0.35 ms a 1,000-character match). A regex anchored at the start of its text (`^`, an
+    allowlist's on the secret: `^\\$\\{\\{ *env...`) is tried at one position of a
+    short text, the same few times: its cost from there is not multiplied by the text's
+    length, and the model bounds it loosely (it counts each way of splitting a text between
+    two repeats as a way of going on, as one would in `(a|b)*`)."""
+    cost = search_cost(pattern)
+    if cost.start > START_COST and not _anchored_at_start(pattern):
+        raise Rejected(
+            f"a search can cost {cost.start:,} character tests from one position"
+            f" (over {START_COST:,})"
+        )
+    if rule and cost.dismiss > DISMISS_COST:
+        raise Rejected(
+            f"a search costs {cost.dismiss} character tests where it cannot start"
+            f" (over {DISMISS_COST})"
+        )
+    run = leading_run(pattern)
+    if run:
+        raise Rejected(run)
+
+
+def _anchored_at_start(pattern: str) -> bool:
+    """Whether every match of `pattern` starts at the start of the text (`^`, no MULTILINE)."""
+    parsed = sre_parse.parse(pattern)
+    if parsed.state.flags & re.MULTILINE:
+        return False
+
+    def anchored(items: Sequence[Node]) -> bool:
+        for op, av in items:
+            if op is sre.AT:
+                return av in (sre.AT_BEGINNING, sre.AT_BEGINNING_STRING)
+            if op is sre.SUBPATTERN:
+                return anchored(av[3])
+            if op is sre.BRANCH:
+                return all(anchored(alt) for alt in av[1])
+            if op not in (sre.ASSERT, sre.ASSERT_NOT):
+                return False
+        return False
+
+    return anchored(parsed.data)
+
+
+def fast_start(pattern: str) -> str:
+    """`pattern` with a lookahead of the characters it can start with, case-sensitive, if it
+    costs FAST_START tests or more to dismiss a position: `re` skips a position whose first
+    character cannot start a match without trying the pattern's alternatives (gitleaks'
+    generic rule, nine keywords case-insensitive, costs half as much a line). Not for a
+    pattern `re` finds by a literal prefix: the lookahead would hide it."""
+    if search_cost(pattern).dismiss < FAST_START:
+        return pattern
+    parsed = sre_parse.parse(pattern)
+    icase = bool(parsed.state.flags & IGNORECASE)
+    first, empty = _first(parsed.data, icase)
+    if empty or not first <= ASCII or len(first) > FAST_START_CHARS:
+        return pattern
+    flags = re.match(r"(?:\(\?[aiLmsux]+\))*", pattern)
+    at = flags.end() if flags else 0
+    return f"{pattern[:at]}(?=[{_class_items(first)}]){pattern[at:]}"
 
 
 # ---- examples ---------------------------------------------------------------------------------
@@ -1033,7 +1553,8 @@ class Sample:
                 self.seq(av[3], secret)
             if group is not None:
                 self.captured[group] = "".join(self.text)[start:]
-        elif op is sre.ASSERT and av[0] == 1:  # a lookahead holding an atomic repeat's group
+        elif op is sre.ASSERT and av[0] == 1 and av[1][0][0] is sre.SUBPATTERN:
+            # a lookahead holding an atomic repeat's group (fast_start's holds none)
             kept = self.text
             self.text = []
             self.seq(av[1], secret)
@@ -1315,6 +1836,7 @@ def _allowlists(raw: Sequence[dict[str, Any]], notes: list[str]) -> list[dict[st
                 nested = verdict(py, strict=False).nested
                 if nested:
                     raise Rejected(nested)
+                check_cost(py, rule=False)
             except Rejected as why:
                 notes.append(f"allowlist regex {r!r} left out: {why}")
                 continue
@@ -1373,24 +1895,30 @@ def _apply_tweak(raw: dict[str, Any], tweak: dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _escaped(text: str) -> str:
+    """`text` as `re.sub`'s replacement template (backslashes kept)."""
+    return text.replace("\\", "\\\\")
+
+
 def qualified(pattern: str, keywords: Sequence[str], words: Sequence[str]) -> str:
     """`pattern` (Python) with each of `keywords`, where it is a whole alternative of a group,
     not counted right after one of `words` (the qualifiers in local.toml: `Idempotency key`,
     `next page token` name an identifier, not a credential), with a space, `_`, `-` or `.`
     between or nothing. As lookbehinds, one per length of word: `re`'s are of fixed width.
-    The pattern can still match at another keyword (`public access token: ...` is found at
-    `token`)."""
+    They come after the keyword and look back over it too: `re` tries them only where the
+    keyword is, not at every position of every line (36 lookbehinds before `key` and `token`
+    made the generic rule 6 times as slow on ordinary text, issue #39). The pattern can
+    still match at another keyword (`public access token: ...` is found at `token`)."""
     by_length: dict[int, list[str]] = {}
     for word in sorted({w.lower() for w in words}):
         by_length.setdefault(len(word), []).append(re.escape(word))
-    behind = "".join(
-        f"(?<!(?i:{'|'.join(alts)}))(?<!(?i:{'|'.join(alts)})[\\t _.-])"
-        for _, alts in sorted(by_length.items())
-    )
     for keyword in keywords:
-        pattern, count = re.subn(
-            rf"(?<=[(|:]){re.escape(keyword)}(?=[|)])", lambda m: behind + m.group(), pattern
+        own = re.escape(keyword)
+        behind = "".join(
+            f"(?<!(?i:{'|'.join(alts)}){own})(?<!(?i:{'|'.join(alts)})[\\t _.-]{own})"
+            for _, alts in sorted(by_length.items())
         )
+        pattern, count = re.subn(rf"(?<=[(|:]){own}(?=[|)])", rf"\g<0>{_escaped(behind)}", pattern)
         if not count:
             raise SystemExit(f"local.toml: `qualified` {keyword!r} is not in {pattern!r}")
     return pattern
@@ -1526,6 +2054,8 @@ def generate(upstream_text: str, local_text: str) -> tuple[dict[str, Any], list[
                 raw["id"], {"example": raw["example"], "near_miss": raw["near_miss"]}
             )
 
+    for entry in entries:
+        entry["pattern"] = fast_start(entry["pattern"])
     last = list(local.get("last", ()))
     entries.sort(key=lambda e: last.index(e["id"]) + 1 if e["id"] in last else 0)
     global_allowlist = _global_allowlist(
