@@ -48,8 +48,10 @@ _NAME = rf"{_M}etis([-_\s]*){_M}e{_M}ory"
 _SLASHES = r"[\s/\\]*"
 """Blanks and slashes of either kind: `<\\metis-memory>` (the wrong slash) and
 `<\\/metis-memory>` (the slash as JSON may escape it) still read as a closing tag."""
-_TAG = re.compile(rf"<{_SLASHES}{_NAME}")
-_BRACKET = re.compile(rf"\[{_SLASHES}{_NAME}")
+_TAG = rf"<{_SLASHES}{_NAME}"
+_BRACKET = rf"\[{_SLASHES}{_NAME}"
+# (Patterns are compiled on first use, through `re`'s own cache: the hook that answers an
+# unchanged prompt imports this module and never neutralises anything.)
 
 # Look-alikes that NFKD and case folding leave apart, read as what they imitate:
 # - From Unicode's confusables (UTS #39 confusables.txt, as confusable-homoglyphs 3.3.1
@@ -106,12 +108,23 @@ _LOOKALIKES: dict[str, str] = {
     ),
 }
 
-_IGNORABLE = re.compile(
-    "[\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
-)
-"""Default_Ignorable_Code_Point, from Unicode 15.0's DerivedCoreProperties.txt."""
+_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+"""Default_Ignorable_Code_Point, from Unicode 15.0's DerivedCoreProperties.txt: the ranges,
+so that it holds whatever Unicode version Python's `unicodedata` knows."""
+_IGNORABLE_BMP = frozenset(chr(i) for a, b in _IGNORABLE if b <= 0xFFFF for i in range(a, b + 1))
+
+
+def _ignorable(ch: str) -> bool:
+    """Whether `ch` is a Default_Ignorable_Code_Point."""
+    if ch <= "\uffff":
+        return ch in _IGNORABLE_BMP
+    return any(a <= ord(ch) <= b for a, b in _IGNORABLE if a > 0xFFFF)
+
 
 _BLANK = frozenset("\u2800\U0001d159")
 """Symbols (So) whose glyph is empty: they show as a space."""
@@ -119,11 +132,9 @@ _BLANK = frozenset("\u2800\U0001d159")
 _SPACES = frozenset(" \t\n\r\f\v")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _DROPPED = frozenset(("Cf", "Mn", "Me", "Cc"))
-_TAG_CHARACTER = re.compile("[\U000e0020-\U000e007e]")
+_TAG_CHARACTER = "[\U000e0020-\U000e007e]"
 
-_REFERENCE = re.compile(
-    r"&(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31});)"
-)
+_REFERENCE = r"&(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31});)"
 """An HTML character reference: numeric (its `;` optional, as HTML reads it; leading zeros
 any number) or named (with its `;`)."""
 
@@ -142,7 +153,7 @@ def _fold(c: str) -> str:
             out.append(" ")
             continue
         category = unicodedata.category(ch)
-        if category in _DROPPED or _IGNORABLE.match(ch):
+        if category in _DROPPED or _ignorable(ch):
             continue
         ch = _LOOKALIKES.get(ch, ch)
         if ch >= "\x80":
@@ -167,20 +178,20 @@ def _seen_ascii(text: str) -> str:
     return text.translate(_ASCII)
 
 
-_PLAIN = re.compile(r"[\t-\r -~]{16,}")
+_PLAIN = r"[\t-\r -~]{16,}"
 """A run of ASCII without controls, long enough to be worth reading in one go."""
 
 
 def _references(text: str, literal: str) -> list[tuple[int, int, str]]:
     """Where `text` holds a character reference, and the character(s) it names: `(start,
     end, named)`. A reference whose character reads as `literal` is left out."""
-    import html  # (only for a text that holds a reference: it costs the hook 1.5 ms)
-
     found = []
     named_by: dict[str, str | None] = {}
-    for ref in _REFERENCE.finditer(text):
+    for ref in re.finditer(_REFERENCE, text):
         spelled = ref.group()
         if spelled not in named_by:
+            import html  # (only for a text that holds a reference: it costs the hook 1.5 ms)
+
             hexadecimal, decimal, name = ref.groups()
             if name is None:
                 code = int(hexadecimal or decimal, 16 if hexadecimal else 10)
@@ -216,9 +227,10 @@ def _seen(
                 folded.append(f)
                 origin.extend([i] * len(f))
 
+    plain = re.compile(_PLAIN)
     at = 0
     for start, end, named in [*references, (len(text), len(text), "")]:
-        for run in _PLAIN.finditer(text, at, start):
+        for run in plain.finditer(text, at, start):
             one_by_one(at, run.start())
             folded.append(_seen_ascii(run.group()))
             origin.extend(range(run.start(), run.end()))
@@ -231,7 +243,7 @@ def _seen(
     return "".join(folded), origin
 
 
-def _escaped(text: str, pattern: re.Pattern[str], at_separator: bool, escape: str) -> str:
+def _escaped(text: str, pattern: str, at_separator: bool, escape: str) -> str:
     """`text` with `escape` put at each match of `pattern` in what a reader sees: in place
     of the character that opens it, or (`at_separator`) before the first character of what
     joins its words (before the second word when nothing does)."""
@@ -241,11 +253,11 @@ def _escaped(text: str, pattern: re.Pattern[str], at_separator: bool, escape: st
         readings = [(_seen_ascii(text), None)]  # (most memory: one character for one)
     else:
         readings = [_seen(text, _fold, references)]
-        if _TAG_CHARACTER.search(text):
+        if re.search(_TAG_CHARACTER, text):
             readings.append(_seen(text, _fold_tag_as_ascii, references))
     points = set()
     for seen, origin in readings:
-        for match in pattern.finditer(seen):
+        for match in re.finditer(pattern, seen):
             at = match.start(1) if at_separator else match.start()
             points.add(at if origin is None else origin[at])
     if not points:
