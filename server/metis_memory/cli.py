@@ -291,7 +291,7 @@ def _mcp(workspace: str | None) -> int:
 
 def _check(workspace: str, fmt: str, stale: bool = False) -> int:
     from . import __version__
-    from .analysis.secret_report import secret_findings
+    from .analysis.secret_report import LISTED, SecretFinding, secret_findings
     from .budgets.catalog import workspace_catalog
     from .budgets.report import sarif, workspace_budgets, workspace_rule_problems
     from .store.usage import read_both
@@ -344,7 +344,14 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
         ]
     stale_lines = [f".metis/{s.file.value}:{s.line}:{s.column}: {s.message}" for s in stale_refs]
     # The text read from disk (a file too large to read has none: it is reported above).
-    secrets = [found for f in MemoryFile for found in secret_findings(f.value, texts[f])]
+    secrets: list[SecretFinding] = []
+    more_secrets: list[str] = []  # files with more suspected secrets than are listed
+    for f in MemoryFile:
+        found = secret_findings(f.value, texts[f])
+        secrets += found[:LISTED]
+        if len(found) > LISTED:
+            more_secrets.append(f.value)
+            report[f.value]["secrets_listed"] = f"the first {LISTED:,}: the scan stops there"
     if fmt == "sarif":
         config = [(p.line, p.message) for p in budgets.problems]
         log = sarif(budget_lines, __version__, rule_problems, config, secrets)
@@ -361,7 +368,12 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
     else:
         lines += [line.text_line() for line in budget_lines]
         lines += [p.text_line() for p in rule_problems]
-        secret_lines = [s.text_line() for s in secrets]
+        secret_lines = [s.text_line() for s in secrets] + [
+            f".metis/{name}: more suspected secrets follow; the first {LISTED:,} are listed "
+            "and the scan stops there: remove them (metis-memory consolidate) and run check "
+            "again"
+            for name in more_secrets
+        ]
         print("\n".join(lines + problems + stale_lines + secret_lines))
     failed = failed or bool(problems) or any(line.loses_text for line in budget_lines)
     failed = failed or bool(stale_refs) or bool(secrets)

@@ -134,3 +134,26 @@ def test_a_megabyte_of_duplicates_is_checked_in_linear_time() -> None:
     findings = check(MEMORY, text)
     assert sum(f.code == "duplicate-entry" for f in findings) == 32_999
     assert sum(f.code == "over-hard-cap" for f in findings) == 1
+
+
+def test_a_line_of_thousands_of_secrets_gives_the_first_thousand_and_a_note() -> None:
+    """Issue 39, item 6: past SHOWN_SECRETS the scan stops (a long line is not scanned to
+    its end) and one finding says so; the secrets shown are the first ones, in order."""
+    from metis_memory.analysis.checks import SHOWN_SECRETS, check
+    from metis_memory.analysis.secrets import WORK, find_secrets
+    from metis_memory.store.files import MemoryFile
+
+    text = "- keys: " + "api_key=Zx9Qw3Er7Ty1Ui5O " * 40_000  # one 1 MiB line
+    WORK.chars = 0
+    findings = [f for f in check(MemoryFile.MEMORY, text) if f.code == "secret"]
+    shown_work = WORK.chars
+    every = find_secrets(text)
+    whole_work = WORK.chars - shown_work
+    assert len(every) == 40_000
+    assert len(findings) == SHOWN_SECRETS + 1
+    assert [(f.start, f.end) for f in findings[:-1]] == [
+        (m.start, m.end) for m in every[:SHOWN_SECRETS]
+    ]
+    assert findings[-1].secret is None and findings[-1].start == every[SHOWN_SECRETS].start
+    assert "the first 1,000 are shown" in findings[-1].message
+    assert shown_work * 3 < whole_work, (shown_work, whole_work)  # the markers: one pass each

@@ -66,3 +66,25 @@ def test_index_inverts_position(text: str, encoding: str) -> None:
             continue  # no position lies between CR and LF
         line, character = lines.position(i, encoding)
         assert lines.index(line, character, encoding) == i
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "é", "日", "😀", " ", "\n"]), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=3_000),
+    st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+    st.lists(st.integers(min_value=0, max_value=10**6), max_size=20),
+)
+def test_a_long_lines_positions_are_counted_in_steps_as_from_its_start(
+    unit: list[str], times: int, encoding: str, asked: list[int]
+) -> None:
+    """A line longer than a step is counted once in steps (a position costs one step, not the
+    line up to it): each answer equals the count from the line's start, in any order asked."""
+    text = ("".join(unit) * times)[:200_000]
+    lines = LineIndex(text)
+    for index in [*asked, len(text), *reversed(asked)]:
+        line, character = lines.position(index, encoding)
+        at = max(0, min(index, len(text)))
+        start = text.rfind("\n", 0, at) + 1
+        assert line == text.count("\n", 0, at)
+        assert character == units(text[start:at], encoding)

@@ -203,3 +203,26 @@ def test_positions_count_lines_by_newline_and_columns_in_both_units() -> None:
     assert (aws.line, aws.column, aws.utf16_column) == (2, 5, 6)
     assert (aws.end_line, aws.end_utf16_column) == (2, 6 + len(AWS))
     assert (gh.line, gh.column, gh.utf16_column) == (4, 1, 1)
+
+
+def test_a_line_of_thousands_of_secrets_lists_the_first_thousand_and_says_more_follow(
+    cli: Runner, workspace: Path
+) -> None:
+    """Issue 39, item 6: `check` on a 1 MiB line of `api_key=…` pairs lists the first 1,000
+    and says the scan stopped there (it took 19 s to list 40,000)."""
+    pair = "api_key=Zx9Qw3Er7Ty1Ui5O "
+    write_memory(workspace, "MEMORY.md", "- keys: " + pair * 40_000)
+    result = cli("check")
+    assert result.returncode == 1, result.stderr
+    listed = [line for line in result.stdout.splitlines() if ": suspected " in line]
+    assert len(listed) == 1_000
+    assert listed[0].startswith(".metis/MEMORY.md:1:9: suspected ")
+    assert result.stdout.splitlines()[-1] == (
+        ".metis/MEMORY.md: more suspected secrets follow; the first 1,000 are listed and the "
+        "scan stops there: remove them (metis-memory consolidate) and run check again"
+    )
+    assert pair.strip()[8:] not in result.stdout
+    report = json.loads(cli("check", "--json").stdout)
+    assert len(report["secrets"]) == 1_000
+    assert report["MEMORY.md"]["secrets_listed"] == "the first 1,000: the scan stops there"
+    assert "secrets_listed" not in report["USER.md"]

@@ -120,6 +120,12 @@ def entry_findings(outline: Outline) -> list[Finding]:
     return findings
 
 
+SHOWN_SECRETS = 1_000
+"""Suspected secrets shown in one file; past them, one finding says the scan stopped. A
+1 MiB line of `api_key=…` pairs holds 42,000: an editor given them all took 8 s to show any,
+and nobody acts on the 1,001st before removing the first."""
+
+
 def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") -> list[Finding]:
     """Suspected credentials; the message never repeats the secret. `reader` names who
     loads the file when it is another agent's ("Claude Code, Codex")."""
@@ -129,7 +135,8 @@ def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") 
         if reader
         else "memory goes into every system prompt"
     )
-    return [
+    matches = find_secrets(outline.text, SHOWN_SECRETS + 1)
+    findings = [
         Finding(
             "secret",
             Severity.WARNING,
@@ -140,8 +147,23 @@ def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") 
             entry=outline.entry_at(match.start),
             secret=match,
         )
-        for match in find_secrets(outline.text)
+        for match in matches[:SHOWN_SECRETS]
     ]
+    if len(matches) > SHOWN_SECRETS:
+        at = matches[SHOWN_SECRETS].start
+        findings.append(
+            Finding(
+                "secret",
+                Severity.WARNING,
+                at,
+                matches[SHOWN_SECRETS].end,
+                f"More possible secrets in {name} from here: the first {SHOWN_SECRETS:,} are "
+                "shown and the scan stops there. Remove them (consolidate the file), and the "
+                "rest will show",
+                entry=outline.entry_at(at),
+            )
+        )
+    return findings
 
 
 def not_utf8_finding(file: MemoryFile, text: str, offset: int) -> Finding:

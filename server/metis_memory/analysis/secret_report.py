@@ -95,9 +95,14 @@ class SecretFinding:
         }
 
 
+LISTED = 1_000
+"""Suspected secrets listed for one file; past them, `check` says the scan stopped there."""
+
+
 def secret_findings(file: str, text: str) -> list[SecretFinding]:
-    """The suspected credentials of one memory file's text, in order. Lines are counted by
-    "\\n", as the other positions `check` prints."""
+    """The suspected credentials of one memory file's text, in order, the first LISTED + 1
+    of them (the caller lists LISTED and says more follow when there are more). Lines are
+    counted by "\\n", as the other positions `check` prints."""
     found: list[SecretFinding] = []
     line, line_start, scanned, utf16 = 1, 0, 0, 0
 
@@ -114,7 +119,7 @@ def secret_findings(file: str, text: str) -> list[SecretFinding]:
         scanned = index
         return line, index - line_start + 1, utf16 + 1
 
-    for match in find_secrets(text):
+    for match in find_secrets(text, LISTED + 1):
         start_line, column, utf16_column = place(match.start)
         end_line, _, end_utf16_column = place(match.end)
         found.append(
