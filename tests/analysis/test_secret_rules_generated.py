@@ -134,7 +134,10 @@ def test_key_like_text_is_stored_in_pieces(committed: dict[str, Any]) -> None:
     ("go", "python"),
     [
         # Go's mid-pattern flags last to the end of their group, across its alternatives.
-        (r"\b(p8e-(?i)[a-z0-9]{32})", r"(?a)(p8e-(?<![A-Za-z0-9_-]p8e-)(?i:[0-9a-z]{32}))"),
+        (
+            r"\b(p8e-(?i)[a-z0-9]{32})",
+            r"(?a)(p8e-(?<![A-Za-z0-9-]p8e-)(?<![A-Za-z0-9-]_p8e-)(?<![\w-]__p8e-)(?i:[0-9a-z]{32}))",
+        ),
         (r"a(?i)b|c", r"(?a)a(?i:b)|(?i:c)"),
         (r"x(?-i:[Aa]pi|API)", r"(?a)x(?-i:[Aa]pi|API)"),
         # Ends of text are ends of lines; no class matches a line break.
@@ -144,8 +147,12 @@ def test_key_like_text_is_stored_in_pieces(committed: dict[str, Any]) -> None:
         ),
         (r"^[^a]{2}$", r"(?a)(?<![^\n])[^\na]{2}(?![^\n])"),
         # POSIX classes, and a `\b` before a group of alternatives anchors them all.
-        (r"\b(pat[[:alnum:]]{14})\b", r"(?a)(pat(?<![A-Za-z0-9_-]pat)[0-9A-Za-z]{14})\b"),
-        (r"\b(?:ab|cd)x", r"(?a)(?<![A-Za-z0-9_-])(?:ab|cd)x"),
+        (
+            r"\b(pat[[:alnum:]]{14})\b",
+            r"(?a)(pat(?<![A-Za-z0-9-]pat)(?<![A-Za-z0-9-]_pat)(?<![\w-]__pat)[0-9A-Za-z]{14})"
+            r"(?![A-Za-z0-9]|__?[A-Za-z0-9]|___)",
+        ),
+        (r"\b(?:ab|cd)x", r"(?a)(?<![A-Za-z0-9-])(?<![A-Za-z0-9-]_)(?<![\w-]__)(?:ab|cd)x"),
         # Unbounded repeats of one character get a bound; of a group, the rule is refused.
         (r"xox[os]-\d+", r"(?a)xox[os]-\d{1,1024}"),
     ],
@@ -257,12 +264,19 @@ def test_the_generator_refuses_a_rule_that_misses_its_example_in_prose(
     script: ModuleType,
 ) -> None:
     """Every kept rule is checked with its example followed by each mark and inside
-    brackets and quotes: a rule that ends a token only at a space cannot ship."""
+    brackets and quotes, in Markdown and after CJK text: a rule that ends a token only at a
+    space cannot ship, nor one that a closing `_` (italics) hides (issue #39)."""
     token = "zz_" + "Qw3rTy7uIo9pAs2dFg4h"
     narrow = r"(?<![A-Za-z0-9_-])(zz_[A-Za-z0-9]{20})(?:[ \t\"'`;]|(?![^\n]))"
     with pytest.raises(SystemExit, match=r"zz-token.*prose"):
         script.generate("rules = []\n", _local_rule(narrow, token, "zz_short"))
-    wide = r"(?<![A-Za-z0-9_-])(zz_[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"
+    wide = (
+        r"(?<![A-Za-z0-9-])(?<![A-Za-z0-9-]_)(?<![\w-]__)(zz_[A-Za-z0-9]{20})"
+        r"(?![A-Za-z0-9]|[_-]{1,2}[A-Za-z0-9]|[_-]{3})"
+    )
+    italics_hide = r"(?<![A-Za-z0-9_-])(zz_[A-Za-z0-9]{20})(?![A-Za-z0-9_-])"
+    with pytest.raises(SystemExit, match=r"zz-token.*prose.*_<example>_"):
+        script.generate("rules = []\n", _local_rule(italics_hide, token, "zz_short"))
     data, _log = script.generate("rules = []\n", _local_rule(wide, token, "zz_short"))
     assert [r["id"] for r in data["rules"]] == ["zz-token"]
 

@@ -153,6 +153,36 @@ def test_every_rule_finds_its_example_and_not_its_near_miss(rule_id: str) -> Non
 MARKS = ".,)]>!:?}"
 """What ends a sentence or a clause, or closes a bracket, after a token in prose."""
 WRAPS = (("(", ")"), ('"', '"'), ("'", "'"), ("`", "`"))
+SOFT_ENDINGS = ("/", "--", "-", "=", "==", "#", "@", "$", "%", "~", "~~", "_", "__", "+")
+"""Characters that can continue a token (a path, base64 padding, `x=1`, `a@b`, `%20`) but
+end one when one or two of them are followed by a space, punctuation or the line's end
+(`<token>/ for staging`, `<token>--`, Markdown's closing `_`, `~~`; issue #39, second
+review), or, `%`, by two hex digits (`%20`: an encoded separator)."""
+MARKDOWN_AND_UNICODE = {
+    "~~...~~ ending the line": "- The old key ~~{}~~",
+    "~~...~~ then more prose": "- The old key ~~{}~~ (revoked in June).",
+    "_..._ ending the line": "- Staging uses _{}_",
+    "_..._ then more prose": "- Staging uses _{}_, rotated.",
+    "__...__ then more prose": "- Staging uses __{}__ (rotated).",
+    "**...** then more prose": "- Staging uses **{}** (rotated).",
+    "table cell": "| staging | {} | prod |",
+    "table cell without spaces": "|staging|{}|",
+    "a Markdown link's text": "- see [{}](https://wiki.acme.dev/keys)",
+    "an autolink": "- <{}>",
+    "CJK text before, 。 after": "- 测试密钥是{}。",
+    "CJK ， after": "- 密钥{}，不要提交",
+    "CJK 、 after": "- 密钥{}、別の",
+    "fullwidth brackets": "- 密钥（{}）",
+    "corner brackets": "- 密钥「{}」",
+    "guillemets": "- clé «{}»",
+    "curly quotes": "- The key “{}” is staging",
+    "curly single quotes": "- The key ‘{}’ is staging",
+    "no-break space before": "- key\u00a0{}",
+    "ideographic spaces": "- key\u3000{}\u3000ok",
+}
+"""Markdown and non-ASCII text around a token (issue #39, second review: strikethrough
+hid 147 rules' examples, `_..._` 74; Azure AD secrets started only after gitleaks' fixed
+characters, not after `**`, `|`, `（`, NBSP; a URL after CJK text)."""
 PROSE = {
     **{f"{mark!r} ending the line": "- Staging uses {}" + mark for mark in MARKS},
     **{
@@ -163,8 +193,16 @@ PROSE = {
     **{
         f"{a}...{b} then more prose": "- The old " + a + "{}" + b + " is revoked." for a, b in WRAPS
     },
+    **MARKDOWN_AND_UNICODE,
+    **{f"{mark!r} ending the line": "- Staging uses {}" + mark for mark in (*SOFT_ENDINGS, "%20")},
+    **{
+        f"{mark!r} then more prose": "- Staging uses {}" + mark + " then more prose."
+        for mark in (*SOFT_ENDINGS, "%2C")
+    },
 }
-"""Each rule's example (`{}`) as memory holds it: prose, not code."""
+"""Each rule's example (`{}`) as memory holds it: prose, not code. What is not guaranteed
+(a longer token, as the generator reads it): `<token>.json`, `<token>+more`, `<token>@host`,
+`<token>#anchor`, `<token>/path`, `<token>=value`."""
 
 
 def _secret_of(rule_id: str) -> tuple[str, str, str]:
@@ -179,15 +217,23 @@ def _secret_of(rule_id: str) -> tuple[str, str, str]:
 def missed_in(context: str) -> list[str]:
     """The rules whose example, written in `context`, is not found whole and alone as the
     rule's kind. A rule whose secret may hold the mark itself (a password's `!`) may take
-    it too: more is redacted, never less."""
+    it too, and a run that can hold `_`, `-`, `=` or `%` the Markdown, padding or encoded
+    character around it (up to two `_` before, the SOFT_ENDINGS or `%20` after): more is
+    redacted, never less."""
     missed = []
     for rule_id in RULE_IDS:
         kind, example, secret = _secret_of(rule_id)
         text = context.replace("{}", example)
         found = find_secrets(text)
         at = text.index(example) + example.index(secret)
-        whole = len(found) == 1 and found[0].start == at
-        ends = (at + len(secret), at + len(secret) + 1)
+        after = text[at + len(secret) :]
+        before = text[:at]
+        soft = re.match(r"%[0-9A-Fa-f]{2}|[/=#@$%+~_-]{1,2}", after)
+        more_after = max(1, len(soft.group()) if soft else 0)
+        more_before = len(before) - len(before.rstrip("_"))
+        starts = range(at - min(more_before, 2), at + 1)
+        ends = range(at + len(secret), at + len(secret) + more_after + 1)
+        whole = len(found) == 1 and found[0].start in starts
         if not (whole and [m.kind for m in found] == [kind] and found[0].end in ends):
             missed.append(rule_id)
     return missed
