@@ -75,6 +75,7 @@ TOKENS = {
     "aws_secret": random_part(40, "aws-secret", ALNUM + "+/"),
     "generic": random_part(32, "generic"),
     "password": "Tr0ub4dor3xQz",
+    "azure": random_part(3, "azure1") + "8Q~" + random_part(34, "azure2", URL_SAFE + "~."),
 }
 
 
