@@ -16,16 +16,20 @@ across a line break; and a search for it costs little (check_cost: at most START
 character tests from one position, DISMISS_COST where a rule cannot start, no run a search
 scans again from inside it), allowlist regexes being rewritten for a search (search_only).
 `\\b` at a pattern's start becomes a lookbehind for a token character (a run of token
-characters is tried once), gitleaks' "keyword = value" rules start at their
-keyword (not up to 50 characters before it), and a long repeat that giving back characters
-cannot help is made atomic (Python's backtracking would try each count in turn). gitleaks'
-ending after a token (a space, a quote, `;`, a backtick) is widened for prose: any character
-that cannot continue the token ends it, a `.` or `:` when no token character follows (a
-sentence's end, not `name.json`). Every kept rule gets an example it must find, also
-followed by punctuation and inside brackets and quotes (PROSE_LINES), and a near miss it must
-not, checked here with the scanner itself (secrets.py); a rule without one is listed under
-"dropped" with the reason, a rule that misses its example only in prose stops the script
-(memory is prose: fix its ending in local.toml), and a summary goes to stderr.
+characters is tried once; Markdown's `_` before a token does not count), at its end a
+lookahead for a letter or digit (past Markdown's `_`), gitleaks' "keyword = value" rules
+start at their keyword (not up to 50 characters before it), and a long repeat that giving
+back characters cannot help is made atomic (Python's backtracking would try each count in
+turn). gitleaks' ending after a token (a space, a quote, `;`, a backtick) is widened for
+prose: any character that cannot continue the token ends it, a `.` or `:` when no token
+character follows (a sentence's end, not `name.json`), one or two of `/=#@$%+~_-` before
+such an end (`<token>/`, `<token>--`, Markdown's closing `_`, `~~`), a URL-encoded
+character (`%2C`). Every kept rule gets an example it must find, also followed by
+punctuation and those characters, inside brackets and quotes, in Markdown and after CJK
+text (PROSE_LINES), and a near miss it must not, checked here with the scanner itself
+(secrets.py); a rule without one is listed under "dropped" with the reason, a rule that
+misses its example only in prose stops the script (memory is prose: fix its ending in
+local.toml), and a summary goes to stderr.
 
     python3 scripts/generate_secret_rules.py          # write the rules file
     python3 scripts/generate_secret_rules.py --check  # exit 1 if it is not current
@@ -122,14 +126,20 @@ NOTES = (
     f"repeat of one character without a bound is bounded at {CAP} (less where a match would "
     "not fit the scanner's window overlap), and `\\b` at a pattern's start is a lookbehind for "
     "a token character (after the literal that follows it), so a run of token characters is "
-    "tried once. gitleaks' ending after a secret (a space, a quote, `;`, a backtick, `\\n`, the "
+    "tried once; a `_` or `__` (Markdown's italics and bold) that does not follow a letter, "
+    "digit or `-` does not count; `\\b` at a rule's end after a word character is a lookahead "
+    "for a letter or digit, or `_` or `__` before one. gitleaks' ending after a secret (a "
+    "space, a quote, `;`, a backtick, `\\n`, the "
     "end of the line) is widened for prose: the end of the line, any character that cannot "
     "continue a token (not a letter, digit, `_-/+=%@~#$` or a backslash), an escape, or a "
-    "`.` or `:` that no token character follows, so `<token>.`, `(<token>)`, `<token>,` are "
-    "found and `<token>.json`, `<token>:8080` are not; a run of variable length that can hold "
-    "`.` or `:` does not end with one before it (the full stop ends the sentence), and is "
-    "taken at one length where only a stop could be given back (the longest not ending in "
-    "one, `(?=(?P<_a1>X{m-1,n-1}Y))(?P=_a1)`, Y: X but `.` and `:`). "
+    "`.` or `:` that no token character follows, or one or two of `/=#@$%+~_-` before one of "
+    "those, or a URL-encoded character (`%20`), so `<token>.`, `(<token>)`, `<token>,`, "
+    "`<token>/ for`, `<token>--`, `~~<token>~~`, `_<token>_` are found and `<token>.json`, "
+    "`<token>:8080`, `<token>/path`, `<token>@host`, `<token>#anchor`, `<token>+more` are not "
+    "(a longer token); a run of variable length that can hold `.`, `:` or one of "
+    "`/=#@$%+~_-` does not end with one before it (the full stop ends the sentence, the `_` "
+    "the italics), and is taken at one length where only those could be given back (the "
+    "longest not ending in one, `(?=(?P<_a1>X{m-1,n-1}Y))(?P=_a1)`, Y: X but those). "
     "A repeat of one character that giving back characters cannot help (what "
     "follows cannot start with one of them) is made atomic, as `(?=(?P<_a1>X{m,n}))(?P=_a1)` "
     "(Python 3.10 has no possessive repeats); those `_a` groups never hold the secret. "
