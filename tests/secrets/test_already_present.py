@@ -14,7 +14,6 @@ this file; none is real."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from metis_memory.tools.secret_guard import new_secrets
 from support.cli import Runner
 from support.mcp_stdio import mcp_server
 from support.mcp_values import text as text_of
+from support.secret_writes import by_hand, digest, refusal
 
 AWS = "AKIA" + "Z7Q2M4K8W3N6P9R5"
 GITHUB = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
@@ -48,23 +48,6 @@ def test_the_samples_are_what_this_file_says() -> None:
     assert find_secrets(f"- note: {VALUE}") == []
     assert [m.end for m in find_secrets(f"- password: {VALUE}")] == [len(f"- password: {VALUE}")]
     assert [HAND_TYPED[m.start : m.end] for m in find_secrets(HAND_TYPED)] == [GITHUB]
-
-
-def by_hand(workspace: Path, text: str, name: str = "MEMORY.md") -> Path:
-    path = workspace / ".metis" / name
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def refusal(store: MemoryStore, tool: str, arguments: dict[str, str]) -> ToolExecutionError:
-    with pytest.raises(ToolExecutionError) as caught:
-        memory_dispatcher(store).dispatch(tool, arguments)
-    return caught.value
 
 
 def assert_refused_at(error: ToolExecutionError, line: int, column: int) -> None:

@@ -7,7 +7,6 @@ transports)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -20,9 +19,10 @@ from anthropic.types.beta import (
 
 from metis_memory import MemoryStore
 from metis_memory.anthropic import MetisMemoryTool
-from metis_memory.tools import ToolExecutionError, memory_dispatcher
+from metis_memory.tools import memory_dispatcher
 from metis_memory.tools.redaction import redact
 from support.cli import Runner
+from support.secret_writes import by_hand, digest, refusal
 
 # In pieces, so that secret scanners do not flag this file.
 TAIL = "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
@@ -37,23 +37,6 @@ KEY_BLOCK = (
 
 def memory(workspace: Path) -> Path:
     return workspace / ".metis" / "MEMORY.md"
-
-
-def by_hand(workspace: Path, text: str) -> Path:
-    path = memory(workspace)
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def refusal(store: MemoryStore, tool: str, arguments: dict[str, str]) -> ToolExecutionError:
-    with pytest.raises(ToolExecutionError) as caught:
-        memory_dispatcher(store).dispatch(tool, arguments)
-    return caught.value
 
 
 def test_a_token_built_across_two_replaces_is_refused(store: MemoryStore, workspace: Path) -> None:

@@ -260,3 +260,25 @@ def test_a_dispatcher_without_a_sink_works(store: MemoryStore, workspace: Path) 
     result = memory_dispatcher(store).dispatch("memory_add", {"file": "USER.md", "entry": "x"})
     assert result.text.startswith("Added entry to USER.md")
     assert memory_file(workspace, "USER.md").read_bytes() == b"x\n"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("memory_add", {"file": "MEMORY.md", "entry": "- a \ud800 b"}),
+        ("memory_replace", {"file": "MEMORY.md", "old": "fact", "new": "\ud800"}),
+        ("memory_consolidate", {"file": "MEMORY.md", "content": "\ud800"}),
+    ],
+)
+def test_a_lone_surrogate_is_invalid_input_before_any_cap_or_secret_check(
+    workspace: Path, dispatcher: ToolDispatcher, tool: str, arguments: dict[str, str]
+) -> None:
+    """The secret guard's cap check measured the text with a strict UTF-8 encode: a lone
+    surrogate escaped as UnicodeEncodeError (an internal error, -32603, over the wire)."""
+    memory = workspace / ".metis" / "MEMORY.md"
+    memory.parent.mkdir(exist_ok=True)
+    memory.write_text("- a fact\n")
+    with pytest.raises(ToolExecutionError) as caught:
+        dispatcher.dispatch(tool, arguments)
+    assert caught.value.code == "invalid_input", caught.value
+    assert memory.read_text() == "- a fact\n"

@@ -680,8 +680,8 @@ def _rescanned(before: str, matches: Sequence[SecretMatch], text: str) -> list[S
     """`text`'s matches from `before`'s, or None when more than a quarter of it changed."""
     size = min(len(before), len(text))
     WORK.chars += 2 * size
-    prefix = _common_prefix(before, text, size)
-    suffix = _common_suffix(before, text, size - prefix)
+    prefix = common_prefix(before, text, size)
+    suffix = common_suffix(before, text, size - prefix)
     if len(text) - prefix - suffix > len(text) // 4:
         return None
     delta = len(text) - len(before)
@@ -707,7 +707,7 @@ COMPARED = 4096
 """Texts are compared a block of this many characters at a time (a slice comparison in C)."""
 
 
-def _common_prefix(a: str, b: str, limit: int) -> int:
+def common_prefix(a: str, b: str, limit: int) -> int:
     at = 0
     while at + COMPARED <= limit and a[at : at + COMPARED] == b[at : at + COMPARED]:
         at += COMPARED
@@ -716,7 +716,7 @@ def _common_prefix(a: str, b: str, limit: int) -> int:
     return at
 
 
-def _common_suffix(a: str, b: str, limit: int) -> int:
+def common_suffix(a: str, b: str, limit: int) -> int:
     n = 0
     la, lb = len(a), len(b)
     while n + COMPARED <= limit and a[la - n - COMPARED : la - n] == b[lb - n - COMPARED : lb - n]:

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from ..analysis.secrets import SecretMatch, find_secrets
+from ..analysis.positions import utf8_size
+from ..analysis.secrets import SecretMatch, common_prefix, common_suffix, find_secrets
 from ..store.errors import MemoryHardCapExceeded, OldTextNotFound
 from ..store.files import CAPS, MemoryFile, parse_memory_file
 from .errors import ToolExecutionError
@@ -74,8 +75,8 @@ def new_secrets(
         return []
     there = (find_secrets(before) if before else []) if there is None else there
     shorter = min(len(before), len(after))
-    head = _common_head(before, after, shorter)
-    tail = _common_tail(before, after, shorter - head)
+    head = common_prefix(before, after, shorter)
+    tail = common_suffix(before, after, shorter - head)
     shift = len(after) - len(before)
     kept_in_place = {(m.start, m.end) for m in there}
     rewritten = Counter(before[m.start : m.end] for m in there if _overlaps(m, head, tail, before))
@@ -101,31 +102,9 @@ def _overlaps(m: SecretMatch, head: int, tail: int, text: str) -> bool:
     return m.end > head and m.start < len(text) - tail
 
 
-COMPARED = 4096
-"""Texts are compared a block of this many characters at a time (a slice comparison in C)."""
-
-
-def _common_head(a: str, b: str, limit: int) -> int:
-    at = 0
-    while at + COMPARED <= limit and a[at : at + COMPARED] == b[at : at + COMPARED]:
-        at += COMPARED
-    while at < limit and a[at] == b[at]:
-        at += 1
-    return at
-
-
-def _common_tail(a: str, b: str, limit: int) -> int:
-    n, la, lb = 0, len(a), len(b)
-    while n + COMPARED <= limit and a[la - n - COMPARED : la - n] == b[lb - n - COMPARED : lb - n]:
-        n += COMPARED
-    while n < limit and a[la - n - 1] == b[lb - n - 1]:
-        n += 1
-    return n
-
-
 def _over_hard_cap(text: str, file: MemoryFile) -> bool:
     hard = CAPS[file].hard
-    return len(text) > hard or len(text.encode("utf-8")) > hard
+    return len(text) > hard or utf8_size(text) > hard  # a lone surrogate: the store's to refuse
 
 
 def _message(tool: str, part: str, text: str, found: list[SecretMatch]) -> str:
@@ -185,7 +164,7 @@ def refuse_replace(
     after = text[:at] + new + text[at + len(old) :]
     if _over_hard_cap(after, f):
         caps = CAPS[f]
-        size, now = len(after.encode("utf-8")), len(text.encode("utf-8"))
+        size, now = utf8_size(after), utf8_size(text)
         error = MemoryHardCapExceeded(f.value, "replace", now, size, caps.soft, caps.hard)
         raise ToolExecutionError("hard_cap_exceeded", str(error))
     refuse_new_secrets(tool, part, new, old)
