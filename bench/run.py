@@ -389,18 +389,8 @@ def one_line_runs(root: Path, n: int) -> dict[str, dict[str, list[float]]]:
     for i in range(n):
         for name, unit in LINE_SHAPES.items():
             ws = spaces[name]
-            env = {**os.environ, "METIS_MEMORY_CACHE_DIR": str(root / "hook-cache")}
-            payload = {"session_id": f"l{i}", "hook_event_name": "SessionStart", "cwd": str(ws)}
-            t0 = now()
-            done = subprocess.run(
-                [script, "hook", "--host", "claude"],
-                input=json.dumps(payload).encode(),
-                capture_output=True,
-                env=env,
-                check=False,
-                timeout=120,
-            )
-            out[name]["hook"].append((now() - t0) * 1e3)
+            elapsed, done = session_start(ws, root / "hook-cache", f"l{i}")
+            out[name]["hook"].append(elapsed)
             assert done.returncode == 0 and b"metis-memory" in done.stdout, done.stderr
             t0 = now()
             subprocess.run(
@@ -573,23 +563,33 @@ def hostile_workspace(root: Path) -> tuple[Path, dict[str, Path]]:
     }
 
 
+def session_start(
+    ws: Path, cache: Path, session: str
+) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    """`metis-memory hook --host claude` on a session start in `ws`, as Claude Code runs it:
+    (ms, the finished process)."""
+    script = str(Path(sys.executable).parent / "metis-memory")
+    env = {**os.environ, "METIS_MEMORY_CACHE_DIR": str(cache)}
+    payload = {"session_id": session, "hook_event_name": "SessionStart", "cwd": str(ws)}
+    t0 = now()
+    done = subprocess.run(
+        [script, "hook", "--host", "claude"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+    return (now() - t0) * 1e3, done
+
+
 def hostile_hook_runs(plain: Path, hostile: Path, n: int) -> tuple[list[float], list[float]]:
     """Session-start hooks on a plain workspace and on the hostile repository, interleaved."""
-    script = str(Path(sys.executable).parent / "metis-memory")
     out: tuple[list[float], list[float]] = ([], [])
     for i in range(n):
         for ws, times in ((plain, out[0]), (hostile, out[1])):
-            env = {**os.environ, "METIS_MEMORY_CACHE_DIR": str(ws.parent / "hook-cache")}
-            payload = {"session_id": f"h{i}", "hook_event_name": "SessionStart", "cwd": str(ws)}
-            t0 = now()
-            done = subprocess.run(
-                [script, "hook", "--host", "claude"],
-                input=json.dumps(payload).encode(),
-                capture_output=True,
-                env=env,
-                check=False,
-            )
-            times.append((now() - t0) * 1e3)
+            elapsed, done = session_start(ws, ws.parent / "hook-cache", f"h{i}")
+            times.append(elapsed)
             assert done.returncode == 0 and b"Module 9" in done.stdout, done.stderr
             # Past its time budget the hook drops the stale note: that would hide a freeze.
             assert b"may be stale" in done.stdout, "the stale check ran out of its budget"
