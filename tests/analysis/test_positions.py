@@ -88,3 +88,27 @@ def test_a_long_lines_positions_are_counted_in_steps_as_from_its_start(
         start = text.rfind("\n", 0, at) + 1
         assert line == text.count("\n", 0, at)
         assert character == units(text[start:at], encoding)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "é", "日", "😀", " "]), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=3_000),
+    st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+    st.lists(st.integers(min_value=0, max_value=10**6), max_size=20),
+)
+def test_a_long_lines_positions_go_back_to_indices_in_steps(
+    unit: list[str], times: int, encoding: str, asked: list[int]
+) -> None:
+    """`index` skips a long line's whole steps (a quick fix near the end of a 1 MiB line
+    walked it a character at a time: half a second on the event loop): each index agrees
+    with a walk from the line's start."""
+    text = ("".join(unit) * times)[:200_000]
+    lines = LineIndex(text)
+    for character in [*asked, *reversed(asked)]:
+        at = lines.index(0, character, encoding)
+        counted, i = 0, 0
+        while i < len(text) and counted < character:
+            counted += units(text[i], encoding)
+            i += 1
+        assert at == i, (character, at, i)

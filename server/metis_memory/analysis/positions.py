@@ -111,7 +111,20 @@ class LineIndex:
             return min(start + max(character, 0), end)
         counted = 0
         i = start
+        if end - start > STEP:  # skip the whole steps before it, counted once
+            counted, i = self._step_before(line, start, end, character, encoding)
         while i < end and counted < character:
             counted += units(self.text[i], encoding)
             i += 1
         return i
+
+    def _step_before(
+        self, line: int, start: int, end: int, character: int, encoding: str
+    ) -> tuple[int, int]:
+        """(units, index) at the start of the last whole step of a long line that begins at
+        or before `character` code units."""
+        last = (end - start) // STEP
+        self._units_to(line, start, start + last * STEP, encoding)  # every step counted
+        counted = self._steps[(line, encoding)]
+        step = max(0, bisect_right(counted, character) - 1)
+        return counted[step], start + step * STEP
