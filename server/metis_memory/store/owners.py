@@ -15,6 +15,13 @@ the mode's group bits are only its mask, and `u:65534:rwx` on a 0755 folder show
 Not read, so not guaranteed: macOS and BSD extended ACLs (`chmod +a`; Python has no call
 for them, so there the rule is the mode alone), NFSv4 ACLs (`system.nfs4_acl`), Windows
 ACLs, and root or any process with CAP_DAC_OVERRIDE, which may write anything.
+
+A group-writable file or folder is the user's alone only when its group is certainly their
+private one (`private_group_problem`): named after them, and no other account has it,
+neither as its primary group (passwd's gid field, which the group's member list leaves
+out) nor as a member on any group line of that gid (a gid may have several lines;
+`getgrgid` returns the first). When the account lists cannot tell (too long, or not
+showing this user, as a directory service that does not enumerate), it is not private.
 """
 
 from __future__ import annotations
@@ -52,8 +59,15 @@ def other_writer(st: os.stat_result, fd: int | None) -> str | None:
     except OSError as exc:
         return f"its ACL could not be read ({exc.strerror or exc}), so who may write it is unknown"
     if acl is None:  # the mode's group bits are the owning group's own
-        return f"mode {mode:04o}" if mode & 0o020 and not own_private_group(st) else None
+        if not mode & 0o020:
+            return None
+        problem = private_group_problem(st.st_gid)
+        return None if problem is None else _with(f"mode {mode:04o}", problem)
     return _acl_writer(acl, st)
+
+
+def _with(writer: str, problem: str) -> str:
+    return f"{writer}, and {problem}" if problem else writer
 
 
 # ---- POSIX access ACLs (Linux) -------------------------------------------------------------
@@ -131,31 +145,75 @@ def _acl_writer(acl: list[tuple[int, int, int]], st: os.stat_result) -> str | No
             continue
         if tag == _USER and ident != me:
             return f"an ACL lets uid {ident} write it"
-        if tag == _GROUP and not _private_group(ident):
-            return f"an ACL lets group {ident} write it"
-        if tag == _GROUP_OBJ and not own_private_group(st):
-            return f"an ACL lets its group (gid {st.st_gid}) write it"
+        if tag == _GROUP and (problem := private_group_problem(ident)) is not None:
+            return _with(f"an ACL lets group {ident} write it", problem)
+        if tag == _GROUP_OBJ and (problem := private_group_problem(st.st_gid)) is not None:
+            return _with(f"an ACL lets its group (gid {st.st_gid}) write it", problem)
     return None
 
 
 def own_private_group(st: os.stat_result) -> bool:
-    """The file's group is the user's own private group (named after them, no other
-    members): Debian's and Ubuntu's umask 002 scheme, under which group-writable means
-    writable by the user alone."""
-    return _private_group(st.st_gid)
+    """The file's group is the user's own private group (see `private_group_problem`):
+    Debian's and Ubuntu's umask 002 scheme, under which group-writable means writable by
+    the user alone."""
+    return private_group_problem(st.st_gid) is None
 
 
-def _private_group(gid: int) -> bool:
+MAX_ACCOUNTS = 100_000
+"""The most account (passwd) or group entries looked at: past this, who else has a group
+cannot be told, and it is not private. (`pwd.getpwall` has the C library list them all
+first; this bounds what Metis goes through, and says that a list that long is not one to
+rely on.)"""
+
+_VERDICTS: dict[int, str | None] = {}
+"""`private_group_problem`'s answers, per gid, for the life of the process (the lists are
+read once: the hook asks about a folder and its file, the server on every read)."""
+
+
+def private_group_problem(gid: int) -> str | None:
+    """None when `gid` is certainly the user's own private group, else why not, as words
+    for a message ("its group (gid 1000) also lists bob"; "" when it is plainly another
+    group: not the user's own gid, or not named after them). Certain means: the process's
+    gid, named as the user is, and among every account and group line the system lists
+    (at most `MAX_ACCOUNTS` of each, the user among them), no other account has it as its
+    primary group and no line of that gid lists anyone but the user."""
+    if gid not in _VERDICTS:
+        _VERDICTS[gid] = _group_problem(gid)
+    return _VERDICTS[gid]
+
+
+def _group_problem(gid: int) -> str | None:
     if not hasattr(os, "getgid") or gid != os.getgid():
-        return False
+        return ""
     try:
         import grp
         import pwd
 
-        group = grp.getgrgid(gid)
-        return not group.gr_mem and group.gr_name == pwd.getpwuid(os.geteuid()).pw_name
-    except (ImportError, KeyError):
-        return False
+        me = os.geteuid()
+        name = pwd.getpwuid(me).pw_name
+        if grp.getgrgid(gid).gr_name != name:
+            return ""
+        accounts = pwd.getpwall()
+        groups = grp.getgrall()
+    except (ImportError, KeyError, OSError):
+        return f"who else has its group (gid {gid}) cannot be told: the lists could not be read"
+    unknown = f"who else has its group (gid {gid}) cannot be told"
+    if len(accounts) > MAX_ACCOUNTS or len(groups) > MAX_ACCOUNTS:
+        return f"{unknown}: the system lists more than {MAX_ACCOUNTS:,} accounts or groups"
+    mine = {account.pw_name for account in accounts if account.pw_uid == me}
+    if name not in mine or not any(group.gr_gid == gid for group in groups):
+        return f"{unknown}: the system's lists do not show this user and group in full"
+    for account in accounts:
+        if account.pw_gid == gid and account.pw_uid != me:
+            return (
+                f"its group (gid {gid}) is also the primary group of uid {account.pw_uid} "
+                f"({account.pw_name})"
+            )
+    for group in groups:
+        others = sorted(set(group.gr_mem) - mine) if group.gr_gid == gid else []
+        if others:
+            return f"its group (gid {gid}) also lists {', '.join(others[:3])}"
+    return None
 
 
 def someone_elses(st: os.stat_result) -> bool:
