@@ -12,6 +12,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from metis_memory.store.cache import CACHE_ENV
 from support.hooks import Hook
 from support.host_inputs import CLAUDE_PROMPT, filled
@@ -80,3 +82,35 @@ def test_the_default_cache_of_an_earlier_version_is_kept_in_use(
         (old / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     )
     assert stat.S_IMODE(old.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize(
+    "planted", ["a FIFO CACHEDIR.TAG", "a folder CACHEDIR.TAG", "a file proposals"]
+)
+def test_a_cache_name_of_another_kind_is_not_ours_and_the_memory_still_sent(
+    planted: str, hook: Hook, workspace: Path, tmp_path: Path
+) -> None:
+    """`/tmp/metis/attack2/b03_cachedir_fifo.py`, the user's own `metis-memory` (0755)
+    holding one of the cache's names as something else. Before: a FIFO named CACHEDIR.TAG
+    held the hook forever (opened for writing without O_NONBLOCK; here, killed at the
+    fixture's 60 s); a folder CACHEDIR.TAG holding notes.txt, or a FILE `proposals`,
+    made the folder the cache's: tagged, tightened to 0700, nothing said."""
+    write_memory(workspace, "MEMORY.md", MEMORY)
+    home = tmp_path / "home"
+    folder = home / "metis-memory"
+    folder.mkdir(parents=True)
+    kind, name = planted.split(" ")[1:]
+    if kind == "FIFO":
+        os.mkfifo(folder / name, 0o600)
+    elif kind == "folder":
+        (folder / name).mkdir()
+        (folder / name / "notes.txt").write_text("mine\n")
+    else:
+        (folder / name).write_text("my proposal for the grant\n")
+    folder.chmod(0o755)
+    before = _tree(folder)
+    done = hook("--host", "claude", payload=_prompt(workspace), env={CACHE_ENV: str(home)})
+    assert done.returncode == 0 and "Fridays" in _context(done.stdout)
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"{folder} is not Metis's cache: it holds {name!r} (not a " in done.stderr
+    assert _tree(folder) == before

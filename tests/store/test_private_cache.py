@@ -73,6 +73,7 @@ def test_a_symlink_at_any_level_is_refused_and_nothing_lands_behind_it(
         root.symlink_to(elsewhere)
     else:
         root.mkdir(parents=True, mode=0o700)
+        (root / "CACHEDIR.TAG").write_bytes(SIGNATURE + b"\n")  # Metis's (untagged: not ours)
         (root / "proposals").symlink_to(elsewhere)
     target = root / "proposals" / "abc" / "MEMORY.proposal.md"
     with pytest.raises(UnsafeCacheDir, match="is a symlink"):
@@ -366,3 +367,93 @@ def test_the_names_an_older_cache_may_hold_are_those_its_writers_make() -> None:
     folder = cast(Folder, SimpleNamespace(key="/ws"))
     for path in (cache_dir(), proposal_path(folder, MemoryFile.MEMORY)):
         assert path.relative_to(cache_root()).parts[0] in CACHE_NAMES, path
+
+
+def _untagged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`~/.cache/metis-memory` of the user's, untagged, 0755 (the default place)."""
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    folder = tmp_path / "xdg" / "metis-memory"
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    assert cache_root() == folder
+    return folder
+
+
+def _refused_untouched(folder: Path) -> None:
+    """A write into the cache is refused as not Metis's, in bounded time, and the folder
+    is left exactly as it was (a writer that blocks is released and reported)."""
+    import threading
+
+    before = _tree(folder)
+    outcome: list[BaseException | None] = []
+
+    def write() -> None:
+        try:
+            write_private(cache_root() / "sessions" / "x", b"d")
+            outcome.append(None)
+        except BaseException as exc:  # (reported below)
+            outcome.append(exc)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(30)
+    if writer.is_alive():  # blocked opening a FIFO: open its other end to let it go
+        fifo = folder / "CACHEDIR.TAG"
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(30)
+        pytest.fail(f"the cache write was still blocked after 30 s on {fifo}")
+    assert outcome and isinstance(outcome[0], UnsafeCacheDir), outcome
+    assert "is not Metis's cache" in str(outcome[0]), outcome[0]
+    assert _tree(folder) == before, "not a name added, not a mode changed"
+
+
+def test_a_fifo_named_like_the_tag_is_not_ours_and_blocks_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`/tmp/metis/attack2/b03_cachedir_fifo.py`: before, `_tag` opened the FIFO for
+    writing without O_NONBLOCK, and the hook waited forever for a reader."""
+    folder = _untagged(tmp_path, monkeypatch)
+    os.mkfifo(folder / "CACHEDIR.TAG", 0o600)
+    _refused_untouched(folder)
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "a folder CACHEDIR.TAG",
+        "a file CACHEDIR.TAG",
+        "a hardlink CACHEDIR.TAG",
+        "a file proposals",
+        "a file sessions",
+        "a link sessions",
+    ],
+)
+def test_the_caches_names_count_only_as_what_the_cache_makes_of_them(
+    planted: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tag is a regular file and `sessions`/`proposals` are folders. Before: a folder
+    named CACHEDIR.TAG holding the user's notes, or a file named `proposals` (their grant
+    proposal), made the folder the cache's: it was tagged and tightened 0755 -> 0700."""
+    folder = _untagged(tmp_path, monkeypatch)
+    kind, name = planted.split(" ", 1)[1].split(" ")
+    if kind == "folder":
+        (folder / name).mkdir()
+        (folder / name / "notes.txt").write_text("mine\n")
+    elif kind == "file":
+        (folder / name).write_text("my proposal for the grant\n")
+    elif kind == "hardlink":  # the start of a tag, but another file of the user's too
+        (tmp_path / "mine.txt").write_bytes(SIGNATURE[:10])
+        os.link(tmp_path / "mine.txt", folder / name)
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        (folder / name).symlink_to(tmp_path / "elsewhere")
+    _refused_untouched(folder)
+
+
+def test_a_lock_that_is_not_a_regular_file_is_no_lock(root: Path) -> None:
+    write_private(root / "sessions" / "x", b"d")
+    os.mkfifo(root / "sessions" / "x.lock", 0o600)
+    with locked_private(root / "sessions" / "x.lock") as held:
+        assert not held
+    assert stat.S_ISFIFO(os.lstat(root / "sessions" / "x.lock").st_mode)

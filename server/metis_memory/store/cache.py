@@ -9,9 +9,13 @@ its callers made. A folder the user named may hold their own files; it is never 
 
 The folder is marked as Metis's with a Cache Directory Tag (`CACHEDIR.TAG`,
 https://bford.info/cachedir/, which also tells backup tools to skip it). An existing
-`metis-memory` folder is used only when it holds that tag, or nothing but the names the
-cache makes (`CACHE_NAMES`: an earlier version's cache, which is then tagged); any other
-(a clone of this project, say) is the user's, and is refused untouched (`NotOurCache`).
+`metis-memory` folder is used only when it holds that tag (a regular file), or nothing but
+what the cache makes (`CACHE_NAMES`, each of its kind: the folders `sessions` and
+`proposals`, the file `CACHEDIR.TAG`; an earlier version's cache, which is then tagged);
+any other (a clone of this project, say) is the user's, and is refused untouched
+(`NotOurCache`). Every file the cache opens is opened without blocking and without
+following a symlink, and used only when the open descriptor is a regular file: a FIFO or
+a device under one of its names holds nothing up.
 
 Every read and write of it goes through `held_private_dir`: the cache root and each
 directory below it are opened without following symlinks and checked on the open
@@ -69,8 +73,9 @@ TAG = TAG_SIGNATURE + (
 CACHE_NAMES = frozenset({"sessions", "proposals", TAG_NAME})
 """The names the cache makes in its root: `hosts/sessions.py`'s `sessions`,
 `lsp/features/proposal.py`'s `proposals` (a test keeps this in step with them) and the tag.
-A `metis-memory` folder holding nothing else is an earlier version's cache (they did not
-tag it): it is adopted. Anything else in an untagged one means it is not Metis's."""
+A `metis-memory` folder holding nothing else, each of the kind the cache makes it (the
+tag a regular file, the others folders; not a link), is an earlier version's cache (they
+did not tag it): it is adopted. Anything else in an untagged one means it is not Metis's."""
 
 
 def cache_root() -> Path:
@@ -121,7 +126,7 @@ def write_private(path: Path, data: bytes) -> None:
     cache, and a record lost to a power cut only means the memory is sent once more."""
     with held_private_dir(path.parent) as directory:
         tmp = f".{path.name}.{os.urandom(6).hex()}.tmp"
-        fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NONBLOCK, 0o600)
         try:
             try:
                 view = memoryview(data)
@@ -186,6 +191,8 @@ def locked_private(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
     try:
         with held_private_dir(path.parent) as directory:
             fd = directory.open(path.name, os.O_RDWR | os.O_CREAT | _NONBLOCK, 0o600)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device there: no lock
+            raise OSError(errno.EINVAL, f"{path} is not a regular file")
         deadline = time.monotonic() + wait_s
         while True:
             try:
@@ -345,7 +352,7 @@ def _adopt(held: Dir) -> None:
     foreign = _foreign_name(held)
     if foreign is not None:
         raise NotOurCache(
-            f"{held.path} is not Metis's cache: it holds {foreign!r}, which Metis did not "
+            f"{held.path} is not Metis's cache: it holds {foreign}, which Metis did not "
             f"put there, and no {TAG_NAME} saying it is a cache, so it was left as it is "
             f"and nothing was written there. To use a cache, set {CACHE_ENV} to another "
             f"folder (Metis keeps its cache in a `{ROOT_NAME}` folder inside it), or remove "
@@ -372,21 +379,56 @@ def _tagged(held: Dir) -> bool:
 
 
 def _foreign_name(held: Dir) -> str | None:
-    """The first name in `held` that the cache does not make, or None."""
+    """The first entry in `held` that the cache does not make, or None: a name not in
+    `CACHE_NAMES`, or one of them of another kind (a folder named CACHEDIR.TAG, a file
+    or a link named `proposals`), described for the message."""
     with os.scandir(held.fd if held.fd is not None else held.path) as entries:
         for entry in entries:
             if entry.name not in CACHE_NAMES:
-                return entry.name
+                return repr(entry.name)
+            if entry.is_symlink():
+                return f"{entry.name!r} (a link)"
+            if entry.name == TAG_NAME:
+                if not entry.is_file(follow_symlinks=False):
+                    return f"{entry.name!r} (not a regular file)"
+                if not _partial_tag(held):
+                    return f"{entry.name!r} (not a tag Metis began to write)"
+            elif not entry.is_dir(follow_symlinks=False):
+                return f"{entry.name!r} (not a folder)"
     return None
+
+
+def _partial_tag(held: Dir) -> bool:
+    """`held`'s CACHEDIR.TAG is what a run killed while tagging left: a regular file of
+    one link (not another file of the user's linked in) holding the start of `TAG`. Only
+    then is it written over."""
+    try:
+        fd = held.open(TAG_NAME, os.O_RDONLY | _NONBLOCK)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return False
+        return TAG.startswith(os.read(fd, len(TAG) + 1))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _tag(held: Dir) -> None:
     """Write CACHEDIR.TAG in `held` (the same bytes over any left half written: a reader
     meanwhile sees the tag or, going by the names, a cache all the same). Best effort: an
-    untagged cache of only the cache's names is adopted again next time."""
+    untagged cache of only the cache's names is adopted again next time. Opened without
+    blocking or following a link, and written only when it is a regular file: whatever
+    else took the name since it was listed (a FIFO, whose open would wait for a reader)
+    is left alone."""
     with contextlib.suppress(OSError):
-        fd = held.open(TAG_NAME, os.O_WRONLY | os.O_CREAT, 0o600)
+        fd = held.open(TAG_NAME, os.O_WRONLY | os.O_CREAT | _NONBLOCK, 0o600)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
             view = memoryview(TAG)
             while view:
                 view = view[os.pwrite(fd, view, len(TAG) - len(view)) :]
