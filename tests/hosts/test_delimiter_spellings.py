@@ -58,10 +58,11 @@ and U+1D159 MUSICAL SYMBOL NULL NOTEHEAD (symbols, So, whose glyph is empty)."""
 UNDERSCORE = "_\uff3f\ufe4d\ufe4e\ufe4f\u203f"
 
 STANDS_FOR: dict[str, str] = {
-    # what a reader (or a model) takes as `<`, `/`, `[`, `-`
+    # what a reader (or a model) takes as `<` (precedes, less-than with a dot, a bar, doubled,
+    # struck through), `/`, `[`, `-`
     **dict.fromkeys(
         "<\uff1c\ufe64\u2039\u02c2\u3008\u27e8\u1438\u16b2\u276e\u2770\u276c\u29fc\u2329"
-        "\u00ab\u300a\u27ea\u2991\U0001d236",
+        "\u00ab\u300a\u27ea\u2991\U0001d236\u227a\u22d6\u2264\u226a\u2280",
         "<",
     ),
     **dict.fromkeys(
@@ -78,19 +79,22 @@ STANDS_FOR: dict[str, str] = {
     **dict.fromkeys(
         "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d\u2043\ufe58\u02d7\u2e3a", "-"
     ),
-    # letters: capitals, fullwidth, mathematical, accented, Cyrillic, Greek, small capitals
-    **dict.fromkeys("mM\uff4d\U0001d426\u043c\u041c\u1d0d\u1e3f\u1e41", "m"),
+    # letters: capitals, fullwidth, mathematical, accented, Cyrillic, Greek, small capitals,
+    # with a stroke, a bar or a hook (none of which decomposes)
+    **dict.fromkeys("mM\uff4d\U0001d426\u043c\u041c\u1d0d\u1e3f\u1e41\u0271\u2c6e", "m"),
     **dict.fromkeys("eE\uff45\U0001d41e\u0435\u0415\u03b5\u00e9\u00eb\u00c9\u0117\u1eb9", "e"),
-    **dict.fromkeys("tT\uff54\U0001d42d\u0442\u03c4\u0163\u0165", "t"),
+    **dict.fromkeys("tT\uff54\U0001d42d\u0442\u03c4\u0163\u0165\u0167\u0166\u01ad", "t"),
     **dict.fromkeys(
         "iI\uff49\U0001d422\u0456\u0406\u03b9\u0131\u026a\u00ed\u00ef"
-        "1|\u01c0\u2223\u0627\u16c1\ua4f2\u05c0lL\U0001d7cf",
+        "1|\u01c0\u2223\u0627\u16c1\ua4f2\u05c0lL\U0001d7cf\u0268\u0197\u0142",
         "i",
     ),
     **dict.fromkeys("sS\uff53\U0001d42c\u0455\u0405\ua731\u015b\u015f\u0161", "s"),
-    **dict.fromkeys("oO\uff4f\U0001d428\u043e\u041e\u03bf\u00f3\u00f6\u00d6", "o"),
+    **dict.fromkeys(
+        "oO\uff4f\U0001d428\u043e\u041e\u03bf\u00f3\u00f6\u00d6\u00f8\u00d8\u0275", "o"
+    ),
     **dict.fromkeys("rR\uff52\U0001d42b\u0433\u0280\u0155\u0159", "r"),
-    **dict.fromkeys("yY\uff59\U0001d432\u0443\u0423\u028f\u00fd\u00ff", "y"),
+    **dict.fromkeys("yY\uff59\U0001d432\u0443\u0423\u028f\u00fd\u00ff\u024f\u01b4", "y"),
 }
 
 _OPEN_OR_CLOSE = re.compile(r"([<\[])([ /]*)metis[-_ ]*memory")
@@ -98,9 +102,11 @@ _OPEN_OR_CLOSE = re.compile(r"([<\[])([ /]*)metis[-_ ]*memory")
 
 def reads_as(text: str) -> str:
     """What a reader takes `text` for: planted invisibles and marks dropped, look-alikes
-    read, blanks as spaces, and any delimiter it holds written as the delimiter itself."""
+    (listed, or named by the rules below) read, blanks as spaces, and any delimiter it holds
+    written as the delimiter itself."""
+    stands_for = stands_for_by_name()
     seen = "".join(
-        " " if c in BLANK else "_" if c in UNDERSCORE else STANDS_FOR.get(c, c)
+        " " if c in BLANK else "_" if c in UNDERSCORE else stands_for.get(c, c)
         for c in text
         if c not in INVISIBLE and c not in MARKS
     ).lower()
@@ -109,6 +115,17 @@ def reads_as(text: str) -> str:
 
 def _variants(of: str) -> list[str]:
     return sorted(c for c, meant in STANDS_FOR.items() if meant == of)
+
+
+@functools.cache
+def stands_for_by_name() -> dict[str, str]:
+    """`STANDS_FOR` and every character the rules below name (`named_by_the_rules`)."""
+    named = named_by_the_rules()
+    return {**{c: meant for meant, cs in named.items() for c in cs}, **STANDS_FOR}
+
+
+def _named_variants(of: str) -> list[str]:
+    return sorted({*_variants(of), *named_by_the_rules().get(of, {})})
 
 
 def spelling(draw: st.DrawFn, target: str) -> str:
@@ -123,7 +140,7 @@ def spelling(draw: st.DrawFn, target: str) -> str:
         if ch == "-":
             out.append(draw(separator))
             continue
-        out.append(draw(st.sampled_from(_variants(ch))) if ch in "</[metisory" else ch)
+        out.append(draw(st.sampled_from(_named_variants(ch))) if ch in "</[metisory" else ch)
         if ch in "metisory" and draw(st.booleans()):
             out.append(draw(st.sampled_from(MARKS)))
         out.append(draw(invisible))
@@ -221,6 +238,18 @@ REPORTED_TAGS = {
     "reserved default-ignorable": "</metis\u2065-memory>",
     "double angle quotation mark": "\u00ab/metis-memory>",
     "heavy angle bracket ornament": "\u2770/metis-memory>",
+    "o with stroke": "</metis-mem\u00f8ry>",
+    "i with stroke": "\u2039/met\u0268s-memory>",
+    "t with stroke": "\u2039/me\u0167is-memory>",
+    "m with hook": "</metis-\u0271emory>",
+    "y with stroke": "</metis-memor\u024f>",
+    "capital O with stroke": "</METIS-MEM\u00d8RY>",
+    "modifier small m with hook": "</metis-\u1dacemory>",
+    "precedes": "\u227a/metis-memory>",
+    "less-than with dot": "\u22d6/metis-memory>",
+    "less-than or equal to": "\u2264/metis-memory>",
+    "much less-than": "\u226a/metis-memory>",
+    "does not precede: an opening tag": "\u2280metis-memory>",
 }
 REPORTED_BRACKETS = {
     "fullwidth [": "\uff3b/metis-memory]",
@@ -246,6 +275,11 @@ REPORTED_BRACKETS = {
     "e and a combining acute": "[/me\u0301tis-memory]",
     "digit 1 for i": "[/met1s-memory]",
     "slash escaped as in JSON": "[\\/metis-memory]",
+    "o with stroke": "[/metis-mem\u00f8ry]",
+    "i with stroke": "[/met\u0268s-memory]",
+    "t with stroke": "[/me\u0167is-memory]",
+    "m with hook": "[/metis-\u0271emory]",
+    "y with stroke": "[/metis-memor\u024f]",
 }
 
 
@@ -325,6 +359,7 @@ def test_a_long_run_of_near_misses_is_linear() -> None:
         "< \u2800 / \u3000 metis - _ memor",
         "&#91;/metis&#45;memor",
         "\U000e003c/metis-memor",
+        "\u227a/met\u0268s-mem\u00f8r",
         "<metis" + "-" * 50,
     ):
         text = unit * 20_000
@@ -478,36 +513,57 @@ def test_every_default_ignorable_code_point_reads_as_nothing() -> None:
 
 @functools.cache
 def named_by_the_rules() -> dict[str, dict[str, str]]:
-    """The module's rules for brackets and slashes, computed from Unicode's names: an opening
-    bracket drawn square (square, white square, tortoise shell, lenticular, corner, half,
-    ceiling, floor) reads as `[`; one drawn as an angle (single or double, bracket or
-    quotation mark) as `<`; a single solidus as `/`, a reverse one as `\\`."""
+    """The module's rules, computed from Unicode's names: an opening bracket drawn square
+    (square, white square, tortoise shell, lenticular, corner, half, ceiling, floor) reads as
+    `[`; one drawn as an angle (single or double, bracket or quotation mark) as `<`, and so
+    does a mathematical symbol drawn as `<` with something added (LESS-THAN or PRECEDES, but
+    not with GREATER-THAN or SUCCEEDS also drawn, nor circled, in a quad, closed, with an arc
+    or an arrow); a single solidus as `/`, a reverse one as `\\`; a Latin letter `X` (small,
+    capital, small capital, modifier, superscript or subscript) WITH something, BARRED or
+    DOTLESS, as `x` (`l` as `i`), unless NFKD spells it out as two visible characters
+    (`ŀ` is `l·`)."""
     square = (
         r"(?:.* )?(?:{0}|TOP {0}|BOTTOM {0}) (?:.* )?"
         r"(?:SQUARE|TORTOISE SHELL|LENTICULAR|CORNER|HALF) BRACKET(?: .*)?|{0} (?:CEILING|FLOOR)"
     )
     angle = r"(?:.* )?{0}(?:-POINTING)? (?:.* )?ANGLE (?:BRACKET|QUOTATION MARK)(?: .*)?"
     solidus = r"(?:BIG |SMALL |FULLWIDTH |DOTTED |VERY HEAVY )?{0}SOLIDUS(?: OPERATOR| WITH .*)?"
-    rules = {
-        "[": square.format("LEFT"),
-        "]": square.format("RIGHT"),
-        "<": angle.format("LEFT"),
-        ">": angle.format("RIGHT"),
-        "/": solidus.format(""),
-        "\\": solidus.format("REVERSE "),
-    }
-    compiled = {meant: re.compile(rule) for meant, rule in rules.items()}
-    out: dict[str, dict[str, str]] = {meant: {} for meant in rules}
+    relation = r"(?!.*\b(?:{1}|CIRCLED|QUAD|CLOSED|ARC|ARROW)\b)(?:.* )?(?:{0})(?: .*)?"
+    letter = (
+        r"(?:LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?"
+        r"|MODIFIER LETTER (?:SMALL |CAPITAL )"
+        r"|(?:LATIN )?(?:SUBSCRIPT|SUPERSCRIPT) (?:LATIN )?(?:SMALL |CAPITAL )?LETTER )"
+        r"(?:BARRED |DOTLESS )?{0}(?: WITH .+)?"
+    )
+    rules = [
+        ("[", square.format("LEFT"), None),
+        ("]", square.format("RIGHT"), None),
+        ("<", angle.format("LEFT"), None),
+        (">", angle.format("RIGHT"), None),
+        ("<", relation.format("LESS-THAN|PRECEDES", "GREATER-THAN|SUCCEEDS"), "Sm"),
+        (">", relation.format("GREATER-THAN|SUCCEEDS", "LESS-THAN|PRECEDES"), "Sm"),
+        ("/", solidus.format(""), None),
+        ("\\", solidus.format("REVERSE "), None),
+        *((x.lower(), letter.format(x), "L") for x in "METISORY"),
+        ("i", letter.format("L"), "L"),
+    ]
+    compiled = [(meant, re.compile(rule), category) for meant, rule, category in rules]
+    out: dict[str, dict[str, str]] = {meant: {} for meant, _, _ in rules}
     for i in range(sys.maxunicode + 1):
-        name = unicodedata.name(chr(i), "")
-        if name and unicodedata.category(chr(i)) not in ("Mn", "Cf"):
-            for meant, rule in compiled.items():
-                if rule.fullmatch(name):
-                    out[meant][chr(i)] = name
+        c = chr(i)
+        name = unicodedata.name(c, "")
+        if name and unicodedata.category(c) not in ("Mn", "Cf"):
+            for meant, rule, category in compiled:
+                if rule.fullmatch(name) and unicodedata.category(c).startswith(category or ""):
+                    decomposed = unicodedata.normalize("NFKD", c)
+                    shown = [ch for ch in decomposed if unicodedata.category(ch) != "Mn"]
+                    if category == "L" and len(shown) > 1:
+                        continue  # (`ŀ` is `l·`, `ǈ` is `Lj`: read as NFKD spells them)
+                    out[meant][c] = name
     return out
 
 
-def test_every_bracket_the_rules_name_reads_as_the_delimiters_own() -> None:
+def test_every_character_the_rules_name_reads_as_the_delimiters_own() -> None:
     named = named_by_the_rules()
     square = {"\u2772", "\u3014", "\u27e6", "\u3010", "\u3016", "\u3018", "\u301a", "\ufe5d"}
     assert square | {"\u2045", "\u27ec", "\u2308", "\u300c", "\u23a1"} <= set(named["["])
@@ -518,6 +574,37 @@ def test_every_bracket_the_rules_name_reads_as_the_delimiters_own() -> None:
     for meant, characters in named.items():
         for c, name in characters.items():
             assert delimiters._fold(c) == meant, name
+
+
+def test_the_rules_name_the_marked_letters_and_the_less_thans() -> None:
+    """The third review's stand-ins: letters with a stroke, bar or hook, which have no
+    decomposition (NFKD leaves `ø` as it is, while `o` and a combining slash was read), and
+    relation symbols drawn as `<`."""
+    named = named_by_the_rules()
+    assert {"\u00f8", "\u00d8", "\u01ff", "\u0275", "\ua74b", "\U000107a2"} <= set(named["o"])
+    assert {"\u0268", "\u0197", "\u1d96", "\u0142", "\u026b", "\u1da4"} <= set(named["i"])
+    assert {"\u0167", "\u0166", "\u01ad", "\u0288", "\u2c66", "\u1d75"} <= set(named["t"])
+    assert {"\u0271", "\u2c6e", "\u1d6f", "\u1d86", "\uab3a", "\u1dac"} <= set(named["m"])
+    assert {"\u024f", "\u024e", "\u01b4", "\u01b3"} <= set(named["y"])
+    assert {"\u0247", "\u1d92", "\u2c78", "\uab34"} <= set(named["e"])
+    assert {"\u0282", "\ua7a9", "\u023f", "\u1d74"} <= set(named["s"])
+    assert {"\u024d", "\u027d", "\u027e", "\ua7a7"} <= set(named["r"])
+    assert {"\u227a", "\u22d6", "\u2264", "\u226a", "\u2a79", "\u2abb", "\u2aa1"} <= set(named["<"])
+    assert {"\u227b", "\u22d7", "\u2265", "\u226b"} <= set(named[">"])
+    # Turned or reversed letters, ligatures, and what NFKD spells as two characters: not.
+    for c in "\u1d1a\u2c7b\ua7fa\u0281\u0276\u1d15\u0140\u01c8":
+        assert c not in stands_for_by_name(), unicodedata.name(c)
+
+
+NOT_OPENERS = "\u25c1\u25c0\u23f4\u29c0\u2343\u2aa6\u2977\u2276\u22da\u2993\u261a"
+"""Triangles (closed), a circled or boxed less-than, one closed by a curve, one with an
+arrow or an arc, `≶` and `⋚` (both directions drawn), a pointing hand: not a tag's `<`."""
+
+
+@pytest.mark.parametrize("c", NOT_OPENERS)
+def test_a_closed_or_two_way_less_than_is_not_a_tag_opener(c: str) -> None:
+    spelled = f"{c}/metis-memory>"
+    assert neutralise_tags(spelled) == spelled, unicodedata.name(c)
 
 
 # confusable-homoglyphs 3.3.1's confusables.json (Unicode's confusables.txt, as the module's
@@ -632,7 +719,7 @@ def test_the_planted_characters_are_what_the_oracle_says() -> None:
             if unicodedata.category(ch) != "Mn"
         )
         readings = {base, *(m for m, cs in CONFUSABLES.items() if c in cs or c.upper() in cs)}
-        readings |= {m for m, characters in named.items() if c in characters}
+        readings |= {m for m, characters in named.items() if c in characters or base in characters}
         readings |= {"/" if r == "\\" else "i" if r == "l" else r for r in readings}
         readings |= {"-"} if unicodedata.category(c) == "Pd" else set()  # (every dash)
         letter = any(w in unicodedata.name(c) for w in ("CYRILLIC", "GREEK", "SMALL CAPITAL"))

@@ -23,10 +23,14 @@ that opens the delimiter. What a reader sees:
 - What shows as a gap reads as a space: white space of every kind, and the two symbols
   whose glyph is empty (U+2800 BRAILLE PATTERN BLANK, U+1D159 MUSICAL SYMBOL NULL NOTEHEAD).
 - Every other character is folded by NFKD and case, and read as what it imitates
-  (`_LOOKALIKES`); every dash reads as `-`, every connector (`‿`, `＿`) as `_`.
+  (`_LOOKALIKES`); every dash reads as `-`, every connector (`‿`, `＿`) as `_`. A letter
+  with a stroke, bar or hook that NFKD leaves whole (`ø`, `ɨ`, `ŧ`, `ɱ`, `ɏ`) reads as its
+  base letter, as `o` with a combining stroke does; a math symbol drawn as `<` with
+  something added (`≺`, `⋖`, `≤`, `≪`) reads as `<`.
 
 Left as written, on purpose: private-use, unassigned (outside the default-ignorable
 ranges) and U+FFFC characters, which are drawn as a box; spacing marks, which take room;
+turned, reversed and ligature letters (`ᴚ`, `ɶ`); a closed or two-way `<` (`◁`, `⧀`, `≶`);
 spaces inside a word of the name (`</m etis-memory>`); a right-to-left override that makes
 reversed text display as the tag (models read the logical order).
 """
@@ -66,6 +70,17 @@ _BRACKET = rf"\[{_SLASHES}{_NAME}"
 #   `(/metis-memory)` reads as itself.
 # - What a reader takes for a letter that the list does not name: the small capitals
 #   ᴍ ᴇ ᴛ, the lower case of listed capitals (μ τ υ ⲧ ⲩ ⲙ...).
+# - Letters, by their Unicode names: a Latin letter X (small, capital, small capital,
+#   modifier, superscript or subscript; BARRED or DOTLESS too) WITH anything (a stroke, bar,
+#   hook, tail, curl, tilde, loop...) reads as x, `l` as `i`: the marked letters that have no
+#   decomposition (`ø` has none, while `o` and U+0338 reads as `o` once the mark is dropped).
+#   Listed here as NFKD and case folding leave them (`Ø` folds to `ø`, `ᶬ` to `ɱ`); one that
+#   NFKD spells as two visible characters (`ŀ` is `l·`) is read as it spells it.
+# - `<` (`>`), by name: a math symbol (Sm) whose name holds LESS-THAN or PRECEDES (GREATER-THAN
+#   or SUCCEEDS) but not the other direction, and is not CIRCLED, QUAD, CLOSED, with an ARC
+#   or an ARROW: the symbol is drawn as `<` with a dot, a bar, a tilde or a second angle
+#   added (`⋖ ≤ ≲ ≺ ≪ ⪡`). Triangles (`◁`) and pointing hands are closed shapes, not angles.
+# (tests/hosts/test_delimiter_spellings.py recomputes both sets from Unicode's names.)
 _LOOKALIKES: dict[str, str] = {
     **dict.fromkeys("«˂ᐸᚲ‹❬❮❰⟨⟪⦑⧼〈《\U0001d236", "<"),
     **dict.fromkeys("»˃ᐳ›❭❯❱⟩⟫⦒⧽〉》\U00016f3f\U0001d237", ">"),
@@ -106,6 +121,17 @@ _LOOKALIKES: dict[str, str] = {
         "\U0001d6f6\U0001d730\U0001d76a\U0001d7a4",
         "y",
     ),
+    # (by name: letters with a stroke, bar, hook...; `<` and `>` with something added)
+    **dict.fromkeys("ɱᵯᶆꬺ", "m"),
+    **dict.fromkeys("ɇᶒⱸꬳꬴ", "e"),
+    **dict.fromkeys("ŧƫƭȶʈᵵⱦ\U0001df09", "t"),
+    **dict.fromkeys("łƚȴɨɫɬɭʟᴌᶅᶖⱡꝉꞎꬷꬸꬹ\U0001df04\U0001df11\U0001df13\U0001df1a", "i"),
+    **dict.fromkeys("ȿʂᵴᶊꞩꟊ\U0001df1e", "s"),
+    **dict.fromkeys("øɵⱺꝋꝍ\U0001df1b", "o"),
+    **dict.fromkeys("ɍɼɽɾᵲᵳᶉꞧꭆꭉ\U0001df16", "r"),
+    **dict.fromkeys("ƴɏ", "y"),
+    **dict.fromkeys("≤≦≨≪≲≺≼≾⊰⋖⋘⋜⋞⋦⋨⩹⩻⩽⩿⪁⪃⪅⪇⪉⪍⪕⪗⪙⪛⪝⪟⪡⪣⪯⪱⪳⪵⪷⪹⪻⫷⫹", "<"),
+    **dict.fromkeys("≥≧≩≫≳≻≽≿⊱⋗⋙⋝⋟⋧⋩⩺⩼⩾⪀⪂⪄⪆⪈⪊⪎⪖⪘⪚⪜⪞⪠⪢⪰⪲⪴⪶⪸⪺⪼⫸⫺", ">"),
 }
 
 _IGNORABLE = (
