@@ -27,7 +27,8 @@ _SERVERS = {"lsp": "metis_memory.lsp.server", "mcp": "metis_memory.mcp.server"}
 _COLLECTED = {"lsp": "lsprotocol.types"}
 """What a long-running command imports before the rest, with the collector on: its import
 makes garbage in cycles (see the module's docstring). RSS after `make bench`'s keystroke
-run: 59-61 MiB with it imported under `_importing`, 45-48 without."""
+run: 59-61 MiB with it imported under `_importing`, 48-50 without (1.42x -> 1.21-1.24x the
+pygls floor)."""
 
 
 @contextmanager
