@@ -869,23 +869,17 @@ def _ends_with_word(toks: list[Tok], n: int) -> bool:
     """Whether `toks[n]` (past closing parentheses and a repeat) is a word character."""
     while n >= 0 and toks[n].kind in ("close", "quant"):
         n -= 1
-    if n < 0:
-        return False
-    tok = toks[n]
-    if tok.kind == "lit":
-        return ord(tok.value) in WORD
-    if tok.kind == "set":
-        cs: CharSet = tok.value
-        return not cs.nonascii and cs.ascii <= WORD
-    return False
+    return n >= 0 and _is_word(toks[n])
 
 
 def _starts_with_word(toks: list[Tok], n: int) -> bool:
     while n < len(toks) and toks[n].kind in ("open", "flags"):
         n += 1
-    if n >= len(toks):
-        return False
-    tok = toks[n]
+    return n < len(toks) and _is_word(toks[n])
+
+
+def _is_word(tok: Tok) -> bool:
+    """Whether a literal or a class matches word characters only."""
     if tok.kind == "lit":
         return ord(tok.value) in WORD
     if tok.kind == "set":

@@ -21,7 +21,6 @@ own, and check that the rewrites (search_only, fast_start) find what the pattern
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import re
 import sys
@@ -31,6 +30,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
+from support.rules_generator import rules_generator
 
 try:
     import re._constants as sre  # type: ignore[import-not-found,unused-ignore]
@@ -43,19 +44,13 @@ pytestmark = pytest.mark.skipif(
     sys.version_info < (3, 11), reason="the generator needs tomllib (Python 3.11)"
 )
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "generate_secret_rules.py"
 RULES = ROOT / "server" / "metis_memory" / "analysis" / "secret_rules.json"
 CORPUS = Path(__file__).parent / "secret_corpus"
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate_secret_rules_cost", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # (dataclasses look their module up)
-    spec.loader.exec_module(module)
-    return module
+    return rules_generator()
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ configuration at the pinned commit (vendored, no network) and our overlay."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
@@ -13,23 +12,19 @@ from typing import Any
 
 import pytest
 
+from support.rules_generator import rules_generator
+
 pytestmark = pytest.mark.skipif(
     sys.version_info < (3, 11), reason="the generator needs tomllib (Python 3.11)"
 )
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "generate_secret_rules.py"
 INPUT = ROOT / "scripts" / "secret_rules"
 RULES = ROOT / "server" / "metis_memory" / "analysis" / "secret_rules.json"
 
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate_secret_rules", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # (dataclasses look their module up)
-    spec.loader.exec_module(module)
-    return module
+    return rules_generator()
 
 
 @pytest.fixture(scope="module")
