@@ -171,24 +171,49 @@ def make_private_dir(parent: Dir, name: str) -> bool:
     return True
 
 
+GITIGNORE_NAME = ".gitignore"
 GITIGNORE = (
-    "# Written by Metis Memory when it created this folder: the lock and the temp files of\n"
-    "# writes in progress. MEMORY.md and USER.md are meant to be committed.\n"
+    "# Written by Metis Memory: the lock and the temp files of writes in progress.\n"
+    "# MEMORY.md and USER.md are meant to be committed. Yours to edit: it is never rewritten.\n"
     f"{LOCK_NAME}\n"
     f".*.{TEMP_MARK}*{TEMP_SUFFIX}\n"
 )
 
 
 def write_gitignore(directory: Dir) -> None:
-    """Put `GITIGNORE` in a `.metis/` this process just created. Never replaces a file, and
-    a failure costs only a line in `git status`, so it is not an error."""
+    """Put `GITIGNORE` in `directory` (a `.metis/`) when it has no `.gitignore`, atomically:
+    written whole to a temp file, then hard-linked to the name, which fails on anything there
+    (a file, a symlink): a user's `.gitignore` is never replaced, nothing goes through a
+    symlink, and a killed writer leaves no empty one (only a temp file it ignores, swept here
+    next time). Owned like the directory. A failure costs only a line in `git status`, so it
+    is not an error."""
     with contextlib.suppress(OSError):
-        fd = directory.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        for name in directory.listdir():
+            if is_temp_of(name, GITIGNORE_NAME) and stat.S_ISREG(directory.lstat(name).st_mode):
+                directory.unlink(name)
+    tmp = temp_name(GITIGNORE_NAME)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    try:
+        fd = directory.open(tmp, flags, 0o600)
+    except OSError:
+        return
+    try:
         try:
             os.write(fd, GITIGNORE.encode())
+            os.fchmod(fd, 0o644 & ~_umask())
             keep_owner(fd, directory.stat_self())
+            os.fsync(fd)
         finally:
             os.close(fd)
+        if directory.fd is not None:
+            os.link(tmp, GITIGNORE_NAME, src_dir_fd=directory.fd, dst_dir_fd=directory.fd)
+        else:  # pragma: no cover - Windows
+            os.link(directory.path / tmp, directory.path / GITIGNORE_NAME)
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            directory.unlink(tmp)
 
 
 # ---- temp files and the atomic replace -------------------------------------------------------

@@ -17,7 +17,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from .atomic import atomic_write, lock_in, make_private_dir, remove_stale_temps, write_gitignore
+from .atomic import (
+    GITIGNORE_NAME,
+    atomic_write,
+    lock_in,
+    make_private_dir,
+    remove_stale_temps,
+    write_gitignore,
+)
 from .confined import Dir, Located, resolve_beneath
 from .errors import (
     EmptyEntry,
@@ -279,6 +286,7 @@ class MemoryStore:
                             f, operation, transform(text), current_size=current.size
                         )
                         atomic_write(found.directory, found.name, after, current.st)
+                        _keep_out_of_git(root, found.directory)
                 return WriteResult(
                     file=f,
                     before_hash=sha256_hex(before) if before is not None else "",
@@ -337,9 +345,7 @@ class MemoryStore:
             if create is not None and _lstat_in(root, METIS_DIR) is None:
                 operation, transform = create
                 self._encode_within_caps(f, operation, transform(""), current_size=0)
-                if make_private_dir(root, METIS_DIR):
-                    with contextlib.suppress(OSError), root.open_dir(METIS_DIR) as created:
-                        write_gitignore(created)
+                make_private_dir(root, METIS_DIR)
             found = resolve_beneath(root, rel, shown=shown)
         except FileNotFoundError as exc:
             if create is None:
@@ -460,6 +466,21 @@ def _read_at_most(fd: int, limit: int) -> bytes:
         chunks.append(chunk)
         total += len(chunk)
     return b"".join(chunks)
+
+
+def _keep_out_of_git(root: Dir, held: Dir) -> None:
+    """After a write, give the workspace's own `.metis/` our `.gitignore` when it has none (one
+    `lstat` a write), whoever made the folder: else the lock and a killed writer's temp files
+    show in `git status`. Never into a folder of the user's that a symlinked memory file leads
+    to (`held` reached other than as `<root>/.metis`): a `.gitignore` there changes their repo."""
+    if held.path != root.path / METIS_DIR:
+        return
+    try:
+        held.lstat(GITIGNORE_NAME)
+    except FileNotFoundError:
+        write_gitignore(held)
+    except OSError:
+        pass  # cannot tell: leave it, a `.gitignore` is a courtesy, never worth failing a write
 
 
 def _lstat_in(directory: Dir, name: str) -> os.stat_result | None:
