@@ -9,11 +9,11 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from ._version import __version__
 from .store.errors import MemoryStoreError, fmt_bytes
-from .store.files import MemoryFile
+from .store.files import METIS_DIR, MemoryFile
 from .store.memory_store import MemoryStore
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -66,7 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)"
         )
-        p.add_argument("file", metavar="FILE", help="MEMORY.md or USER.md")
+        p.add_argument(
+            "file", metavar="FILE", help="MEMORY.md or USER.md (memory.md, .metis/MEMORY.md too)"
+        )
         p.add_argument(
             "--json",
             action="store_true",
@@ -398,12 +400,13 @@ def _tool(args: argparse.Namespace) -> int:
     from .tools import ToolExecutionError, memory_dispatcher
 
     store = _workspace(args.workspace)
+    file = _memory_file(args.file, args.workspace)
     if args.command == "add":
-        name, tool_input = "memory_add", {"file": args.file, "entry": args.entry}
+        name, tool_input = "memory_add", {"file": file, "entry": args.entry}
     elif args.command == "replace":
-        name, tool_input = "memory_replace", {"file": args.file, "old": args.old, "new": args.new}
+        name, tool_input = "memory_replace", {"file": file, "old": args.old, "new": args.new}
     else:
-        name, tool_input = "memory_consolidate", {"file": args.file, "content": _content(args)}
+        name, tool_input = "memory_consolidate", {"file": file, "content": _content(args)}
     try:
         result = memory_dispatcher(store).dispatch(name, tool_input)
     except ToolExecutionError as exc:
@@ -416,6 +419,28 @@ def _tool(args: argparse.Namespace) -> int:
     else:
         print(result.text)
     return EXIT_OK
+
+
+_FILE_NAMES = {f.value.casefold(): f.value for f in MemoryFile}
+
+
+def _memory_file(given: str, workspace: str) -> str:
+    """The file a person named, as the tools spell it: `MEMORY.md`, `memory.md`, or a path to
+    it in the workspace's `.metis/` (`.metis/MEMORY.md`, what tab completion gives). The tools
+    keep the spec's exact names for agents; a person gets a sentence, not their schema."""
+    path = PurePath(given)
+    name = _FILE_NAMES.get(path.name.casefold()) if path.name else None
+    folder = [part for part in path.parent.parts if part != "."]
+    here = not folder or folder == [METIS_DIR]
+    if name is not None and (
+        here
+        or os.path.realpath(path.parent) == os.path.realpath(os.path.join(workspace, METIS_DIR))
+    ):
+        return name
+    shown = json.dumps(given, ensure_ascii=False)
+    raise UsageError(
+        f"no memory file {shown}: use MEMORY.md (workspace facts) or USER.md (facts about you)"
+    )
 
 
 def _content(args: argparse.Namespace) -> str:

@@ -289,7 +289,6 @@ def test_over_the_soft_cap_prints_the_hint(cli: Runner, workspace: Path) -> None
         (["replace", "MEMORY.md", "- a", "x"], "text to replace occurs 2 times in MEMORY.md"),
         (["add", "MEMORY.md", "   "], "entry for MEMORY.md is empty or only whitespace"),
         (["add", "MEMORY.md", "y" * 4090], "add rejected: MEMORY.md would be 4,099 B"),
-        (["add", "memory.md", "fact"], "must be exactly 'MEMORY.md' or 'USER.md'"),
         (["consolidate", "USER.md", "--content", "u" * 3073], "over its hard cap of 3,072 B"),
     ],
 )
