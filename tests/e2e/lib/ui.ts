@@ -60,6 +60,29 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return file;
 }
 
+/** Where docScreenshot saves; `make screenshots` copies these into docs/images/. */
+export const DOC_ARTIFACTS = path.join(ARTIFACTS, 'docs');
+
+/**
+ * A picture for the documentation, taken where a test has just asserted that the UI shows it:
+ * saved as tests/e2e/artifacts/docs/<name>.png (the whole window, or only `clip`'s box), which
+ * `make screenshots` copies to docs/images/<name>.png with the hash of the UI sources it was
+ * made from (scripts/update-doc-images.mjs), so that a changed UI fails a test until the
+ * pictures are made again. The text caret is hidden so the same screen gives the same picture.
+ */
+export async function docScreenshot(page: Page, name: string, clip?: Locator): Promise<void> {
+  if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name)) {
+    throw new Error(`docScreenshot: "${name}" is not a file name of lower-case words joined by "-"`);
+  }
+  fs.mkdirSync(DOC_ARTIFACTS, { recursive: true });
+  const file = path.join(DOC_ARTIFACTS, `${name}.png`);
+  if (clip === undefined) {
+    await page.screenshot({ path: file, caret: 'hide' });
+  } else {
+    await clip.screenshot({ path: file, caret: 'hide' });
+  }
+}
+
 /**
  * Run a command from the palette by its full title ("Metis: Show Assembled Prompt"). Extension
  * contributions appear once the extension host has scanned them: retry until `timeoutMs`.
