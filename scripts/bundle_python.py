@@ -55,17 +55,29 @@ PLATFORMS: dict[str, list[str]] = {
 }
 
 
-# Optional features the VSIX carries: `mcp` lets the extension offer `metis-memory mcp` to
-# VS Code's MCP support (what `pip install 'metis-memory[mcp]'` adds).
-EXTRAS = ("mcp",)
+# Optional features the VSIX carries beside the default install (which has the MCP server
+# the extension offers to VS Code's MCP support): none.
+EXTRAS: tuple[str, ...] = ()
+
+
+def distribution() -> str:
+    """The name pyproject.toml publishes the package under (the venv's metadata is filed
+    under it)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        name: str = tomllib.load(f)["project"]["name"]
+    return name
 
 
 def dependencies(version: str, target: str) -> list[str]:
-    """The runtime requirements of metis-memory[mcp] (read from the project venv's metadata)
+    """The runtime requirements of the package (read from the project venv's metadata)
     that apply to CPython `version` on `target`."""
     env = target_environment(version, target)
     selected: list[str] = []
-    for line in metadata.requires("metis-memory") or []:
+    for line in metadata.requires(distribution()) or []:
         req = Requirement(line)
         if req.marker is None or any(
             req.marker.evaluate({**env, "extra": extra}) for extra in ("", *EXTRAS)

@@ -1,6 +1,6 @@
 ;; Metis Memory for Emacs (eglot: built in from Emacs 29; Debian's elpa-eglot on 28): the
 ;; language server on .metis/MEMORY.md and .metis/USER.md, whatever the project root.
-;; The command defaults to `metis-memory lsp` (pip install metis-memory).
+;; The command defaults to `metis-memory lsp` (pipx install metis-agent-memory).
 (require 'eglot)
 
 (define-derived-mode metis-memory-mode text-mode "Metis"

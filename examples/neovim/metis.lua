@@ -1,7 +1,7 @@
 -- Metis Memory for Neovim (0.7 or newer): the language server on .metis/MEMORY.md and
 -- .metis/USER.md, and on other agents' files (CLAUDE.md, AGENTS.md, rules) for their budgets,
 -- one client per workspace. Put this file in your config and `require` or
--- `luafile` it. The command defaults to `metis-memory lsp` (pip install metis-memory);
+-- `luafile` it. The command defaults to `metis-memory lsp` (pipx install metis-agent-memory);
 -- set vim.g.metis_memory_cmd to override it, e.g. { "/path/to/python", "-m", "metis_memory", "lsp" }.
 local clients = {}
 

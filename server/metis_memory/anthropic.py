@@ -15,7 +15,7 @@ empties one, and `create` fills an empty one), and nothing can be renamed. As th
 other door, a write that adds a suspected secret is refused (`tools/secret_guard.py`), and
 what the model is shown has secrets redacted (`tools/redaction.py`).
 
-Needs the `anthropic` extra: `pip install 'metis-memory[anthropic]'`.
+Needs the `anthropic` extra: `pip install 'metis-agent-memory[anthropic]'`.
 """
 
 from __future__ import annotations

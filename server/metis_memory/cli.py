@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
 
-from ._version import __version__
+from ._version import DISTRIBUTION, __version__
 from .store.errors import MemoryStoreError, fmt_bytes
 from .store.files import METIS_DIR, MemoryFile
 from .store.memory_store import MemoryStore
@@ -258,7 +258,8 @@ def _init(args: argparse.Namespace) -> int:
     if shutil.which(program) is None:
         print(
             f"metis-memory init: {program!r} is not on PATH, so the hosts cannot run it: "
-            "install it with `pipx install metis-memory` (or `uv tool install metis-memory`), "
+            f"install it with `pipx install {DISTRIBUTION}` "
+            f"(or `uv tool install {DISTRIBUTION}`), "
             "or run init with --command naming how to run it.",
             file=sys.stderr,
         )
@@ -284,8 +285,8 @@ def _mcp(workspace: str | None) -> int:
         from .mcp.server import run_stdio
     except ImportError as exc:
         raise UsageError(
-            f"the MCP server needs the 'mcp' package ({exc}); install it with "
-            "pip install 'metis-memory[mcp]'"
+            f"the MCP server needs the 'mcp' package, which {DISTRIBUTION} installs with it "
+            f"({exc}); reinstall it: `pipx install --force {DISTRIBUTION}`"
         ) from exc
     run_stdio(folder)
     return EXIT_OK

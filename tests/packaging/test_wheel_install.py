@@ -1,7 +1,8 @@
-"""What a user gets from `pipx install metis-memory[mcp]`: the wheel and sdist built with
+"""What a user gets from `pipx install metis-agent-memory`: the wheel and sdist built with
 `python -m build`, installed with pipx into a fresh virtual environment of its own, and each
 entry point run from there (not from this checkout): `--version`, `check`, `lsp` (initialize
-and shutdown with a real client) and `mcp` (list tools with the SDK's client)."""
+and shutdown with a real client) and `mcp` (list tools with the SDK's client), from the
+default install: no extra is needed for the MCP server `init` wires."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def installed(built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
         "PIPX_BIN_DIR": str(home / "bin"),
         "PIPX_MAN_DIR": str(home / "man"),
     }
-    run(sys.executable, "-m", "pipx", "install", f"{built[0]}[mcp]", env=env)
+    run(sys.executable, "-m", "pipx", "install", built[0], env=env)
     exe = home / "bin" / "metis-memory"
     assert exe.is_file(), f"pipx installed no {exe}"
     yield exe
@@ -67,7 +68,7 @@ def installed(built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
 
 def test_the_wheel_and_sdist_carry_the_package_data(built: tuple[Path, Path]) -> None:
     wheel, sdist = built
-    assert wheel.name == f"metis_memory-{__version__}-py3-none-any.whl"
+    assert wheel.name == f"metis_agent_memory-{__version__}-py3-none-any.whl"
     data = {
         "metis_memory/py.typed",
         "metis_memory/budgets/builtin.json",
