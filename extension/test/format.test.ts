@@ -7,6 +7,7 @@ import {
   formatBytes,
   formatUsage,
   percent,
+  shownCap,
   statusText,
   statusTooltip,
   stripFences,
@@ -77,29 +78,49 @@ describe('level and status text', () => {
   it('shows the level the server sent, not one of its own from the numbers', () => {
     const u = usage(100, 100);
     const judged: Usage = { ...u, 'USER.md': { ...u['USER.md'], level: 'warning', state: 'as the server says' } };
-    assert.equal(statusText(judged), '$(warning) MEMORY 0.1/2 KB · USER 0.1/1.5 KB');
+    assert.equal(statusText(judged), 'MEMORY 0.1/2 KB · $(warning) USER 0.1/1.5 KB');
     assert.match(
       statusTooltip('proj', judged),
-      /USER\.md: 100 B — 7% of the 1,536 B soft cap, 3% of the 3,072 B hard cap; as the server says/,
+      /USER\.md: 100 B — 7% of the 1,536 B soft cap \(the size to aim for\), 3% of the 3,072 B hard cap \(writes past it are refused\); as the server says/,
     );
   });
-  it('shows both files against their soft caps', () => {
+  it('shows both files against their soft caps while within them', () => {
     assert.equal(statusText(usage(1843, 410)), 'MEMORY 1.8/2 KB · USER 0.4/1.5 KB');
   });
-  it('leads with the worst state of either file', () => {
+  it('puts each file’s icon by that file', () => {
     assert.equal(statusText(usage(2311, 410)), '$(warning) MEMORY 2.3/2 KB · USER 0.4/1.5 KB');
-    assert.equal(statusText(usage(1000, 3100)), '$(error) MEMORY 1/2 KB · USER 3/1.5 KB');
+    assert.equal(statusText(usage(1000, 1600)), 'MEMORY 1/2 KB · $(warning) USER 1.6/1.5 KB');
+    assert.equal(statusText(usage(2311, 3100)), '$(warning) MEMORY 2.3/2 KB · $(error) USER 3.1/3 KB');
   });
-  it('puts bytes and percentages of both caps in the tooltip', () => {
+  it('shows a file against the cap its state is about: soft within and over it, hard once over that', () => {
+    // Under the soft cap, between the caps, just over the hard cap, far over it.
+    assert.equal(statusText(usage(1843, 0)), 'MEMORY 1.8/2 KB · USER 0/1.5 KB');
+    assert.equal(statusText(usage(4000, 0)), '$(warning) MEMORY 3.9/2 KB · USER 0/1.5 KB');
+    assert.equal(statusText(usage(4096, 0)), '$(warning) MEMORY 4/2 KB · USER 0/1.5 KB');
+    assert.equal(statusText(usage(4097, 0)), '$(error) MEMORY 4.1/4 KB · USER 0/1.5 KB');
+    assert.equal(statusText(usage(4403, 0)), '$(error) MEMORY 4.3/4 KB · USER 0/1.5 KB');
+    assert.equal(statusText(usage(0, 3073)), 'MEMORY 0/2 KB · $(error) USER 3.1/3 KB');
+    assert.equal(shownCap(fu(4097, 2048, 4096)).kind, 'hard');
+    assert.equal(shownCap(fu(4096, 2048, 4096)).kind, 'soft');
+  });
+  it('puts bytes and percentages of both caps in the tooltip, the shown one first', () => {
     const line = usageLine('MEMORY.md', fu(2311, 2048, 4096));
     assert.equal(
       line,
-      'MEMORY.md: 2,311 B — 113% of the 2,048 B soft cap, 56% of the 4,096 B hard cap; ' +
+      'MEMORY.md: 2,311 B — 113% of the 2,048 B soft cap (the size to aim for), ' +
+        '56% of the 4,096 B hard cap (writes past it are refused); ' +
         'over the soft cap: consolidate before adding more',
+    );
+    assert.equal(
+      usageLine('MEMORY.md', fu(4403, 2048, 4096)),
+      'MEMORY.md: 4,403 B — 107% of the 4,096 B hard cap (writes past it are refused), ' +
+        '215% of the 2,048 B soft cap (the size to aim for); ' +
+        'over the hard cap: writes are refused until it is consolidated',
     );
     const tip = statusTooltip('proj', usage(2311, 410));
     assert.match(tip, /proj/);
     assert.match(tip, /USER\.md: 410 B — 27% of the 1,536 B soft cap/);
+    assert.match(tip, /against its soft cap, or against its hard cap once over it/);
   });
   it('marks sizes that follow unsaved editor text', () => {
     assert.match(usageLine('USER.md', { ...fu(10, 1536, 3072), source: 'buffer' }), /10 B \(as in the open editor\)/);
@@ -110,7 +131,7 @@ describe('level and status text', () => {
       ...usage(100, 410),
       'USER.md': { ...fu(0, 1536, 3072), error: reason, level: 'error', state: `cannot be read — ${reason}` },
     };
-    assert.equal(statusText(broken), '$(error) MEMORY 0.1/2 KB · USER unreadable');
+    assert.equal(statusText(broken), 'MEMORY 0.1/2 KB · $(error) USER unreadable');
     assert.equal(usageLine('USER.md', broken['USER.md']), `USER.md: cannot be read — ${reason}`);
   });
   it('handles a zero cap without dividing by it', () => {

@@ -44,12 +44,27 @@ export function worstLevel(usage: Usage): UsageLevel {
   return LEVELS.indexOf(a) >= LEVELS.indexOf(b) ? a : b;
 }
 
-/** `MEMORY 1.8/2 KB · USER 0.4/1.5 KB`, each against its soft cap (the budget to aim for). */
+/**
+ * The cap a file's figure is shown against, the one its icon and colour are about: the hard cap
+ * once the file is over it (writes are refused: `4.3/4 KB`), else the soft cap, the budget to
+ * aim for (`1.8/2 KB` within it, `2.5/2 KB` over it). Whether it is over is the server's call.
+ */
+export function shownCap(u: FileUsage): { cap: number; kind: 'soft' | 'hard' } {
+  return u.over_hard_cap ? { cap: u.hard_cap, kind: 'hard' } : { cap: u.soft_cap, kind: 'soft' };
+}
+
+const ICONS: Record<UsageLevel, string> = { ok: '', warning: '$(warning) ', error: '$(error) ' };
+
+/**
+ * `MEMORY 1.8/2 KB · $(warning) USER 1.6/1.5 KB · …`: each file against the cap its state is
+ * about (`shownCap`), with its own icon in front, so that the icon sits by the file it is about.
+ */
 export function statusText(usage: Usage): string {
-  const part = (label: string, u: FileUsage): string =>
-    u.error !== undefined ? `${label} unreadable` : `${label} ${formatUsage(u.size_bytes, u.soft_cap)}`;
-  const icon = { ok: '', warning: '$(warning) ', error: '$(error) ' }[worstLevel(usage)];
-  return `${icon}${part('MEMORY', usage['MEMORY.md'])} · ${part('USER', usage['USER.md'])}`;
+  const part = (label: string, u: FileUsage): string => {
+    if (u.error !== undefined) return `${ICONS[u.level]}${label} unreadable`;
+    return `${ICONS[u.level]}${label} ${formatUsage(u.size_bytes, shownCap(u).cap)}`;
+  };
+  return `${part('MEMORY', usage['MEMORY.md'])} · ${part('USER', usage['USER.md'])}`;
 }
 
 export function percent(size: number, cap: number): string {
@@ -57,15 +72,17 @@ export function percent(size: number, cap: number): string {
   return `${Math.round((size / cap) * 100)}%`;
 }
 
-/** One tooltip line: bytes and percentages of both caps, and the server's word on the state. */
+/**
+ * One tooltip line: the bytes, each cap with what it means and the share of it used, the cap
+ * the status bar's figure is against first, and the server's word on the state.
+ */
 export function usageLine(file: MemoryFileName, u: FileUsage): string {
   if (u.error !== undefined) return `${file}: ${u.state}`;
   const source = u.source === 'buffer' ? ' (as in the open editor)' : '';
-  return (
-    `${file}: ${formatBytes(u.size_bytes)}${source} — ${percent(u.size_bytes, u.soft_cap)} of the ` +
-    `${formatBytes(u.soft_cap)} soft cap, ${percent(u.size_bytes, u.hard_cap)} of the ` +
-    `${formatBytes(u.hard_cap)} hard cap; ${u.state}`
-  );
+  const soft = `${percent(u.size_bytes, u.soft_cap)} of the ${formatBytes(u.soft_cap)} soft cap (the size to aim for)`;
+  const hard = `${percent(u.size_bytes, u.hard_cap)} of the ${formatBytes(u.hard_cap)} hard cap (writes past it are refused)`;
+  const caps = shownCap(u).kind === 'hard' ? `${hard}, ${soft}` : `${soft}, ${hard}`;
+  return `${file}: ${formatBytes(u.size_bytes)}${source} — ${caps}; ${u.state}`;
 }
 
 export function statusTooltip(folderName: string, usage: Usage): string {
@@ -74,6 +91,8 @@ export function statusTooltip(folderName: string, usage: Usage): string {
     '',
     `- ${usageLine('MEMORY.md', usage['MEMORY.md'])}`,
     `- ${usageLine('USER.md', usage['USER.md'])}`,
+    '',
+    'The status bar shows each file against its soft cap, or against its hard cap once over it.',
     '',
     'Click for memory actions.',
   ].join('\n');

@@ -103,7 +103,7 @@ export class UsageStatusBar implements vscode.Disposable {
     }
     const tooltip = new vscode.MarkdownString(markdown);
     this.item.tooltip = tooltip;
-    this.item.accessibilityInformation = { label: `Metis Memory: ${statusText(usage).replace(/\$\([a-z-]+\) /, '')}` };
+    this.item.accessibilityInformation = { label: `Metis Memory: ${statusText(usage).replace(/\$\([a-z-]+\) /g, '')}` };
     this.item.backgroundColor =
       level === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
