@@ -114,6 +114,7 @@ export const ServerCommand = {
   showConsolidationProposal: 'metis.showConsolidationProposal',
   agentContext: 'metis.agentContext',
   consolidationPrompt: 'metis.consolidationPrompt',
+  createMemory: 'metis.createMemory',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -148,6 +149,8 @@ export interface ServerCommandArgs {
   [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; workspace?: string };
   [ServerCommand.agentContext]: { workspace?: string };
   [ServerCommand.consolidationPrompt]: { file: MemoryFileName; text: string };
+  // Both files when `files` is left out.
+  [ServerCommand.createMemory]: { files?: MemoryFileName[]; workspace?: string };
 }
 
 /** What each server command answers. */
@@ -165,6 +168,15 @@ export interface ServerCommandResults {
   [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; uri: string; shown: boolean };
   [ServerCommand.agentContext]: AgentContext[];
   [ServerCommand.consolidationPrompt]: string;
+  [ServerCommand.createMemory]: CreateMemoryResult;
+}
+
+/** `metis.createMemory`: the files written from the template, and those left as they were. */
+export interface CreateMemoryResult {
+  created: MemoryFileName[];
+  existing: MemoryFileName[];
+  /** What happened, for people. */
+  message: string;
 }
 
 /** One agent's files in `metis.agentContext`, with the worst level among them. */

@@ -79,6 +79,16 @@ class ConnectAgentsArgs(_Workspace):
     editorProvidesMcp: bool = False
 
 
+def _both() -> list[FileName]:
+    return ["MEMORY.md", "USER.md"]
+
+
+class CreateMemoryArgs(_Workspace):
+    """The memory files to create from the template where they are missing (both by default)."""
+
+    files: list[FileName] = Field(default_factory=_both, min_length=1, description="file")
+
+
 def tool_input(args: BaseModel) -> dict[str, Any]:
     """A write command's argument as its tool's input (without `workspace` or the hash)."""
     return args.model_dump(exclude={"workspace", "expectedHash"})

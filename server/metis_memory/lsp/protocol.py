@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         AssemblePromptArgs,
         ConnectAgentsArgs,
         ConsolidationPromptArgs,
+        CreateMemoryArgs,
         FileArgs,
         MemoryAddArgs,
         MemoryConsolidateArgs,
@@ -58,6 +59,7 @@ AGENT_HOSTS: Command[WorkspaceArgs] = Command("metis.agentHosts")
 CONNECT_AGENTS: Command[ConnectAgentsArgs] = Command("metis.connectAgents")
 AGENT_CONTEXT: Command[WorkspaceArgs] = Command("metis.agentContext")
 CONSOLIDATION_PROMPT: Command[ConsolidationPromptArgs] = Command("metis.consolidationPrompt")
+CREATE_MEMORY: Command[CreateMemoryArgs] = Command("metis.createMemory")
 
 SERVER_COMMANDS = frozenset(
     {
@@ -74,6 +76,7 @@ SERVER_COMMANDS = frozenset(
         CONNECT_AGENTS,
         AGENT_CONTEXT,
         CONSOLIDATION_PROMPT,
+        CREATE_MEMORY,
     }
 )
 
@@ -116,4 +119,5 @@ def argument_models() -> dict[str, type[BaseModel]]:
         CONNECT_AGENTS: args.ConnectAgentsArgs,
         AGENT_CONTEXT: args.WorkspaceArgs,
         CONSOLIDATION_PROMPT: args.ConsolidationPromptArgs,
+        CREATE_MEMORY: args.CreateMemoryArgs,
     }

@@ -38,6 +38,7 @@ from .features import (
     code_actions,
     commands,
     connect,
+    create_memory,
     hover_lens,
     lifecycle,
     proposal,
@@ -242,6 +243,7 @@ def create_server() -> MetisLanguageServer:
         hover_lens,
         commands,
         connect,
+        create_memory,
         agent_context,
         agent_memory,
     )

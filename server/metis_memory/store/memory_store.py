@@ -246,6 +246,17 @@ class MemoryStore:
             expected_hash=expected_hash,
         )
 
+    def create(self, file: MemoryFile | str, content: str) -> WriteResult | None:
+        """Write `content` as the file only where there is none: a compare-and-swap on its
+        absence, decided under the lock, so a file that exists (empty, unreadable, or made by
+        another writer a moment ago) is never replaced. None when it was left alone."""
+        f = parse_memory_file(file)
+        check_text(f.value, "content", content)
+        try:
+            return self._write(f, "create", lambda _current: content, needs_utf8=False, absent=True)
+        except _Exists:
+            return None
+
     # ---- internals --------------------------------------------------------
     def _write(
         self,
@@ -255,11 +266,13 @@ class MemoryStore:
         *,
         needs_utf8: bool,
         expected_hash: str | None = None,
+        absent: bool = False,
     ) -> WriteResult:
         """Read-modify-write under the lock of the directory that really holds the file.
 
         Only consolidate (`needs_utf8=False`) may replace a file it cannot read: it needs
-        the old content for its hash alone, so one too large to read is not read.
+        the old content for its hash alone, so one too large to read is not read. With
+        `absent`, a file that is there raises `_Exists` and nothing is written.
         """
         caps = CAPS[f]
         with Dir.open_root(self._root()) as root:
@@ -276,6 +289,8 @@ class MemoryStore:
                             current = self._current(f, found, may_skip=not needs_utf8)
                         except _Swapped:
                             continue
+                        if absent and current.st is not None:
+                            raise _Exists
                         before = current.data
                         if expected_hash is not None:
                             _compare(f, expected_hash, before, current.size)
@@ -446,6 +461,10 @@ class _Current:
 
 class _Swapped(Exception):
     """The resolved name turned into a symlink before it was opened."""
+
+
+class _Exists(Exception):
+    """`create` found the file there: it is left alone."""
 
 
 def _compare(f: MemoryFile, expected: str, before: bytes | None, size: int) -> None:
