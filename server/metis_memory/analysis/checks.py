@@ -128,18 +128,25 @@ and nobody acts on the 1,001st before removing the first."""
 
 def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") -> list[Finding]:
     """Suspected credentials; the message never repeats the secret. `reader` names who
-    loads the file when it is another agent's ("Claude Code, Codex")."""
+    loads the file when it is another agent's ("Claude Code, Codex").
+
+    In a memory file each is an error, as everywhere else it is judged: a write that adds
+    one is refused (`tools/secret_guard.py`), and `metis-memory check` fails on it (its
+    SARIF level is `error`). In another agent's file, which Metis never writes and `check`
+    does not scan for secrets, it stays a warning."""
     name = file.value if isinstance(file, MemoryFile) else file
+    severity = Severity.WARNING if reader else Severity.ERROR
     loaded = (
         f"{reader} load{'s' if ',' not in reader else ''} it into the model's context"
         if reader
-        else "memory goes into every system prompt"
+        else "memory goes into every system prompt (a write that adds one is refused, and "
+        "`metis-memory check` fails on it)"
     )
     matches = find_secrets(outline.text, SHOWN_SECRETS + 1)
     findings = [
         Finding(
             "secret",
-            Severity.WARNING,
+            severity,
             match.start,
             match.end,
             f"Possible {match.kind} in {name}: {loaded}; "
@@ -154,7 +161,7 @@ def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") 
         findings.append(
             Finding(
                 "secret",
-                Severity.WARNING,
+                severity,
                 at,
                 matches[SHOWN_SECRETS].end,
                 f"More possible secrets in {name} from here: the first {SHOWN_SECRETS:,} are "

@@ -9,7 +9,9 @@ code                      severity     meaning
 ``over-hard-cap``         error        bigger than the hard cap: agent writes fail
 ``duplicate-entry``       warning      an entry that repeats an earlier one
 ``empty-entry``           information  a list item with no text
-``secret``                warning      something that looks like a credential
+``secret``                error/warn.  something that looks like a credential (error in a
+                                       memory file, as `check` judges it; warning in
+                                       another agent's file)
 ``not-utf8``              error        the file on disk is not valid UTF-8
 ``over-budget``           error/warn.  past what another agent reads of the file (error
                                        where it loses text, warning where it only warns)
