@@ -9,8 +9,9 @@ first on sys.path; nothing is installed and nothing is downloaded.
 
     server.py [lsp]              the language server on stdio (what the extension starts)
     server.py mcp [WORKSPACE]    the MCP server on stdio (what VS Code's MCP support starts)
-    server.py hook --host NAME   an agent host's hook (what `Metis: Connect Agents` writes
-                                 when metis-memory is not installed on PATH)
+    server.py hook --host NAME   an agent host's hook
+    server.py cli ARGS...        any `metis-memory` command (what the `metis-memory` launcher
+                                 the extension can add to the user's bin folder runs)
     server.py --check [lsp|mcp]  one JSON line: can this interpreter run that server?
 
 The language server's first line on stderr is the same report, prefixed with LAUNCH_REPORT
@@ -39,8 +40,9 @@ PROBES = {
     "lsp": "metis_memory.lsp.server",
     "mcp": "metis_memory.mcp.server",
     "hook": "metis_memory.hosts.hook",
+    "cli": "metis_memory.cli",
 }
-NAMES = {"lsp": "language server", "mcp": "MCP server", "hook": "agent hook"}
+NAMES = {"lsp": "language server", "mcp": "MCP server", "hook": "agent hook", "cli": "command"}
 # Read by extension/src/server/serverProcess.ts.
 LAUNCH_REPORT = "metis-memory-launch: "
 
@@ -117,9 +119,13 @@ def main(argv: list[str]) -> int:
         return 0 if problem is None else 1
     args = argv or ["lsp"]
     mode = args[0]
-    if mode not in PROBES or (mode == "lsp" and len(args) > 1) or (mode == "mcp" and len(args) > 2):
+    if mode == "cli":  # the launcher: the rest is a metis-memory command line, as typed
+        args = args[1:]
+        mode = args[0] if args[:1] in (["hook"], ["mcp"]) else "cli"
+    elif mode not in PROBES or (mode == "lsp" and len(args) > 1) or (mode == "mcp" and len(args) > 2):
         sys.stderr.write(
-            "usage: server.py [lsp] | mcp [WORKSPACE] | hook --host NAME | --check [lsp|mcp]\n"
+            "usage: server.py [lsp] | mcp [WORKSPACE] | hook --host NAME | cli ARGS... "
+            "| --check [lsp|mcp]\n"
         )
         return 2
     problem = _problem(mode)

@@ -115,6 +115,7 @@ export const ServerCommand = {
   agentContext: 'metis.agentContext',
   consolidationPrompt: 'metis.consolidationPrompt',
   createMemory: 'metis.createMemory',
+  installLauncher: 'metis.installLauncher',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -139,11 +140,13 @@ export interface ServerCommandArgs {
   [ServerCommand.tidy]: { file: MemoryFileName; workspace?: string };
   [ServerCommand.read]: { workspace?: string };
   [ServerCommand.agentHosts]: { workspace?: string };
+  // expectedPlan: `plan` of the dry run shown; refused (`conflict`) unless the plan made now is it.
   [ServerCommand.connectAgents]: {
     hosts: string[];
     dryRun?: boolean;
     editorProvidesMcp?: boolean;
     workspace?: string;
+    expectedPlan?: string;
   };
   [ServerCommand.applyEdit]: { label: string; edit: Record<string, unknown> };
   [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; workspace?: string };
@@ -151,6 +154,8 @@ export interface ServerCommandArgs {
   [ServerCommand.consolidationPrompt]: { file: MemoryFileName; text: string };
   // Both files when `files` is left out.
   [ServerCommand.createMemory]: { files?: MemoryFileName[]; workspace?: string };
+  // refresh: only rewrite a launcher of ours that runs something else; never create one.
+  [ServerCommand.installLauncher]: { refresh?: boolean };
 }
 
 /** What each server command answers. */
@@ -169,6 +174,7 @@ export interface ServerCommandResults {
   [ServerCommand.agentContext]: AgentContext[];
   [ServerCommand.consolidationPrompt]: string;
   [ServerCommand.createMemory]: CreateMemoryResult;
+  [ServerCommand.installLauncher]: InstallLauncherResult;
 }
 
 /** `metis.createMemory`: the files written from the template, and those left as they were. */
@@ -227,15 +233,55 @@ export interface AgentHost {
   title: string;
   /** Workspace-relative files it writes. */
   files: string[];
+  /** Why it seems in use here ("CLAUDE.md in this folder", "claude on PATH"); empty if not. */
+  detected: string[];
 }
 
 /** `metis.connectAgents`: what was (or, with dryRun, would be) written. */
 export interface ConnectResult {
+  /** What every file runs: always the plain `metis-memory`, never a path. */
   command: string;
-  files: { path: string; change: 'created' | 'updated' | 'unchanged'; hosts: string[]; what: string[] }[];
+  files: ConnectFile[];
+  /** The plan's digest: send it back as `expectedPlan` to write exactly what was shown. */
+  plan: string;
   todo: { host: string; text: string }[];
   /** The same report `metis-memory init` prints. */
   report: string;
+  /** Whether `metis-memory` is on the PATH the server sees (else agents cannot run it). */
+  onPath: boolean;
+  launcher: LauncherStatus;
+}
+
+export interface ConnectFile {
+  path: string;
+  change: 'created' | 'updated' | 'unchanged';
+  hosts: string[];
+  what: string[];
+  /** With dryRun: the text now (null: no such file) and the text it would get. */
+  before?: string | null;
+  after?: string;
+}
+
+/** The `metis-memory` launcher in the user's bin folder (server/metis_memory/hosts/launcher.py). */
+export interface LauncherStatus {
+  /** Where it goes, `~/` for the home folder. */
+  path: string;
+  /** `stale`: ours, running another copy; `foreign`/`symlink`/`other`: not ours, never touched. */
+  state: 'absent' | 'current' | 'stale' | 'foreign' | 'symlink' | 'other' | 'unsupported';
+  /** What `metis-memory` is on PATH, if anything. */
+  found: string | null;
+  binOnPath: boolean;
+  /** The shell line that puts its folder on PATH, when it is not. */
+  pathHint: string | null;
+}
+
+/** `metis.installLauncher`. */
+export interface InstallLauncherResult {
+  written: boolean;
+  /** For people: what was done, and what is left (the PATH line). */
+  message: string;
+  onPath: boolean;
+  launcher: LauncherStatus;
 }
 
 export const ServerNotification = {

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -88,4 +89,61 @@ async def test_bad_input_is_invalid_params(
     await client.start_session([workspace])
     error = await client.command_error("metis.connectAgents", argument)
     assert error.code == INVALID_PARAMS and problem in error.message
+    assert list(workspace.iterdir()) == []
+
+
+async def test_the_preview_is_what_is_written(client: MetisClient, workspace: Path) -> None:
+    """The editor shows the dry run's texts, then writes with its `plan`: exactly those."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude/settings.json").write_text('{\n  "model": "opus"\n}\n')
+    await client.start_session([workspace])
+    preview = await client.command("metis.connectAgents", {"hosts": ["claude"], "dryRun": True})
+    files = {f["path"]: f for f in preview["files"]}
+    assert files[".claude/settings.json"]["before"] == '{\n  "model": "opus"\n}\n'
+    assert files[".mcp.json"]["before"] is None
+    assert re.fullmatch(r"[0-9a-f]{64}", preview["plan"])
+    written = await client.command(
+        "metis.connectAgents", {"hosts": ["claude"], "expectedPlan": preview["plan"]}
+    )
+    assert written["plan"] == preview["plan"] and "before" not in written["files"][0]
+    for path, file in files.items():
+        assert (workspace / path).read_text() == file["after"]
+
+
+async def test_a_file_changed_since_the_preview_is_a_conflict_and_nothing_is_written(
+    client: MetisClient, workspace: Path
+) -> None:
+    await client.start_session([workspace])
+    preview = await client.command(
+        "metis.connectAgents", {"hosts": ["claude", "cursor"], "dryRun": True}
+    )
+    (workspace / ".mcp.json").write_text('{"mcpServers": {"other": {"command": "x"}}}\n')
+    error = await client.command_error(
+        "metis.connectAgents", {"hosts": ["claude", "cursor"], "expectedPlan": preview["plan"]}
+    )
+    assert error.code == REQUEST_FAILED
+    assert error.data == {"code": "conflict", "is_user_visible": True}
+    assert error.message == (
+        "The agent files changed since their changes were shown (one was edited, created or "
+        "removed): nothing was written. Run Connect Agents… again to see the changes as they "
+        "are now."
+    )
+    assert sorted(p.name for p in workspace.iterdir()) == [".mcp.json"]
+    # Other hosts than those shown: another plan, refused too.
+    again = await client.command(
+        "metis.connectAgents", {"hosts": ["claude", "cursor"], "dryRun": True}
+    )
+    error = await client.command_error(
+        "metis.connectAgents", {"hosts": ["claude"], "expectedPlan": again["plan"]}
+    )
+    assert error.data == {"code": "conflict", "is_user_visible": True}
+    assert sorted(p.name for p in workspace.iterdir()) == [".mcp.json"]
+
+
+async def test_expected_plan_must_be_a_sha256(client: MetisClient, workspace: Path) -> None:
+    await client.start_session([workspace])
+    error = await client.command_error(
+        "metis.connectAgents", {"hosts": ["claude"], "expectedPlan": "abc"}
+    )
+    assert error.code == INVALID_PARAMS and "expectedPlan" in error.message
     assert list(workspace.iterdir()) == []

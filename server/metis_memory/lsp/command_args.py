@@ -77,6 +77,18 @@ class ConnectAgentsArgs(_Workspace):
     hosts: list[str] = Field(min_length=1, description="host name")
     dryRun: bool = False  # the wire's camelCase
     editorProvidesMcp: bool = False
+    expectedPlan: str | None = Field(
+        default=None, description="the plan's digest from the dry run", pattern=r"^[0-9a-f]{64}$"
+    )
+    """The compare-and-swap of a preview: the write is refused (`conflict`) when the plan
+    made now (every file's content before and after) is not the one the dry run showed."""
+
+
+class InstallLauncherArgs(BaseModel):
+    """`refresh`: only rewrite a launcher of ours that runs something else (never create)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    refresh: bool = False
 
 
 def _both() -> list[FileName]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         ConsolidationPromptArgs,
         CreateMemoryArgs,
         FileArgs,
+        InstallLauncherArgs,
         MemoryAddArgs,
         MemoryConsolidateArgs,
         MemoryReplaceArgs,
@@ -59,6 +60,7 @@ AGENT_HOSTS: Command[WorkspaceArgs] = Command("metis.agentHosts")
 CONNECT_AGENTS: Command[ConnectAgentsArgs] = Command("metis.connectAgents")
 AGENT_CONTEXT: Command[WorkspaceArgs] = Command("metis.agentContext")
 CONSOLIDATION_PROMPT: Command[ConsolidationPromptArgs] = Command("metis.consolidationPrompt")
+INSTALL_LAUNCHER: Command[InstallLauncherArgs] = Command("metis.installLauncher")
 CREATE_MEMORY: Command[CreateMemoryArgs] = Command("metis.createMemory")
 
 SERVER_COMMANDS = frozenset(
@@ -77,6 +79,7 @@ SERVER_COMMANDS = frozenset(
         AGENT_CONTEXT,
         CONSOLIDATION_PROMPT,
         CREATE_MEMORY,
+        INSTALL_LAUNCHER,
     }
 )
 
@@ -120,4 +123,5 @@ def argument_models() -> dict[str, type[BaseModel]]:
         AGENT_CONTEXT: args.WorkspaceArgs,
         CONSOLIDATION_PROMPT: args.ConsolidationPromptArgs,
         CREATE_MEMORY: args.CreateMemoryArgs,
+        INSTALL_LAUNCHER: args.InstallLauncherArgs,
     }

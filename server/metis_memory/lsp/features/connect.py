@@ -1,15 +1,21 @@
-"""`metis.agentHosts` and `metis.connectAgents`: `metis-memory init`, offered by the editor.
+"""`metis.agentHosts`, `metis.connectAgents` and `metis.installLauncher`: `metis-memory
+init`, offered by the editor, and the launcher that lets agents run `metis-memory`.
 
-The editor asks which hosts there are, lets the user pick, and sends the choice here;
-all file writing is `hosts.init`'s, exactly as on the command line.
+The editor asks which hosts there are (each with why it seems in use here), lets the user
+pick, has the plan made without writing (`dryRun`, each file's text before and after, and
+the plan's digest), shows it, and sends the digest back with the write: the server makes
+the plan again and writes only when it is the one shown. All file writing is
+`hosts.init`'s, exactly as on the command line.
+
+The files written name the plain command `metis-memory`, never a path on this machine:
+they are committed and shared. When `metis-memory` is not on this machine's PATH, the
+result says so, with the state of the launcher (`hosts/launcher.py`) the editor can offer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shlex
-import sys
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -17,38 +23,49 @@ from ...hosts.configs import SETUPS
 from ...store.errors import MemoryStoreError
 from ..arguments import CommandError, invalid, parse
 from ..context import ServerContext
-from ..protocol import AGENT_HOSTS, CONNECT_AGENTS
+from ..protocol import AGENT_HOSTS, CONNECT_AGENTS, INSTALL_LAUNCHER
 from .commands import from_store_error, take_folder
 
 EDITOR_MCP_PATH = ".vscode/mcp.json"
+COMMAND = "metis-memory"
+"""What every written file runs: found on each machine's PATH, so the files can be shared."""
 
 
 async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
-    """Every host `init` can set up, with the files it would write (for a picker)."""
+    """Every host `init` can set up, with the files it would write and why it seems in use
+    here (for a picker that ticks those)."""
+    from ...hosts.detect import detect
 
-    parse(AGENT_HOSTS, args)
+    params = parse(AGENT_HOSTS, args)
+    folder = take_folder(ls, AGENT_HOSTS, params.workspace)
+    found = await asyncio.to_thread(detect, Path(folder.path))
     return [
-        {"name": s.name, "title": s.title, "files": [e.path for e in s.edits("metis-memory")]}
+        {
+            "name": s.name,
+            "title": s.title,
+            "files": [e.path for e in s.edits(COMMAND)],
+            "detected": found[s.name],
+        }
         for s in SETUPS.values()
     ]
 
 
-def own_command() -> str:
-    """How a host's shell can run this metis-memory: the installed command when it is on
-    PATH (stable across upgrades), else this interpreter with this server's launcher (the
-    editor extension's bundled `server.py`) or module."""
-    import shutil
+def plan_digest(hosts: tuple[str, ...], files: list[tuple[str, str | None, str]]) -> str:
+    """One hash of a plan: the hosts, and each file's path, text before (or its absence)
+    and text after. Equal digests mean the same writes onto the same files."""
+    digest = hashlib.sha256()
+    for part in ("\0".join(hosts), *(p for f in files for p in _file_parts(*f))):
+        digest.update(hashlib.sha256(part.encode("utf-8", "surrogatepass")).digest())
+    return digest.hexdigest()
 
-    if shutil.which("metis-memory"):
-        return "metis-memory"
-    launcher = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    if os.path.basename(launcher) == "server.py":
-        return shlex.join([sys.executable, launcher])
-    return shlex.join([sys.executable, "-m", "metis_memory"])
+
+def _file_parts(path: str, before: str | None, after: str) -> tuple[str, str, str]:
+    return (path, "\0absent" if before is None else "\1" + before, after)
 
 
 async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...hosts.init import ConfigRefused, apply_init, plan_init  # (on first use)
+    from ...hosts.launcher import own_target, status
 
     params = parse(CONNECT_AGENTS, args)
     folder = take_folder(ls, CONNECT_AGENTS, params.workspace)
@@ -56,22 +73,41 @@ async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, 
     unknown = [h for h in hosts if h not in SETUPS]
     if unknown:
         raise invalid(CONNECT_AGENTS, f"unknown host {unknown[0]!r}; known: {', '.join(SETUPS)}")
-    command = own_command()
 
     def run() -> dict[str, object]:
         # An editor that registers the MCP server itself needs no second entry.
         skip = frozenset({EDITOR_MCP_PATH}) if params.editorProvidesMcp else frozenset()
-        plan = plan_init(Path(folder.path), hosts, command, skip=skip)
+        plan = plan_init(Path(folder.path), hosts, COMMAND, skip=skip)
+        digest = plan_digest(plan.hosts, [(f.path, f.before, f.after) for f in plan.files])
+        if params.expectedPlan is not None and params.expectedPlan != digest:
+            raise CommandError(
+                "conflict",
+                "The agent files changed since their changes were shown (one was edited, "
+                "created or removed): nothing was written. Run Connect Agents… again to see "
+                "the changes as they are now.",
+            )
         if not params.dryRun:
             apply_init(plan)
+        launcher = status(own_target())
+        files: list[dict[str, object]] = []
+        for f in plan.files:
+            entry: dict[str, object] = {
+                "path": f.path,
+                "change": f.verb,
+                "hosts": list(f.hosts),
+                "what": list(f.what),
+            }
+            if params.dryRun:
+                entry |= {"before": f.before, "after": f.after}
+            files.append(entry)
         return {
-            "command": command,
-            "files": [
-                {"path": f.path, "change": f.verb, "hosts": list(f.hosts), "what": list(f.what)}
-                for f in plan.files
-            ],
+            "command": COMMAND,
+            "files": files,
+            "plan": digest,
             "todo": [{"host": SETUPS[h].title, "text": SETUPS[h].still_to_do} for h in plan.hosts],
             "report": plan.report(dry_run=params.dryRun),
+            "onPath": launcher.found is not None,
+            "launcher": launcher.wire(),
         }
 
     try:
@@ -82,6 +118,26 @@ async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, 
         raise from_store_error(exc) from None
 
 
+async def install_launcher(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
+    """Write (or with `refresh`, only bring up to date) the `metis-memory` launcher that runs
+    this server's own metis-memory."""
+    from ...hosts.launcher import LauncherRefused, install, own_target
+
+    params = parse(INSTALL_LAUNCHER, args)
+    try:
+        after, written, message = await asyncio.to_thread(
+            install, own_target(), refresh=params.refresh
+        )
+    except LauncherRefused as exc:
+        raise CommandError("conflict", str(exc)) from None
+    return {
+        "written": written,
+        "message": message,
+        "onPath": after.found is not None,
+        "launcher": after.wire(),
+    }
+
+
 def register(server: ServerContext) -> None:
     @server.command(AGENT_HOSTS)
     async def agent_hosts_command(ls: ServerContext, *args: Any) -> list[dict[str, object]]:
@@ -90,3 +146,7 @@ def register(server: ServerContext) -> None:
     @server.command(CONNECT_AGENTS)
     async def connect_agents_command(ls: ServerContext, *args: Any) -> dict[str, object]:
         return await connect_agents(ls, args)
+
+    @server.command(INSTALL_LAUNCHER)
+    async def install_launcher_command(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await install_launcher(ls, args)

@@ -1,0 +1,117 @@
+"""Which agent hosts are in use here: for the editor's Connect Agents picker, which ticks
+the hosts it finds and says why.
+
+A host counts as found when its own files are in the folder (`.claude/`, `CLAUDE.md`,
+`AGENTS.md`...) or it is installed for this user (its command on PATH, its settings folder
+in the home directory). Only names are looked up (`lstat` and PATH's `stat`s, a fixed
+number of them): nothing is read, nothing is followed, so a cloned repository cannot make
+this slow or make it open anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .configs import SETUPS
+
+MAX_PATH_ENTRIES = 256
+"""PATH folders looked in for a host's command (a longer PATH is cut, not refused)."""
+
+
+@dataclass(frozen=True)
+class Signs:
+    """What shows that a host is used: files in the workspace, commands on PATH, and
+    folders or files in the home directory (`~/...`, or beneath an environment variable
+    the host reads instead when it is set)."""
+
+    folder: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    home: tuple[str, ...] = ()
+    home_variable: tuple[str, str] | None = None
+    """(variable, what it stands for): e.g. Codex's CODEX_HOME replaces `~/.codex`."""
+
+
+SIGNS: dict[str, Signs] = {
+    "claude": Signs(
+        folder=(".claude/", "CLAUDE.md", "CLAUDE.local.md"),
+        commands=("claude",),
+        home=("~/.claude/", "~/.claude.json"),
+    ),
+    "codex": Signs(
+        folder=(".codex/", "AGENTS.md", "AGENTS.override.md"),
+        commands=("codex",),
+        home=("~/.codex/",),
+        home_variable=("CODEX_HOME", "~/.codex/"),
+    ),
+    "gemini": Signs(folder=(".gemini/", "GEMINI.md"), commands=("gemini",), home=("~/.gemini/",)),
+    "cursor": Signs(
+        folder=(".cursor/", ".cursorrules", ".cursorignore"),
+        commands=("cursor", "cursor-agent"),
+        home=("~/.cursor/",),
+    ),
+    "cline": Signs(
+        folder=(".clinerules", ".clineignore"),
+        commands=("cline",),
+        home=("~/.cline/", "~/Documents/Cline/"),
+    ),
+    "copilot": Signs(
+        folder=(
+            ".github/copilot-instructions.md",
+            ".github/instructions/",
+            ".github/prompts/",
+            ".vscode/mcp.json",
+        ),
+        home=("~/.config/github-copilot/",),
+    ),
+    "copilot-cli": Signs(
+        folder=(".github/copilot-instructions.md", ".github/hooks/"),
+        commands=("copilot",),
+        home=("~/.copilot/",),
+    ),
+}
+"""Every host `init` sets up has its signs (tests/hosts/test_detect.py holds the two sets
+equal). A file several hosts read (AGENTS.md is read by Codex, Cursor and Copilot) is a sign
+of the host whose own file it is."""
+
+
+def detect(workspace: Path, environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+    """For each host, why it seems in use here (phrases such as "CLAUDE.md in this folder",
+    "claude on PATH", "~/.claude/ on this machine"); an empty list when nothing was found."""
+    env = os.environ if environ is None else environ
+    home = _home(env)
+    search = os.pathsep.join(env.get("PATH", "").split(os.pathsep)[:MAX_PATH_ENTRIES])
+    found: dict[str, list[str]] = {}
+    for name in SETUPS:
+        signs = SIGNS[name]
+        why = [f"{f} in this folder" for f in signs.folder if _exists(workspace / f.rstrip("/"))]
+        why += [f"{c} on PATH" for c in signs.commands if search and shutil.which(c, path=search)]
+        if signs.home_variable and env.get(signs.home_variable[0]):
+            variable, stands_for = signs.home_variable
+            if _exists(Path(env[variable])):
+                why.append(f"{variable} ({stands_for}) on this machine")
+        else:
+            why += [
+                f"{h} on this machine"
+                for h in signs.home
+                if home is not None and _exists(home / h.removeprefix("~/").rstrip("/"))
+            ]
+        found[name] = why
+    return found
+
+
+def _home(env: Mapping[str, str]) -> Path | None:
+    home = env.get("HOME") or (env.get("USERPROFILE") if os.name == "nt" else None)
+    return Path(home) if home and os.path.isabs(home) else None
+
+
+def _exists(path: Path) -> bool:
+    """Whether the name is there (a symlink counts as itself, never followed)."""
+    try:
+        os.lstat(path)
+    except (OSError, ValueError):  # missing, unreadable folder, NUL in a variable
+        return False
+    return True
