@@ -337,11 +337,11 @@ async def test_other_agents_files_get_the_memory_files_quick_fixes(
         return apply_workspace_edit(action.edit, lambda _u: AGENT_RULES, client.encoding)[uri]
 
     on_repeat = {a.title: a for a in await client.actions(claude, (2, 4))}
-    assert after(on_repeat["Remove duplicate entry"]) == AGENT_RULES.replace(
-        "- Run `make check` before pushing\n", ""
-    )
+    assert after(
+        on_repeat["Remove duplicate entry “Run `make check` before pushing” (it repeats line 2)"]
+    ) == AGENT_RULES.replace("- Run `make check` before pushing\n", "")
     on_secret = {a.title: a for a in await client.actions(claude, (3, 20))}
-    redacted = after(on_secret["Redact secret"])
+    redacted = after(on_secret["Redact the AWS access key on line 4"])
     assert "AKIAIOSFODNN7EXAMPLE" not in redacted and redacted.count("\n") == AGENT_RULES.count(
         "\n"
     )
@@ -377,7 +377,7 @@ async def test_agent_file_fixes_reach_a_client_without_literal_support(
         )
     )
     assert result and all(isinstance(r, types.Command) for r in result), result
-    redact = next(r for r in result if r.title == "Redact secret")
+    redact = next(r for r in result if r.title == "Redact the AWS access key on line 4")
     assert isinstance(redact, types.Command) and redact.arguments
     assert await client.command(redact.command, *redact.arguments) == {
         "applied": True,

@@ -61,7 +61,7 @@ async def test_remove_duplicate_entry(client: MetisClient, workspace: Path) -> N
     memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     actions = await client.actions(memory, (4, 3))
-    action = titled(actions, "Remove duplicate entry")
+    action = titled(actions, "Remove duplicate entry “USES make 日本” (it repeats line 3)")
     assert action.kind == types.CodeActionKind.QuickFix and action.is_preferred
     assert action.diagnostics and action.diagnostics[0].code == "duplicate-entry"
     result = applied(client, action)[file_uri(memory)]
@@ -71,20 +71,23 @@ async def test_remove_duplicate_entry(client: MetisClient, workspace: Path) -> N
     change = action.edit.document_changes[0]
     assert isinstance(change, types.TextDocumentEdit)
     assert change.text_document.version == client.versions[file_uri(memory)]
-    assert not any(a.title == "Remove entry" for a in actions)  # not offered twice
+    # One removal of the entry in the menu, not a second "Remove entry" beside it.
+    assert [a.title for a in actions if a.title.startswith("Remove")] == [action.title]
 
 
 async def test_remove_empty_entry(client: MetisClient, workspace: Path) -> None:
     memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
-    action = titled(await client.actions(memory, (5, 0)), "Remove empty entry")
+    action = titled(await client.actions(memory, (5, 0)), "Remove the empty entry on line 6")
     assert applied(client, action)[file_uri(memory)] == MEMORY_TEXT.replace("\n-\n", "\n")
 
 
 async def test_redact_secret(client: MetisClient, workspace: Path) -> None:
     memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
-    action = titled(await client.actions(memory, (6, 12), (6, 20)), "Redact secret")
+    action = titled(
+        await client.actions(memory, (6, 12), (6, 20)), "Redact the AWS access key on line 7"
+    )
     result = applied(client, action)[file_uri(memory)]
     assert result == MEMORY_TEXT.replace(TOKEN, "[REDACTED]")
 
@@ -93,9 +96,9 @@ async def test_remove_entry_and_replace_entry_prompt(client: MetisClient, worksp
     memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     actions = await client.actions(memory, (3, 5))
-    remove = titled(actions, "Remove entry")
+    remove = titled(actions, "Remove entry “prefers tabs”")
     assert applied(client, remove)[file_uri(memory)] == MEMORY_TEXT.replace("- prefers tabs\n", "")
-    replace = titled(actions, "Replace entry…")
+    replace = titled(actions, "Replace entry “prefers tabs”…")
     assert replace.edit is None and replace.command is not None
     assert replace.command.command == "metis.replaceEntryPrompt"
     assert list(replace.command.arguments or ()) == [
@@ -113,7 +116,7 @@ async def test_move_entry_to_user_md_edits_both_files(client: MetisClient, works
     user = write_memory(workspace, "USER.md", "# User\n- likes 🍵")  # closed, no final newline
     memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
-    action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
+    action = titled(await client.actions(memory, (3, 0)), "Move entry “prefers tabs” to USER.md")
     result = applied(client, action)
     assert result[file_uri(memory)] == MEMORY_TEXT.replace("- prefers tabs\n", "")
     assert result[file_uri(user)] == "# User\n- likes 🍵\n- prefers tabs\n"
@@ -122,7 +125,7 @@ async def test_move_entry_to_user_md_edits_both_files(client: MetisClient, works
 async def test_move_creates_the_target_when_missing(client: MetisClient, workspace: Path) -> None:
     memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
-    action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
+    action = titled(await client.actions(memory, (3, 0)), "Move entry “prefers tabs” to USER.md")
     assert action.edit is not None and action.edit.document_changes
     create = action.edit.document_changes[0]
     assert isinstance(create, types.CreateFile)
@@ -135,7 +138,7 @@ async def test_move_from_user_md_back_to_memory_md(client: MetisClient, workspac
     user = write_memory(workspace, "USER.md", "- a\n- b\n")
     await client.start_session([workspace])
     client.open(user)
-    action = titled(await client.actions(user, (0, 2)), "Move entry to MEMORY.md")
+    action = titled(await client.actions(user, (0, 2)), "Move entry “a” to MEMORY.md")
     result = applied(client, action)
     assert result == {file_uri(user): "- b\n", file_uri(memory): "# Memory\n- a\n"}
 
@@ -146,7 +149,7 @@ async def test_move_is_refused_when_the_target_would_pass_its_hard_cap(
     write_memory(workspace, "USER.md", "u" * 3060 + "\n")
     memory = await open_memory(client, workspace)
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
-    action = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
+    action = titled(await client.actions(memory, (3, 0)), "Move entry “prefers tabs” to USER.md")
     assert action.edit is None and action.disabled is not None
     assert action.disabled.reason == (
         "Moving this entry would make USER.md 3,076 B, over its 3,072 B hard cap: "
@@ -190,12 +193,12 @@ async def test_a_utf8_client_without_document_changes_gets_plain_changes(
     memory = await open_memory(client, workspace, caps="neovim")
     assert client.encoding == "utf-8"
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
-    redact = titled(await client.actions(memory, (6, 20)), "Redact secret")
+    redact = titled(await client.actions(memory, (6, 20)), "Redact the AWS access key on line 7")
     assert redact.edit is not None and redact.edit.changes and not redact.edit.document_changes
     (edit,) = redact.edit.changes[file_uri(memory)]
     assert edit.range.start == types.Position(6, 18)  # "- deploy key " + 🔑 as 4 UTF-8 bytes
     assert applied(client, redact)[file_uri(memory)] == MEMORY_TEXT.replace(TOKEN, "[REDACTED]")
-    move = titled(await client.actions(memory, (3, 0)), "Move entry to USER.md")
+    move = titled(await client.actions(memory, (3, 0)), "Move entry “prefers tabs” to USER.md")
     result = applied(client, move)
     assert result[file_uri(workspace / ".metis" / "USER.md")] == "- prefers tabs\n"
 
@@ -207,7 +210,8 @@ async def test_a_client_without_disabled_support_gets_no_refused_move(
     memory = await open_memory(client, workspace, caps="neovim")
     await client.wait_for_codes(memory, ["duplicate-entry", "empty-entry", "secret"])
     titles = [a.title for a in await client.actions(memory, (3, 0))]
-    assert "Remove entry" in titles and "Move entry to USER.md" not in titles
+    assert "Remove entry “prefers tabs”" in titles
+    assert not [t for t in titles if t.startswith("Move")]
 
 
 async def test_client_side_commands_are_not_advertised(
@@ -301,7 +305,7 @@ async def test_a_client_that_declares_no_client_commands_is_offered_none(
     cap_titles = [a.title for a in on_cap]
     assert "Tidy MEMORY.md" in cap_titles
     assert not [t for t in cap_titles if t.startswith(("Consolidate", "Show consolidation"))]
-    assert "Remove entry" in [a.title for a in on_entry]
+    assert "Remove entry “fact one”" in [a.title for a in on_entry]
     assert not offered_commands(on_cap + on_entry)
 
 

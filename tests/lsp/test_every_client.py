@@ -67,7 +67,11 @@ async def test_core_scenario(client: MetisClient, tmp_path: Path, spec: str) -> 
             edit_caps = caps.workspace.workspace_edit if caps.workspace else None
             uses_document_changes = bool(edit_caps and edit_caps.document_changes)
             assert (action.edit.document_changes is not None) == uses_document_changes
-    (remove,) = [a for a in actions if a.title == "Remove duplicate entry"]
+    (remove,) = [
+        a
+        for a in actions
+        if a.title == "Remove duplicate entry “CAFÉ ☕ build with make” (it repeats line 3)"
+    ]
     assert remove.edit is not None
     fixed = apply_workspace_edit(remove.edit, lambda uri: client.texts[uri], client.encoding)
     assert fixed[file_uri(memory)] == TEXT.replace("- CAFÉ ☕  build with make\n", "")

@@ -15,6 +15,10 @@ from support.memory_files import write_memory
 MEMORY = (
     "# Memory\n\n- Rate limiting lives in `ratelimit/bucket.go`.\n- `make itest` needs Postgres.\n"
 )
+REMOVE_STALE = (
+    "Remove stale entry “Rate limiting lives in `ratelimit/bucket.go`.” "
+    "(`ratelimit/bucket.go` does not exist)"
+)
 
 
 def watched(client: MetisClient) -> list[str]:
@@ -111,7 +115,7 @@ async def test_the_moved_file_fix_rewrites_the_entry(client: MetisClient, worksp
     fixed = apply_workspace_edit(replace.edit, lambda _u: MEMORY, client.encoding)[uri]
     assert fixed == MEMORY.replace("ratelimit/bucket.go", "internal/ratelimit/bucket.go")
     removed = apply_workspace_edit(
-        actions["Remove stale entry"].edit or types.WorkspaceEdit(),
+        actions[REMOVE_STALE].edit or types.WorkspaceEdit(),
         lambda _u: MEMORY,
         client.encoding,
     )[uri]
@@ -120,7 +124,9 @@ async def test_the_moved_file_fix_rewrites_the_entry(client: MetisClient, worksp
     (workspace / "vendor" / "bucket.go").parent.mkdir()
     (workspace / "vendor" / "bucket.go").write_text("package vendor\n")
     titles = [a.title for a in await client.actions(memory, (2, 30))]
-    assert "Remove stale entry" in titles and not any(t.startswith("Replace with") for t in titles)
+    assert REMOVE_STALE in titles and not any(t.startswith("Replace with") for t in titles)
+    # One removal of the entry, the stale one: no "Remove entry" beside it.
+    assert [t for t in titles if t.startswith("Remove")] == [REMOVE_STALE]
 
 
 async def test_the_severity_is_set_in_budgets_toml_and_off_switches_it_off(
@@ -152,7 +158,10 @@ async def test_other_agents_files_get_the_check_too(client: MetisClient, workspa
     stale = client.diagnostic(claude, "stale-reference")
     assert stale.message.startswith("`src/settings.py` does not exist in this workspace")
     (remove,) = [
-        a for a in await client.actions(claude, (3, 25)) if a.title == "Remove stale entry"
+        a
+        for a in await client.actions(claude, (3, 25))
+        if a.title
+        == "Remove stale entry “Settings live in `src/settings.py`.” (`src/settings.py` does not exist)"
     ]
     assert remove.edit is not None
     fixed = apply_workspace_edit(remove.edit, lambda _u: text, client.encoding)[uri]

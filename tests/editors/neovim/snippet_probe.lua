@@ -35,7 +35,7 @@ local ok, err = pcall(function()
   local replace
   for _, action in ipairs(actions) do
     table.insert(result.titles, action.title)
-    if action.title == "Replace entry…" then
+    if action.title == "Replace entry “prefers tabs”…" then
       replace = action
     end
   end

@@ -86,7 +86,11 @@ def test_the_documented_neovim_config_works(tmp_path: Path) -> None:
     codes = sorted((d["code"], d["lnum"], d["col"], d["end_col"]) for d in result["diagnostics"])
     assert codes == [("duplicate-entry", 4, 0, 11), ("empty-entry", 5, 0, 1)]
     assert all(d["source"] == "metis" for d in result["diagnostics"])
-    assert {"Remove entry", "Move entry to USER.md", "Replace entry…"} <= set(result["titles"])
+    assert {
+        "Remove entry “prefers tabs”",
+        "Move entry “prefers tabs” to USER.md",
+        "Replace entry “prefers tabs”…",
+    } <= set(result["titles"])
     assert result["prompt_default"] == "- prefers tabs"
     assert result["line3"] == "- prefers spaces"
     assert memory.read_text(encoding="utf-8").splitlines()[3] == "- prefers spaces"

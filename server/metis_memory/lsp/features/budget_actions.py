@@ -15,6 +15,7 @@ from pygls.uris import to_fs_path
 from ...analysis import fixes
 from ...analysis.entries import Outline, parse
 from ...analysis.findings import Finding
+from ...analysis.labels import redaction_title, removal_title
 from ...analysis.positions import LineIndex
 from ...analysis.tidy import tidy
 from ..context import ServerContext
@@ -53,19 +54,26 @@ def code_actions(
     if stale is not None and uses:
         findings += stale.findings(outline)
     shapes = EditShapes(ls)
-    actions: dict[str, types.CodeAction] = {}
+    # One action per entry removed (a repeated item whose path also went stale is removed
+    # once) and per other fix, keyed by what it changes.
+    actions: dict[object, types.CodeAction] = {}
     for finding in findings:
         if not finding.overlaps(start, end):
             continue
-        fix = _fix(finding, text, outline, path.name)
-        if fix is None or fix[0] in actions:
+        fix = _fix(finding, text, outline, lines, path.name)
+        if fix is None:
             continue
         title, change, preferred = fix
+        key: object = (change.start, change.end, change.new_text)
+        diagnostic = to_diagnostic(finding, lines, None, encoding)
+        if key in actions:
+            actions[key].diagnostics = [*(actions[key].diagnostics or []), diagnostic]
+            continue
         edit = shapes.edit_of(lines, change, encoding)
-        actions[title] = types.CodeAction(
+        actions[key] = types.CodeAction(
             title=title,
             kind=QUICKFIX,
-            diagnostics=[to_diagnostic(finding, lines, None, encoding)],
+            diagnostics=[diagnostic],
             is_preferred=preferred or None,
             edit=shapes.workspace_edit([(uri, doc.version, [edit])]),
         )
@@ -73,16 +81,17 @@ def code_actions(
 
 
 def _fix(
-    finding: Finding, text: str, outline: Outline, name: str
+    finding: Finding, text: str, outline: Outline, lines: LineIndex, name: str
 ) -> tuple[str, fixes.TextChange, bool] | None:
-    """(title, change, preferred) for one finding, when it has a mechanical fix."""
-    if finding.code in ("duplicate-entry", "empty-entry") and finding.entry is not None:
-        kind = "duplicate" if finding.code == "duplicate-entry" else "empty"
-        return f"Remove {kind} entry", fixes.remove_entry(outline, finding.entry), True
-    if finding.code == "stale-reference" and finding.entry is not None:
-        return "Remove stale entry", fixes.remove_entry(outline, finding.entry), False
+    """(title, change, preferred) for one finding, when it has a mechanical fix; the
+    titles are the memory files' own (`analysis.labels`)."""
+    removal = removal_title(finding)
+    if removal is not None and finding.entry is not None:
+        preferred = finding.code != "stale-reference"
+        return removal, fixes.remove_entry(outline, finding.entry), preferred
     if finding.code == "secret" and finding.secret is not None:
-        return "Redact secret", fixes.redact(finding.secret), True
+        line = lines.position(finding.start, "utf-16")[0] + 1
+        return redaction_title(finding.secret.kind, line), fixes.redact(finding.secret), True
     if finding.code == "over-budget":
         change = fixes.minimal_change(text, tidy(text, outline))
         if change is not None:

@@ -16,6 +16,7 @@ from lsprotocol.converters import get_converter
 from ...analysis import fixes
 from ...analysis.entries import Entry
 from ...analysis.findings import CAP_CODES, Finding
+from ...analysis.labels import entry_name, redaction_title, removal_title
 from ...analysis.positions import LineIndex
 from ...store.errors import short_repr
 from ...store.files import MemoryFile
@@ -47,6 +48,11 @@ class _Builder(EditShapes):
         self.view = analysis.view
         self.client_commands = ls.capabilities.client_commands
         self.show_documents = can_show_documents(ls)
+        self.removals: dict[int, types.CodeAction] = {}
+        """The one removal offered per entry, by its index: a second finding on the same
+        entry adds its diagnostic to it rather than a second "Remove" to the menu."""
+        self.selected: set[int] = set()
+        """Entries offered "Consolidate … with this entry selected" already."""
 
     def text_edit(self, lines: LineIndex, change: fixes.TextChange) -> types.TextEdit:
         return self.edit_of(lines, change, self.analysis.encoding)
@@ -82,21 +88,39 @@ class _Builder(EditShapes):
             command=types.Command(title=title, command=command, arguments=[argument]),
         )
 
+    def remove(
+        self,
+        entry: Entry,
+        title: str,
+        diagnostic: types.Diagnostic | None,
+        *,
+        preferred: bool = False,
+    ) -> list[types.CodeAction]:
+        """The removal of `entry`, or nothing when one is offered already (the first
+        finding's title stands; the diagnostic joins the ones it fixes)."""
+        offered = self.removals.get(entry.index)
+        if offered is not None:
+            if diagnostic is not None:
+                offered.diagnostics = [*(offered.diagnostics or []), diagnostic]
+            return []
+        change = fixes.remove_entry(self.analysis.outline, entry)
+        action = self.fix(title, change, diagnostic, preferred=preferred)
+        self.removals[entry.index] = action
+        return [action]
+
     # ---- per finding -------------------------------------------------------------
     def for_finding(self, finding: Finding, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
-        outline = self.analysis.outline
         name = self.view.file.value
-        if finding.code == "duplicate-entry" and finding.entry is not None:
-            change = fixes.remove_entry(outline, finding.entry)
-            return [self.fix("Remove duplicate entry", change, diagnostic, preferred=True)]
-        if finding.code == "empty-entry" and finding.entry is not None:
-            change = fixes.remove_entry(outline, finding.entry)
-            return [self.fix("Remove empty entry", change, diagnostic, preferred=True)]
+        entry = finding.entry
+        if finding.code in ("duplicate-entry", "empty-entry") and entry is not None:
+            title = removal_title(finding)
+            assert title is not None
+            return self.remove(entry, title, diagnostic, preferred=True)
         if finding.code == "secret" and finding.secret is not None:
-            return [
-                self.fix("Redact secret", fixes.redact(finding.secret), diagnostic, preferred=True)
-            ]
-        if finding.code == "stale-reference" and finding.entry is not None:
+            line = self.analysis.lines.position(finding.start, self.analysis.encoding)[0]
+            title = redaction_title(finding.secret.kind, line + 1)
+            return [self.fix(title, fixes.redact(finding.secret), diagnostic, preferred=True)]
+        if finding.code == "stale-reference" and entry is not None:
             return self.stale(finding, diagnostic)
         if finding.code in CAP_CODES:
             argument: dict[str, object] = {"file": name, "workspace": self.folder.uri}
@@ -147,9 +171,11 @@ class _Builder(EditShapes):
                 actions.append(
                     self.fix(f"Replace with `{new}`", change, diagnostic, preferred=True)
                 )
-        change = fixes.remove_entry(self.analysis.outline, finding.entry)
-        actions.append(self.fix("Remove stale entry", change, diagnostic))
-        if OPEN_CONSOLIDATION in self.client_commands:
+        title = removal_title(finding)
+        assert title is not None
+        actions += self.remove(finding.entry, title, diagnostic)
+        if OPEN_CONSOLIDATION in self.client_commands and finding.entry.index not in self.selected:
+            self.selected.add(finding.entry.index)
             name = self.view.file.value
             argument: dict[str, object] = {
                 "file": name,
@@ -168,7 +194,7 @@ class _Builder(EditShapes):
 
     # ---- per entry ---------------------------------------------------------------
     def for_entry(self, entry: Entry, target: FileView | None) -> list[types.CodeAction]:
-        actions = [self.fix("Remove entry", fixes.remove_entry(self.analysis.outline, entry), None)]
+        actions = self.remove(entry, f"Remove entry {entry_name(entry)}", None)
         if target is not None:
             move = self.move(entry, target)
             if move is not None:
@@ -176,11 +202,12 @@ class _Builder(EditShapes):
         if REPLACE_ENTRY_PROMPT in self.client_commands:
             file, workspace = self.view.file.value, self.folder.uri
             argument: dict[str, object] = {"file": file, "old": entry.text, "workspace": workspace}
-            actions.append(self.command("Replace entry…", REPLACE_ENTRY_PROMPT, argument, None))
+            title = f"Replace entry {entry_name(entry)}…"
+            actions.append(self.command(title, REPLACE_ENTRY_PROMPT, argument, None))
         return actions
 
     def move(self, entry: Entry, target: FileView) -> types.CodeAction | None:
-        title = f"Move entry to {target.file.value}"
+        title = f"Move entry {entry_name(entry)} to {target.file.value}"
         plan = fixes.plan_move(
             self.analysis.outline,
             entry,
