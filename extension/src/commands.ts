@@ -96,6 +96,7 @@ async function showActions(): Promise<void> {
     { label: '$(add) Add Entry…', command: 'metis.addEntry' },
     { label: '$(fold) Consolidate MEMORY.md…', command: 'metis.consolidate.memory' },
     { label: '$(fold) Consolidate USER.md…', command: 'metis.consolidate.user' },
+    { label: '$(plug) Connect Agents…', command: 'metis.setUpAgents' },
     { label: '$(preview) Show Assembled Prompt', command: 'metis.showPrompt' },
     { label: '$(copy) Copy Assembled Prompt', command: 'metis.copyPrompt' },
     { label: '$(debug-restart) Restart Server', command: 'metis.restartServer' },

@@ -1,23 +1,30 @@
 /**
  * Letting agent hosts see the memory: the one-time offer for each folder that has `.metis/`,
- * and **Metis: Connect Agents…**. The server writes the files (`metis.connectAgents`, the
- * planner behind `metis-memory init`); this only asks which hosts, and reports.
+ * and **Metis: Connect Agents…**. The server finds the hosts in use, plans and writes the files
+ * (`metis.agentHosts`, `metis.connectAgents`: the planner behind `metis-memory init`); this
+ * asks which hosts, shows every change in a diff before anything is written, writes only on
+ * **Write Files** (with the plan's digest, so a file changed meanwhile is refused), and then
+ * offers the `metis-memory` launcher when this machine has no `metis-memory` on PATH.
  */
 
 import * as vscode from 'vscode';
 import { metisDir, workspaceFromKey, type MemoryWorkspace } from '../folders';
-import { ServerCommand, type ConnectResult } from '../protocol';
+import { ServerCommand, type ConnectFile, type ConnectResult } from '../protocol';
 import type { MetisServer } from '../server/server';
+import { keepLauncherCurrent, offerLauncher, report } from './launcher';
 
 /** workspaceState key: folder URI -> 'done' | 'never'. */
 const OFFERED = 'metis.agentSetup';
 const SET_UP = 'Set Up';
 const NOT_NOW = 'Not Now';
 const NEVER = 'Never';
+export const WRITE_FILES = 'Write Files';
+/** The read-only documents the preview diffs: `metis-connect:/<preview>/<before|after>/<path>`. */
+const SCHEME = 'metis-connect';
 
 type Answers = Record<string, 'done' | 'never'>;
 
-/** Ask which hosts to connect for `folder`, then have the server write their files. */
+/** Ask which hosts to connect for `folder`, show the changes, and write them if asked to. */
 export async function connectAgents(
   srv: MetisServer,
   folder: MemoryWorkspace,
@@ -26,39 +33,126 @@ export async function connectAgents(
   const workspace = folder.target;
   const hosts = await srv.command(ServerCommand.agentHosts, { workspace });
   const picked = await vscode.window.showQuickPick(
-    hosts.map((h) => ({ label: h.title, description: h.files.join(', '), picked: true, name: h.name })),
+    hosts.map((h) => ({
+      label: h.title,
+      description: h.files.join(', '),
+      detail: h.detected.length ? `Found: ${h.detected.join(', ')}` : 'Not found in this folder or on this machine',
+      picked: h.detected.length > 0,
+      name: h.name,
+    })),
     {
       canPickMany: true,
       title: `Connect agents to the memory of ${folder.name}`,
-      placeHolder: 'Agents whose configuration to write in this folder (hooks, MCP server, instructions)',
+      placeHolder: 'The agents found here are ticked. You see every change before anything is written.',
     },
   );
   if (!picked || picked.length === 0) return undefined;
-  const result = await srv.command(ServerCommand.connectAgents, {
-    hosts: picked.map((p) => p.name),
-    // This extension registers the MCP server with VS Code itself.
-    editorProvidesMcp: true,
-    workspace,
-  });
-  log.info(`Connect agents (${folder.name}):\n${result.report}`);
-  const written = result.files.filter((f) => f.change !== 'unchanged').map((f) => f.path);
   const names = picked.map((p) => p.label).join(', ');
-  const files = `${written.length} file${written.length === 1 ? '' : 's'}`;
-  const message = written.length
+  const request = { hosts: picked.map((p) => p.name), editorProvidesMcp: true, workspace };
+  const preview = await srv.command(ServerCommand.connectAgents, { ...request, dryRun: true });
+  const changes = preview.files.filter((f) => f.change !== 'unchanged');
+  let result = preview;
+  if (changes.length > 0) {
+    const count = `${changes.length} file${changes.length === 1 ? '' : 's'}`;
+    await showChanges(folder, changes, `Connect Agents: ${count} to write in ${folder.name}`);
+    const answer = await vscode.window.showInformationMessage(
+      `Write ${count} for ${names}?`,
+      {
+        modal: true,
+        detail:
+          changes
+            .map((f) => `${f.path}: ${f.change === 'created' ? 'new' : 'changed'} (${f.what.join('; ')})`)
+            .join('\n') +
+          '\n\nThey run the command metis-memory (no path on this machine), so they can be committed and shared.',
+      },
+      WRITE_FILES,
+    );
+    if (answer !== WRITE_FILES) return undefined;
+    result = await srv.command(ServerCommand.connectAgents, { ...request, expectedPlan: preview.plan });
+  }
+  log.info(`Connect agents (${folder.name}):\n${result.report}`);
+  const { note, pathLine, warn } = await offerLauncher(srv, result.onPath, result.launcher, log);
+  const written = result.files.filter((f) => f.change !== 'unchanged').length;
+  const files = `${written} file${written === 1 ? '' : 's'}`;
+  const message = written
     ? `Metis Memory: connected ${names} in ${folder.name} (${files} written). Each agent's remaining step is in the log.`
     : `Metis Memory: the agents of ${folder.name} were already connected; nothing changed.`;
-  void vscode.window.showInformationMessage(message, 'Show Log').then((choice) => {
-    if (choice) log.show();
-  });
+  void report(message + note, pathLine, log, warn);
   return result;
 }
 
-/** Once per folder with `.metis/` (and a trusted workspace): offer to connect its agents. */
+/** Every change in one multi-file diff (VS Code 1.85+), else one diff per file. */
+async function showChanges(folder: MemoryWorkspace, changes: ConnectFile[], title: string): Promise<void> {
+  const id = previews.add(changes);
+  const docs = changes.map((f) => ({
+    file: vscode.Uri.joinPath(folder.uri, f.path),
+    before: vscode.Uri.from({ scheme: SCHEME, path: `/${id}/before/${f.path}` }),
+    after: vscode.Uri.from({ scheme: SCHEME, path: `/${id}/after/${f.path}` }),
+  }));
+  try {
+    await vscode.commands.executeCommand(
+      'vscode.changes',
+      title,
+      docs.map((d) => [d.file, d.before, d.after]),
+    );
+  } catch {
+    for (const d of docs) {
+      await vscode.commands.executeCommand(
+        'vscode.diff',
+        d.before,
+        d.after,
+        `${title}: ${d.file.path.split('/').pop() ?? ''}`,
+        {
+          preview: false,
+        },
+      );
+    }
+  }
+}
+
+/** The texts of the last few previews, served read-only to the diff editors. */
+class Previews implements vscode.TextDocumentContentProvider {
+  private readonly kept = new Map<string, Map<string, string>>();
+  private next = 0;
+  private registered = false;
+
+  add(changes: ConnectFile[]): string {
+    if (!this.registered) {
+      this.registered = true;
+      // For the extension host's lifetime: a diff may stay open after Connect Agents ends.
+      vscode.workspace.registerTextDocumentContentProvider(SCHEME, this);
+    }
+    const id = String(++this.next);
+    const texts = new Map<string, string>();
+    for (const f of changes) {
+      texts.set(`before/${f.path}`, f.before ?? '');
+      texts.set(`after/${f.path}`, f.after ?? '');
+    }
+    this.kept.set(id, texts);
+    for (const old of [...this.kept.keys()].slice(0, -3)) this.kept.delete(old);
+    return id;
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    const [, id = '', ...rest] = uri.path.split('/');
+    return this.kept.get(id)?.get(rest.join('/')) ?? '';
+  }
+}
+
+const previews = new Previews();
+
+/**
+ * Each time the server starts (a start, a restart on another interpreter): bring the
+ * `metis-memory` launcher up to date if it is ours. Then, once per folder that has `.metis/`
+ * (and a trusted workspace): offer to connect its agents.
+ */
 export async function offerAgentSetup(
   context: vscode.ExtensionContext,
   srv: MetisServer,
   log: vscode.LogOutputChannel,
 ): Promise<void> {
+  await keepLauncherCurrent(srv, log);
+  context.subscriptions.push(srv.onDidStart(() => void keepLauncherCurrent(srv, log)));
   if (!vscode.workspace.isTrusted) return;
   if (!vscode.workspace.getConfiguration('metis').get<boolean>('offerAgentSetup', true)) return;
   for (const folder of vscode.workspace.workspaceFolders ?? []) {
@@ -66,14 +160,21 @@ export async function offerAgentSetup(
     if (answers[folder.uri.toString()] || !(await hasMetis(folder))) continue;
     const choice = await vscode.window.showInformationMessage(
       `Let agents in ${folder.name} see its memory on every request? ` +
-        'Set Up writes hook, MCP and instruction files for the agents you pick.',
+        'Set Up shows the hook, MCP and instruction files for the agents you pick, then writes them.',
       SET_UP,
       NOT_NOW,
       NEVER,
     );
     const workspace = workspaceFromKey(folder.uri.toString());
-    if (choice === SET_UP && (await connectAgents(srv, workspace, log))) await remember(context, folder, 'done');
-    else if (choice === NEVER) await remember(context, folder, 'never');
+    if (choice === SET_UP) {
+      try {
+        if (await connectAgents(srv, workspace, log)) await remember(context, folder, 'done');
+      } catch (err) {
+        const text = err instanceof Error ? err.message : String(err);
+        log.error(text);
+        void vscode.window.showErrorMessage(text);
+      }
+    } else if (choice === NEVER) await remember(context, folder, 'never');
   }
 }
 
