@@ -1,4 +1,8 @@
-"""`metis-memory`: check, prompt and the three tools from a shell (and `lsp` for editors)."""
+"""`metis-memory`: check, prompt and the three tools from a shell (and `lsp` for editors).
+
+A person reads what it prints: the tools' results and errors in the CLI's words
+(`tools.people.CLI`: its own commands, never the tools' names or schemas); `--json` keeps
+the tools' own fields for scripts."""
 
 from __future__ import annotations
 
@@ -76,12 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
         )
         return p
 
-    add = tool("add", "append an entry (memory_add)")
+    add = tool("add", "append an entry (one fact) to the file")
     add.add_argument("entry", metavar="ENTRY")
-    replace = tool("replace", "replace text that occurs exactly once (memory_replace)")
+    replace = tool("replace", "replace text that occurs exactly once in the file")
     replace.add_argument("old", metavar="OLD")
     replace.add_argument("new", metavar="NEW")
-    consolidate = tool("consolidate", "replace the whole file (memory_consolidate)")
+    consolidate = tool("consolidate", "replace the whole file with a shorter version")
     source = consolidate.add_mutually_exclusive_group(required=True)
     source.add_argument("--content", metavar="TEXT", help="the new content")
     source.add_argument(
@@ -189,7 +193,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"metis-memory: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryStoreError as exc:
-        print(f"metis-memory: {exc}", file=sys.stderr)
+        from .tools.people import CLI, store_error
+
+        print(f"metis-memory: {store_error(exc)(CLI)}", file=sys.stderr)
         return EXIT_FAIL
 
 
@@ -399,6 +405,7 @@ def _prompt(args: argparse.Namespace) -> int:
 
 def _tool(args: argparse.Namespace) -> int:
     from .tools import ToolExecutionError, memory_dispatcher
+    from .tools.people import CLI
 
     store = _workspace(args.workspace)
     file = _memory_file(args.file, args.workspace)
@@ -411,14 +418,14 @@ def _tool(args: argparse.Namespace) -> int:
     try:
         result = memory_dispatcher(store).dispatch(name, tool_input)
     except ToolExecutionError as exc:
-        print(f"metis-memory: {exc.message}", file=sys.stderr)
+        print(f"metis-memory: {exc.for_people(CLI)}", file=sys.stderr)
         if args.json:
             print(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
         return EXIT_FAIL
     if args.json:
         print(json.dumps(result.to_json()))
     else:
-        print(result.text)
+        print(result.for_people(CLI))
     return EXIT_OK
 
 

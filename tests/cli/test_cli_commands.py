@@ -277,9 +277,16 @@ def test_consolidate_from_a_missing_file_is_a_usage_error(cli: Runner, workspace
 
 
 def test_over_the_soft_cap_prints_the_hint(cli: Runner, workspace: Path) -> None:
+    """In the CLI's words: the agent's hint names memory_consolidate (HINT), a person gets
+    the numbers and the command to run."""
     result = cli("consolidate", "USER.md", "--content", "u" * 1600)
     assert result.returncode == 0
-    assert result.stdout.rstrip("\n").endswith(HINT)
+    assert result.stdout == (
+        "Consolidated USER.md: 0 B → 1,600 B (soft cap 1,536 B, hard cap 3,072 B), still 64 B "
+        "over the soft cap: edit .metis/USER.md to shorten it, or write a shorter version with "
+        "`metis-memory consolidate USER.md --from FILE`.\n"
+    )
+    assert "memory_consolidate" not in result.stdout and HINT not in result.stdout
 
 
 @pytest.mark.parametrize(
@@ -287,9 +294,9 @@ def test_over_the_soft_cap_prints_the_hint(cli: Runner, workspace: Path) -> None
     [
         (["replace", "MEMORY.md", "absent", "x"], "text to replace was not found in MEMORY.md"),
         (["replace", "MEMORY.md", "- a", "x"], "text to replace occurs 2 times in MEMORY.md"),
-        (["add", "MEMORY.md", "   "], "entry for MEMORY.md is empty or only whitespace"),
-        (["add", "MEMORY.md", "y" * 4090], "add rejected: MEMORY.md would be 4,099 B"),
-        (["consolidate", "USER.md", "--content", "u" * 3073], "over its hard cap of 3,072 B"),
+        (["add", "MEMORY.md", "   "], "Not added: the entry is empty or only whitespace"),
+        (["add", "MEMORY.md", "y" * 4090], "Not added: MEMORY.md would be 4,099 B"),
+        (["consolidate", "USER.md", "--content", "u" * 3073], "1 B over USER.md's 3,072 B hard"),
     ],
 )
 def test_tool_errors_exit_1_with_the_message_on_stderr(
@@ -334,10 +341,13 @@ def test_json_output_chains_hashes_and_names_error_codes(cli: Runner, workspace:
 
     failed = cli("replace", "--json", "MEMORY.md", "absent", "x")
     assert failed.returncode == 1
-    assert failed.stderr.startswith("metis-memory: text to replace was not found")
+    # A person reads stderr; the JSON keeps the tool's code and text for scripts.
+    assert failed.stderr.startswith(
+        "metis-memory: Not replaced: the text to replace was not found in MEMORY.md."
+    )
     error = json.loads(failed.stdout)["error"]
     assert error["code"] == "not_found"
-    assert failed.stderr == f"metis-memory: {error['message']}\n"
+    assert error["message"].startswith("text to replace was not found in MEMORY.md")
 
 
 def test_a_symlink_out_of_the_workspace_is_refused(
@@ -399,7 +409,8 @@ def test_a_file_too_large_to_read_is_refused_with_its_size(cli: Runner, workspac
         result = cli(*args)
         assert result.returncode == 1, result.stderr
         assert "Traceback" not in result.stderr
-        assert "MEMORY.md is 107,374,182,400 B, far past its hard cap of 4,096 B" in result.stderr
+        assert "MEMORY.md is 107,374,182,400 B, far past its 4,096 B hard cap" in result.stderr
+        assert "memory_consolidate" not in result.stderr
     result = cli("consolidate", "MEMORY.md", "--content", "- the facts that matter\n")
     assert result.returncode == 0, result.stderr
     assert path.read_bytes() == b"- the facts that matter\n"

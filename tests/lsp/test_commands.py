@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from pygls.exceptions import JsonRpcException
+
 from metis_memory.lsp.protocol import SERVER_COMMANDS
 from metis_memory.store.memory_store import MemoryStore
 from support.lsp_session import MetisClient
@@ -14,6 +16,15 @@ from support.lsp_values import INVALID_MEMORY_ADD, file_uri
 from support.memory_files import write_memory
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
+
+
+def tool_data(error: JsonRpcException) -> object:
+    """An error's `data` without `person_text`, the editor's wording of it (its texts are
+    tests/lsp/test_person_texts.py's)."""
+    data = error.data
+    if isinstance(data, dict):
+        return {k: v for k, v in data.items() if k != "person_text"}
+    return data
 
 
 def sha(data: bytes) -> str:
@@ -38,6 +49,7 @@ async def test_memory_add_writes_and_notifies(client: MetisClient, workspace: Pa
         "message": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B).",
         "agent_text": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B)."
         "\n\nMEMORY.md now reads (the whole file):\n\n- uses make",
+        "person_text": "Added entry to MEMORY.md: 0 B → 12 B (soft cap 2,048 B, hard cap 4,096 B).",
     }
     updated = await client.wait_for_note("metis/memoryUpdated", lambda p: True)
     assert updated == {
@@ -85,7 +97,7 @@ async def test_hard_cap_error_shape(client: MetisClient, workspace: Path) -> Non
         "metis.memoryAdd", {"file": "MEMORY.md", "entry": "- one more fact"}
     )
     assert error.code == REQUEST_FAILED
-    assert error.data == {"code": "hard_cap_exceeded", "is_user_visible": True}
+    assert tool_data(error) == {"code": "hard_cap_exceeded", "is_user_visible": True}
     assert error.message.startswith(
         "add rejected: MEMORY.md would be 4,107 B, 11 B over its hard cap of 4,096 B"
     )
@@ -104,7 +116,7 @@ async def test_replace_and_its_errors(client: MetisClient, workspace: Path) -> N
     missing = await client.command_error(
         "metis.memoryReplace", {"file": "MEMORY.md", "old": "- zzz", "new": ""}
     )
-    assert (missing.code, missing.data) == (
+    assert (missing.code, tool_data(missing)) == (
         REQUEST_FAILED,
         {"code": "not_found", "is_user_visible": True},
     )
@@ -113,7 +125,7 @@ async def test_replace_and_its_errors(client: MetisClient, workspace: Path) -> N
     twice = await client.command_error(
         "metis.memoryReplace", {"file": "MEMORY.md", "old": "- b", "new": "- c"}
     )
-    assert twice.data == {"code": "not_unique", "is_user_visible": True}
+    assert tool_data(twice) == {"code": "not_unique", "is_user_visible": True}
     assert "occurs 2 times" in twice.message
 
 
@@ -145,7 +157,7 @@ async def test_consolidate_with_the_hash_it_was_read_at(
         {"file": "MEMORY.md", "content": "- applied\n", "expectedHash": read_then},
     )
     assert conflict.code == REQUEST_FAILED
-    assert conflict.data == {"code": "conflict", "is_user_visible": True}
+    assert tool_data(conflict) == {"code": "conflict", "is_user_visible": True}
     assert "MEMORY.md changed since it was read" in conflict.message
     assert "Re-read MEMORY.md and retry" in conflict.message
     assert memory.read_text() == "- old\n- landed since\n"
@@ -173,7 +185,7 @@ async def test_invalid_input_is_an_invalid_params_error(
     for arguments, fragment in INVALID_MEMORY_ADD:
         error = await client.command_error("metis.memoryAdd", *arguments)
         assert error.code == INVALID_PARAMS, arguments
-        assert error.data == {"code": "invalid_input", "is_user_visible": True}
+        assert tool_data(error) == {"code": "invalid_input", "is_user_visible": True}
         assert fragment in error.message, (arguments, error.message)
     assert not (workspace / ".metis").exists()
 
@@ -187,7 +199,7 @@ async def test_unsaved_changes_are_never_written_under(
     client.replace_all(memory, "- on disk\n- typed, not saved\n")
     error = await client.command_error("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- x"})
     assert error.code == REQUEST_FAILED
-    assert error.data == {"code": "unsaved_changes", "is_user_visible": True}
+    assert tool_data(error) == {"code": "unsaved_changes", "is_user_visible": True}
     assert error.message.startswith(
         "MEMORY.md has unsaved changes in the editor: save or revert them first"
     )
@@ -212,7 +224,7 @@ async def test_a_clean_buffer_the_editor_has_not_reloaded_is_not_an_edit(
     assert memory.read_text() == "- on disk\n- first\n- second\n- third\n"
     client.replace_all(memory, "- on disk\n- typed by hand\n")
     error = await client.command_error("metis.memoryAdd", {"file": "MEMORY.md", "entry": "- x"})
-    assert error.data == {"code": "unsaved_changes", "is_user_visible": True}
+    assert tool_data(error) == {"code": "unsaved_changes", "is_user_visible": True}
     assert memory.read_text() == "- on disk\n- first\n- second\n- third\n"
 
 
@@ -224,7 +236,7 @@ async def test_assemble_prompt_matches_the_store(client: MetisClient, workspace:
     assert prompt == MemoryStore(workspace).assemble_system_prompt("You are helpful.")
     assert "## User context (USER.md)" in prompt
     error = await client.command_error("metis.assemblePrompt", {"bass": "typo"})
-    assert error.data == {"code": "invalid_input", "is_user_visible": True}
+    assert tool_data(error) == {"code": "invalid_input", "is_user_visible": True}
     assert "'base' is required" in error.message and "'bass' is not an accepted" in error.message
 
 
@@ -249,7 +261,7 @@ async def test_read_returns_what_mcp_memory_read_returns(
     }
     assert read["USER.md"]["content"] == "" and read["USER.md"]["size_bytes"] == 0
     error = await client.command_error("metis.read", {"extra": 1})
-    assert error.data == {"code": "invalid_input", "is_user_visible": True}
+    assert tool_data(error) == {"code": "invalid_input", "is_user_visible": True}
 
 
 async def test_usage_reports_the_buffer_when_open(client: MetisClient, workspace: Path) -> None:
@@ -297,7 +309,7 @@ async def test_tidy_proposes_for_disk_and_buffer(client: MetisClient, workspace:
         "changed": False,
     }
     error = await client.command_error("metis.tidy", {"file": "memory.md"})
-    assert error.data == {"code": "invalid_input", "is_user_visible": True}
+    assert tool_data(error) == {"code": "invalid_input", "is_user_visible": True}
 
 
 async def test_tidy_refuses_a_file_that_is_not_utf8(client: MetisClient, workspace: Path) -> None:
@@ -305,7 +317,7 @@ async def test_tidy_refuses_a_file_that_is_not_utf8(client: MetisClient, workspa
     (workspace / ".metis" / "USER.md").write_bytes(b"- \xff\n")
     await client.start_session([workspace])
     error = await client.command_error("metis.tidy", {"file": "USER.md"})
-    assert error.data == {"code": "not_utf8", "is_user_visible": True}
+    assert tool_data(error) == {"code": "not_utf8", "is_user_visible": True}
     assert "not valid UTF-8" in error.message
 
 
@@ -315,14 +327,14 @@ async def test_the_workspace_argument_with_two_folders(client: MetisClient, tmp_
     two.mkdir()
     await client.start_session([one, two])
     missing = await client.command_error("metis.memoryAdd", {"file": "USER.md", "entry": "- x"})
-    assert missing.data == {"code": "invalid_input", "is_user_visible": True}
+    assert tool_data(missing) == {"code": "invalid_input", "is_user_visible": True}
     assert "2 workspaces are open, so 'workspace' is required" in missing.message
     assert file_uri(one) in missing.message and file_uri(two) in missing.message
 
     unknown = await client.command_error(
         "metis.usage", {"workspace": file_uri(tmp_path / "elsewhere")}
     )
-    assert unknown.data == {"code": "invalid_input", "is_user_visible": True}
+    assert tool_data(unknown) == {"code": "invalid_input", "is_user_visible": True}
     assert (
         "is neither an open workspace folder, nor a document in one, nor the directory of an "
         "open memory file; known:" in unknown.message
@@ -350,7 +362,7 @@ async def test_every_command_names_an_unknown_field_and_what_it_accepts(
     for command in sorted(SERVER_COMMANDS):
         error = await client.command_error(command, {"nope": 1})
         assert error.code == INVALID_PARAMS, command
-        assert error.data == {"code": "invalid_input", "is_user_visible": True}
+        assert tool_data(error) == {"code": "invalid_input", "is_user_visible": True}
         assert error.message.startswith(f"invalid input for {command}: ")
         assert "'nope' is not an accepted field" in error.message
         assert error.message.endswith("}.") and ". Expected {" in error.message

@@ -100,8 +100,10 @@ async def test_errors_are_tool_errors_with_the_user_visible_text(tmp_path: Path)
             assert r.is_error, code
             assert r.structured_content == {"code": code, "message": text_of(r)}
         hard = text((await client.call_tool(*cases["hard_cap_exceeded"])).content[0])
-        # 4 bytes on disk ("a\na\n") + 5,000 + the newline the add appends
-        assert "5,005 B" in hard and "4,096 B" in hard and "Consolidate MEMORY.md" in hard
+        # 4 bytes on disk ("a\na\n") + 5,000 + the newline the add appends; the entry can
+        # never fit (5,001 B with its newline), so the advice is to shorten it, not consolidate
+        assert "5,005 B" in hard and "4,096 B" in hard
+        assert "an entry could be at most 4,095 B. Shorten the entry by at least 905 B" in hard
         assert (tmp_path / ".metis" / "MEMORY.md").read_bytes() == before
 
 

@@ -708,9 +708,20 @@ async def test_lsp_write_commands_refuse_a_new_secret(
     arguments, scanned = tool_input(tool, file, sample)
     error = await lsp.command_error(COMMANDS[tool], arguments)
     assert error.code == REQUEST_FAILED
+    assert error.data is not None
+    person = error.data.pop("person_text")  # the editor's words: "Not added: the entry…"
     assert error.data == {"code": "secret_detected", "is_user_visible": True}
     check_refusal(error.message, sample, scanned)
+    assert person.startswith(PERSON_REFUSED[tool] + ": the "), person
+    assert person.endswith(error.message.split(" refused: ", 1)[1]), person
     assert sha256(path) == before
+
+
+PERSON_REFUSED = {
+    "memory_add": "Not added",
+    "memory_replace": "Not replaced",
+    "memory_consolidate": "Not applied",
+}
 
 
 @MODULE_LOOP

@@ -22,20 +22,25 @@ M = TypeVar("M", bound="BaseModel")
 
 class CommandError(JsonRpcException):
     """A command failure the user or agent caused, sent as a JSON-RPC error: `message` is
-    the text to show; `data` is ``{"code": <tool error code>, "is_user_visible": true}``."""
+    the text to show (the spec's, naming the tools, for an agent); `data` is
+    ``{"code": <tool error code>, "is_user_visible": true}``, with ``"person_text"`` when a
+    person in an editor should read other words (commands and buttons, no tools or schemas)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, person_text: str | None = None) -> None:
         rpc_code = INVALID_PARAMS if code == "invalid_input" else REQUEST_FAILED
-        super().__init__(
-            message=message, code=rpc_code, data={"code": code, "is_user_visible": True}
-        )
+        data: dict[str, object] = {"code": code, "is_user_visible": True}
+        if person_text is not None and person_text != message:
+            data["person_text"] = person_text
+        super().__init__(message=message, code=rpc_code, data=data)
         self.error_code = code
+        self.person_text = person_text or message
 
 
 def invalid(command: str, problem: str) -> CommandError:
     return CommandError(
         "invalid_input",
         f"invalid input for {command}: {problem}. Expected {shape(argument_models()[command])}.",
+        f"Nothing was changed: {problem}.",
     )
 
 

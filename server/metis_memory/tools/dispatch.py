@@ -35,6 +35,7 @@ from ..store.events import EventSink, Operation, events_for_write
 from ..store.files import CAPS, MemoryFile
 from ..store.memory_store import MemoryStore, WriteResult
 from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE, ToolDefinition
+from .entry_room import EntryRoom, entry_room
 from .errors import ErrorCode, ToolExecutionError
 from .inputs import (
     MemoryAddInput,
@@ -42,6 +43,8 @@ from .inputs import (
     MemoryReplaceInput,
     describe_problems,
 )
+from .people import Surface, invalid_input, store_error
+from .people import success as success_for_people
 from .redaction import redact
 from .secret_guard import refuse_new_secrets, refuse_replace
 
@@ -68,11 +71,20 @@ class ToolResult:
         content = redact(write.content).rstrip()
         return f"{self.text}\n\n{name} now reads (the whole file):\n\n{content}"
 
-    def to_json(self) -> dict[str, object]:
+    def for_people(self, surface: Surface) -> str:
+        """The result line for a person at `surface` (the soft cap's hint names their
+        commands, not memory_consolidate)."""
+        if self.write is None or self.operation is None:
+            return self.text
+        return success_for_people(self.operation, self.write, surface)
+
+    def to_json(self, people: Surface | None = None) -> dict[str, object]:
         """A write as the LSP command and `metis-memory ... --json` return it: the
-        `memory.updated` fields (so callers can chain hashes), the cap flags, the text."""
+        `memory.updated` fields (so callers can chain hashes), the cap flags, the text;
+        with `people`, also `person_text`, the line a person there reads."""
         write = self.write
         assert write is not None, "only writes have a JSON result"
+        person = {"person_text": self.for_people(people)} if people is not None else {}
         return {
             "file": write.file.value,
             "operation": self.operation,
@@ -84,6 +96,7 @@ class ToolResult:
             "over_hard_cap": write.over_hard_cap,
             "message": self.text,
             "agent_text": self.agent_text,
+            **person,
         }
 
 
@@ -148,18 +161,20 @@ _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 def validate_input(definition: ToolDefinition, tool_input: object) -> BaseModel:
     if not isinstance(tool_input, Mapping):
+        got = f"expected a JSON object, got {type(tool_input).__name__}"
         raise ToolExecutionError(
             "invalid_input",
-            f"invalid input for {definition.name}: expected a JSON object, got "
-            f"{type(tool_input).__name__}. {usage_hint(definition)}",
+            f"invalid input for {definition.name}: {got}. {usage_hint(definition)}",
+            people=invalid_input(got),
         )
     try:
         return definition.input_model.model_validate(dict(tool_input))
     except ValidationError as exc:
+        problems = describe_problems(exc)
         raise ToolExecutionError(
             "invalid_input",
-            f"invalid input for {definition.name}: {describe_problems(exc)}. "
-            f"{usage_hint(definition)}",
+            f"invalid input for {definition.name}: {problems}. {usage_hint(definition)}",
+            people=invalid_input(problems),
         ) from exc
 
 
@@ -194,7 +209,47 @@ def to_tool_error(exc: MemoryStoreError) -> ToolExecutionError:
         code = "storage_error"
     else:  # pragma: no cover - every store error is mapped above
         code = "storage_error"
-    return ToolExecutionError(code, str(exc))
+    return ToolExecutionError(code, str(exc), people=store_error(exc))
+
+
+def add_refused(
+    exc: MemoryHardCapExceeded, store: MemoryStore, file: MemoryFile, entry: str
+) -> ToolExecutionError:
+    """An add over the hard cap, with advice that can work: the store's "consolidate to
+    under the soft cap, then retry" unless the entry needs more room than that frees, or
+    more than the file can ever give it (`entry_room`)."""
+    try:
+        text = store.snapshot(file).text
+    except MemoryStoreError:  # unreadable now: no heading to keep
+        text = ""
+    room = entry_room(file, text, entry)
+    return ToolExecutionError(
+        "hard_cap_exceeded", add_advice(exc, room), people=store_error(exc, room)
+    )
+
+
+def add_advice(exc: MemoryHardCapExceeded, room: EntryRoom) -> str:
+    """The agent's text for an add over the hard cap (the spec: consolidate first, when
+    consolidating can make room)."""
+    if room.fits_after_consolidating and room.consolidate_to >= exc.soft_cap - 1:
+        return str(exc)  # "consolidate to under the soft cap, then retry" makes room
+    head, done, _ = str(exc).partition("Nothing was written. ")
+    file = exc.file
+    if room.fits_after_consolidating:
+        return (
+            f"{head}{done}Consolidate {file} with memory_consolidate to at most "
+            f"{fmt_bytes(room.consolidate_to)} (merge, shorten or drop entries) so this "
+            f"{fmt_bytes(room.cost)} entry fits, then retry."
+        )
+    largest = max(room.largest_entry, 0)
+    kept = f", keeping its {fmt_bytes(room.heading_bytes)} heading" if room.heading_bytes else ""
+    return (
+        f"{head}{done}This entry takes {fmt_bytes(room.cost)} with the line break after it, "
+        f"more than {file} can ever hold: even if memory_consolidate removed every other "
+        f"entry{kept}, an entry could be at most {fmt_bytes(largest)}. Shorten the entry by "
+        f"at least {fmt_bytes(room.entry_bytes - largest)} (keep long detail in a file of the "
+        "repository and remember its path), then retry."
+    )
 
 
 def success_text(verb: str, result: WriteResult) -> str:
@@ -222,7 +277,11 @@ def register_memory_tools(
         assert isinstance(params, MemoryAddInput)
         file = MemoryFile(params.file)
         refuse_new_secrets(MEMORY_ADD.name, "entry", params.entry, "", file)
-        return finish("add", "Added entry to", store.add_entry(file, params.entry))
+        try:
+            written = store.add_entry(file, params.entry)
+        except MemoryHardCapExceeded as exc:
+            raise add_refused(exc, store, file, params.entry) from exc
+        return finish("add", "Added entry to", written)
 
     def replace(params: BaseModel, _expected: str | None) -> ToolResult:
         assert isinstance(params, MemoryReplaceInput)
@@ -272,11 +331,14 @@ def guarded_replace(
             return store.replace(file, old, new, expected_hash=snap.sha256)
         except MemoryConflict:
             continue
+    what = (
+        f"{file.value} kept changing while this replace was being made ({REPLACE_ROUNDS} "
+        "attempts, each overtaken by another write): nothing was written."
+    )
     raise ToolExecutionError(
         "conflict",
-        f"{tool}: {file.value} kept changing while this replace was being made "
-        f"({REPLACE_ROUNDS} attempts, each overtaken by another write): nothing was written. "
-        "Read the file again and retry.",
+        f"{tool}: {what} Read the file again and retry.",
+        people=lambda surface: f"{surface.refused('replace')}: {what} Try again.",
     )
 
 

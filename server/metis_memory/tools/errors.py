@@ -3,7 +3,10 @@ user that says what happened, the numbers involved, and what to do next."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
+
+if TYPE_CHECKING:
+    from .people import PeopleText, Surface
 
 ErrorCode = Literal[
     "hard_cap_exceeded",
@@ -23,10 +26,23 @@ ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
 
 
 class ToolExecutionError(Exception):
-    """A tool failure an agent or user caused; `str(error)` is the text to show them."""
+    """A tool failure an agent or user caused; `str(error)` is the spec's text, for the agent
+    that called the tool; `for_people` the same failure for a person (`people.Surface`)."""
 
-    def __init__(self, code: ErrorCode, message: str, *, is_user_visible: bool = True) -> None:
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        is_user_visible: bool = True,
+        people: PeopleText | None = None,
+    ) -> None:
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
         self.is_user_visible = is_user_visible
+        self.people = people
+
+    def for_people(self, surface: Surface) -> str:
+        """What a person at `surface` reads: commands and buttons, not tools or schemas."""
+        return self.people(surface) if self.people is not None else self.message

@@ -23,6 +23,7 @@ from ..analysis.secrets import SecretMatch, common_prefix, common_suffix, find_s
 from ..store.errors import MemoryHardCapExceeded, OldTextNotFound
 from ..store.files import CAPS, MemoryFile, parse_memory_file
 from .errors import ToolExecutionError
+from .people import secret, store_error
 
 SHOWN = 5
 """Places named in one message; past them, a count."""
@@ -54,7 +55,7 @@ def refuse_new_secrets(
         before = before()
     new = new_secrets(before, text, found)
     if new:
-        raise ToolExecutionError("secret_detected", _message(tool, part, text, new))
+        raise _refused(tool, part, text, new)
 
 
 def new_secrets(
@@ -107,14 +108,28 @@ def _over_hard_cap(text: str, file: MemoryFile) -> bool:
     return len(text) > hard or utf8_size(text) > hard  # a lone surrogate: the store's to refuse
 
 
-def _message(tool: str, part: str, text: str, found: list[SecretMatch]) -> str:
+_OPERATION_OF = {
+    "memory_add": "add",
+    "memory_replace": "replace",
+    "memory_consolidate": "consolidate",
+}
+
+
+def _refused(tool: str, part: str, text: str, found: list[SecretMatch]) -> ToolExecutionError:
+    """`secret_detected`: "<tool> refused: …" for the agent, "Not added: …" for a person."""
+    body = _message(part, text, found)
+    people = secret(_OPERATION_OF.get(tool, ""), body)
+    return ToolExecutionError("secret_detected", f"{tool} refused: {body}", people=people)
+
+
+def _message(part: str, text: str, found: list[SecretMatch]) -> str:
     places = [f"{_article(m.kind)} {m.kind} ({_where(text, m.start)})" for m in found[:SHOWN]]
     if len(found) > SHOWN:
         places.append(f"{len(found) - SHOWN} more")
     what = places[0] if len(places) == 1 else ", ".join(places[:-1]) + " and " + places[-1]
     looks = "what looks like" if len(found) == 1 else "what look like"
     return (
-        f"{tool} refused: the {part} holds {looks} {what}. Memory is sent to the model "
+        f"the {part} holds {looks} {what}. Memory is sent to the model "
         "provider with every prompt and is committed with the repository, so nothing was "
         f"written. {POINTER_ADVICE}"
     )
@@ -160,14 +175,15 @@ def refuse_replace(
         return
     there = find_secrets(text)
     if any(m.start < at + len(old) and at < m.end for m in there):
-        raise ToolExecutionError("not_found", str(OldTextNotFound(file, old)))
+        missing = OldTextNotFound(file, old)
+        raise ToolExecutionError("not_found", str(missing), people=store_error(missing))
     after = text[:at] + new + text[at + len(old) :]
     if _over_hard_cap(after, f):
         caps = CAPS[f]
         size, now = utf8_size(after), utf8_size(text)
         error = MemoryHardCapExceeded(f.value, "replace", now, size, caps.soft, caps.hard)
-        raise ToolExecutionError("hard_cap_exceeded", str(error))
+        raise ToolExecutionError("hard_cap_exceeded", str(error), people=store_error(error))
     refuse_new_secrets(tool, part, new, old)
     spliced = new_secrets(text, after, there=there)
     if spliced:
-        raise ToolExecutionError("secret_detected", _message(tool, "file after it", after, spliced))
+        raise _refused(tool, "file after it", after, spliced)

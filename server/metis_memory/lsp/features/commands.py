@@ -39,6 +39,7 @@ from ..workspaces import Folder, WorkspaceArgumentError
 
 if TYPE_CHECKING:
     from ...store.events import MemoryEvent
+    from ...tools import ToolExecutionError
     from ..command_args import MemoryAddArgs, MemoryConsolidateArgs, MemoryReplaceArgs
 
     WriteArgs = MemoryAddArgs | MemoryReplaceArgs | MemoryConsolidateArgs
@@ -58,8 +59,14 @@ they never hold up the reads (hover, usage, read, prompt) that share the default
 def from_store_error(exc: MemoryStoreError) -> CommandError:
     from ...tools.dispatch import to_tool_error
 
-    tool_error = to_tool_error(exc)
-    return CommandError(tool_error.code, tool_error.message)
+    return from_tool_error(to_tool_error(exc))
+
+
+def from_tool_error(exc: ToolExecutionError) -> CommandError:
+    """The tool's error: its text for an agent as `message`, a person's in `data`."""
+    from ...tools.people import EDITOR
+
+    return CommandError(exc.code, exc.message, exc.for_people(EDITOR))
 
 
 def take_folder(ls: ServerContext, command: str, workspace: str | None) -> Folder:
@@ -76,6 +83,7 @@ async def memory_write(
 ) -> dict[str, object]:
     """metis.memoryAdd / memoryReplace / memoryConsolidate."""
     from ...tools import ToolExecutionError
+    from ...tools.people import EDITOR
     from ..command_args import MemoryConsolidateArgs, tool_input
 
     params = parse(command, args)
@@ -99,11 +107,11 @@ async def memory_write(
             # the lock): the client gets what happened, not a "cancelled" that hides it.
             result = await write
     except ToolExecutionError as exc:
-        raise CommandError(exc.code, exc.message) from None
+        raise from_tool_error(exc) from None
     written = result.write
     assert written is not None
     ls.refresher.request(folder.file_key(written.file))
-    return result.to_json()
+    return result.to_json(EDITOR)
 
 
 async def refuse_unsaved(
