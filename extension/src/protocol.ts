@@ -210,6 +210,8 @@ export interface AgentFile {
   percent?: number;
   /** Where the agent stops reading, or null when it reads all of it. */
   cut?: { line: number; character: number } | null;
+  /** The agent's other budgets on this file, far from mattering (no rows of their own): "name: used". */
+  also?: string[];
 }
 
 /**

@@ -375,7 +375,15 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
         out["secrets"] = [s.to_json() for s in secrets]
         print(json.dumps(out, indent=2))
     else:
-        lines += [line.text_line() for line in budget_lines]
+        # A budget the file is far from, beside a closer one of its agent, is no row of
+        # its own (budgets/evaluate.py, `listed`); --json lists every one.
+        lines += [line.text_line() for line in budget_lines if line.listed]
+        quiet = sum(not line.listed for line in budget_lines)
+        if quiet:
+            lines.append(
+                f"(and {quiet:,} more budget{'s' if quiet != 1 else ''} the files use under "
+                "half of, beside closer ones: --json lists every budget)"
+            )
         lines += [p.text_line() for p in rule_problems]
         secret_lines = [s.text_line() for s in secrets] + [
             f".metis/{name}: more suspected secrets follow; the first {LISTED:,} are listed "

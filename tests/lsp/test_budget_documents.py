@@ -207,7 +207,14 @@ async def test_agent_context_lists_each_agents_files_with_levels_and_cuts(
     # The open buffer counts, unsaved: 171 lines.
     assert claude_files["claude-md-lines"]["used"] == "171 lines of 200 lines (86%)"
     assert claude_files["claude-md-lines"]["level"] == "yellow"
-    assert claude_files["claude-md"]["level"] == "green"
+    # The budgets the file is far from (under half) are no rows of their own beside it, but
+    # named in its row (the view's tooltip).
+    assert list(claude_files) == ["claude-md-lines"]
+    assert claude_files["claude-md-lines"]["also"] == [
+        "CLAUDE.md size warning (200k-token context): "
+        "3,238 characters of 40,000 characters (8%)",
+        "CLAUDE.md size limit: 3,238 B of 4,194,304 B (0%)",
+    ]
 
 
 async def test_rule_files_agents_ignore_are_squiggled_where_they_go_wrong(

@@ -1,7 +1,9 @@
 /**
  * The "Agent Context" view: for each agent, the files of the active folder it loads, each
  * with a bar of its usage against that agent's budget, as the server computes them
- * (`metis.agentContext`). Clicking a file opens it where the agent stops reading.
+ * (`metis.agentContext`). Clicking a file opens it where the agent stops reading. A budget the
+ * file is far from is no row of its own (the server's rule); the row's tooltip names it. An
+ * empty view shows package.json's welcome message for `metis.agentContext.state`.
  */
 
 import * as vscode from 'vscode';
@@ -41,6 +43,9 @@ export class AgentContextView implements vscode.TreeDataProvider<Node>, vscode.D
       server.onDidStart(() => {
         this.refresh();
       }),
+      server.failure.onDidChange(() => {
+        this.refresh();
+      }),
       vscode.window.onDidChangeActiveTextEditor(() => {
         this.refresh();
       }),
@@ -62,8 +67,16 @@ export class AgentContextView implements vscode.TreeDataProvider<Node>, vscode.D
   /** Ask the server again; the view and the status bar follow (even while the view is hidden). */
   refresh(): void {
     const seq = ++this.requests;
-    void this.load().then((agents) => {
+    void this.load().then((answer) => {
       if (seq !== this.requests) return; // a later refresh answers instead
+      const agents = answer ?? [];
+      // Which welcome message the empty view shows (package.json, viewsWelcome): "no agent
+      // files here" only once the server said so, "not running" only once it failed to
+      // start (not while it starts).
+      let state: 'empty' | 'listed' | 'failed' | undefined;
+      if (answer !== undefined) state = agents.length === 0 ? 'empty' : 'listed';
+      else if (this.server.failure.text) state = 'failed';
+      if (state !== undefined) void vscode.commands.executeCommand('setContext', 'metis.agentContext.state', state);
       this.agents = agents;
       const order: BudgetLevel[] = ['grey', 'green', 'yellow', 'red'];
       const worst = agents.map((a) => a.worst).sort((a, b) => order.indexOf(b) - order.indexOf(a))[0];
@@ -72,14 +85,15 @@ export class AgentContextView implements vscode.TreeDataProvider<Node>, vscode.D
     });
   }
 
-  private async load(): Promise<AgentContext[]> {
+  /** The active folder's agents' files; undefined when there is no folder or no answer. */
+  private async load(): Promise<AgentContext[] | undefined> {
     const folder = activeWorkspace();
-    if (!folder || !this.server.running) return [];
+    if (!folder || !this.server.running) return undefined;
     try {
       return await this.server.command(ServerCommand.agentContext, { workspace: folder.target });
     } catch (err) {
       this.server.log.warn(`agent context of ${folder.name}: ${String(err)}`);
-      return [];
+      return undefined;
     }
   }
 
@@ -107,7 +121,8 @@ export class AgentContextView implements vscode.TreeDataProvider<Node>, vscode.D
     const label = node.several && file.unit ? `${file.shown} (${UNIT_WORD[file.unit]})` : file.shown;
     const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
     item.description = `${file.percent === undefined ? '' : `${bar(file.percent)} `}${file.used ?? ''}`;
-    item.tooltip = `${file.name ?? file.shown}: ${file.used ?? ''}${file.state ? ` — ${file.state}` : ''}`;
+    const also = file.also?.length ? `\n\nAlso within: ${file.also.join('; ')}.` : '';
+    item.tooltip = `${file.name ?? file.shown}: ${file.used ?? ''}${file.state ? ` — ${file.state}` : ''}${also}`;
     item.iconPath = new vscode.ThemeIcon('circle-filled', new vscode.ThemeColor(COLOR[file.level]));
     const at = file.cut ? new vscode.Position(file.cut.line, file.cut.character) : new vscode.Position(0, 0);
     item.command = {

@@ -11,7 +11,7 @@ from ..analysis.positions import LineIndex
 from ..store.reading import read_bounded
 from .catalog import Catalog
 from .discover import budgeted_files
-from .evaluate import BudgetUse, budget_uses
+from .evaluate import BudgetUse, budget_uses, listed
 from .paths import shown_path
 
 WARN_PERCENT = 80
@@ -24,14 +24,7 @@ def level(use: BudgetUse) -> str:
         return "grey"
     if use.cut is not None:
         return "red" if use.budget.loses_text else "yellow"
-    return "yellow" if percent(use) >= WARN_PERCENT else "green"
-
-
-def percent(use: BudgetUse) -> float:
-    return max(
-        100 * (use.spent + size) / limit.limit
-        for limit, size in zip(use.budget.limits, use.sizes, strict=True)
-    )
+    return "yellow" if use.percent >= WARN_PERCENT else "green"
 
 
 def agent_context(
@@ -41,8 +34,10 @@ def agent_context(
     buffer_of: Callable[[Path], str | None],
     home: Path | None = None,
 ) -> list[dict[str, Any]]:
-    """[{consumer, files: [{path, shown, budget, used, state, level, percent, cut}], worst}]
-    ordered by agent; `buffer_of` gives an open editor's text (unsaved edits count)."""
+    """[{consumer, files: [{path, shown, budget, used, state, level, percent, cut, also}],
+    worst}] ordered by agent; `buffer_of` gives an open editor's text (unsaved edits count).
+    A file gets a row for each budget `listed` picks; `also` names the others of its agent
+    ("CLAUDE.md size limit: 13,507 B of 4,194,304 B (0%)"), for the row's tooltip."""
     home = home if home is not None else Path.home()
     consumers: dict[str, list[dict[str, Any]]] = {}
     for path in budgeted_files(workspace, catalog.budgets, home):
@@ -58,25 +53,34 @@ def agent_context(
             )
             continue
         lines = LineIndex(text)
-        for use in budget_uses(path, text, workspace, catalog, home):
+        uses = budget_uses(path, text, workspace, catalog, home)
+        rows: dict[str, dict[str, Any]] = {}  # the file's first row of each agent
+        quiet: list[BudgetUse] = []
+        for use, row in zip(uses, listed(uses), strict=True):
+            if not row:
+                quiet.append(use)
+                continue
             cut = None
             if use.cut is not None:
                 line, character = lines.position(use.cut.index, encoding)
                 cut = {"line": line, "character": character}
-            consumers.setdefault(use.budget.consumer, []).append(
-                {
-                    "path": str(path),
-                    "shown": shown,
-                    "budget": use.budget.id,
-                    "name": use.budget.name,
-                    "unit": use.budget.limits[0].unit,
-                    "used": use.used(),
-                    "state": use.state(),
-                    "level": level(use),
-                    "percent": round(percent(use), 1),
-                    "cut": cut,
-                }
-            )
+            entry = {
+                "path": str(path),
+                "shown": shown,
+                "budget": use.budget.id,
+                "name": use.budget.name,
+                "unit": use.budget.limits[0].unit,
+                "used": use.used(),
+                "state": use.state(),
+                "level": level(use),
+                "percent": round(use.percent, 1),
+                "cut": cut,
+                "also": [],
+            }
+            rows.setdefault(use.budget.consumer, entry)
+            consumers.setdefault(use.budget.consumer, []).append(entry)
+        for use in quiet:  # in its agent's row of the file, for the tooltip
+            rows[use.budget.consumer]["also"].append(f"{use.budget.name}: {use.used()}")
     order = {"red": 3, "yellow": 2, "green": 1, "grey": 0}
     return [
         {

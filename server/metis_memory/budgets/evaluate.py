@@ -55,6 +55,47 @@ class BudgetUse:
         """'Codex: 5,000 B after 30,000 B above of 32,768 B (107%) · text is lost'."""
         return f"{self.budget.consumer}: {self.used()} · {self.state()}"
 
+    @property
+    def percent(self) -> float:
+        """How much of the budget the file uses (with what a chain spends before it), by
+        the limit it comes closest to."""
+        return max(
+            100 * (self.spent + size) / limit.limit
+            for limit, size in zip(self.budget.limits, self.sizes, strict=True)
+        )
+
+    @property
+    def notable(self) -> bool:
+        """Worth a row whatever else covers the file: over the budget, not read at all, or
+        at least LISTED_FROM_PERCENT of it used."""
+        return (
+            self.cut is not None
+            or self.read_instead is not None
+            or self.skipped_blank
+            or self.percent >= LISTED_FROM_PERCENT
+        )
+
+
+LISTED_FROM_PERCENT = 50
+"""A budget a file uses less of than this is far from mattering: it gets a row of its own
+only when it is the closest its agent's budgets on the file come (`listed`)."""
+
+
+def listed(uses: list[BudgetUse]) -> list[bool]:
+    """Which of one file's budget uses get a row of their own in a listing (the Agent
+    Context view, the agent file's lens, `check`'s text): for each agent, every budget the
+    file is over, is not read under, or uses at least half of; when there is none, the one
+    budget the file comes closest to (the first, on a tie). So a CLAUDE.md of 13,507 B is
+    listed against the 200-line guidance it is near, not also against the 4 MiB past which
+    Claude Code skips it. The rest are still in the hover and `check --format json`."""
+    shown = [use.notable for use in uses]
+    for consumer in dict.fromkeys(use.budget.consumer for use in uses):
+        mine = [i for i, use in enumerate(uses) if use.budget.consumer == consumer]
+        if not any(shown[i] for i in mine):
+            closest = max(mine, key=lambda i: (uses[i].percent, -i))
+            shown[closest] = True
+    return shown
+
 
 def budget_uses(
     path: Path, text: str, workspace: Path | None, catalog: Catalog, home: Path | None = None

@@ -3,7 +3,7 @@ prints, as text, JSON or SARIF."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from ..analysis.secret_report import SecretFinding
 from ..store.reading import read_bounded
 from .catalog import Catalog
 from .discover import budgeted_files, files_matching
-from .evaluate import BudgetUse, budget_uses, use_finding
+from .evaluate import BudgetUse, budget_uses, listed, use_finding
 from .model import Budget
 from .paths import budgets_for, shown_path
 from .structure import RULE_FILES, structure_findings
@@ -30,6 +30,8 @@ class BudgetLine:
     problem: str | None = None
     cut_line: int | None = None
     """1-based line of the cut, for SARIF."""
+    listed: bool = True
+    """A row of its own in `check`'s text (`evaluate.listed`); JSON has every line."""
 
     @property
     def status(self) -> str:
@@ -61,6 +63,7 @@ class BudgetLine:
             "status": self.status,
             "message": self.finding.message if self.finding else self.problem,
             "source": self.budget.source,
+            "listed": self.listed,
         }
 
     def text_line(self) -> str:
@@ -76,14 +79,19 @@ def workspace_budgets(
     for path in budgeted_files(workspace, catalog.budgets, home):
         shown = shown_path(path, workspace, home)
         read = read_bounded(path)
+        mine: list[BudgetLine] = []
         for budget in budgets_for(path, workspace, catalog.budgets, home):
             if read.text is None:
-                lines.append(BudgetLine(path, shown, budget, None, problem=read.problem))
+                mine.append(BudgetLine(path, shown, budget, None, problem=read.problem))
                 continue
             (use,) = budget_uses(path, read.text, workspace, Catalog((budget,)), home)
             finding = use_finding(path, read.text, use)
             cut_line = None if finding is None else read.text.count("\n", 0, finding.start) + 1
-            lines.append(BudgetLine(path, shown, budget, use, finding, cut_line=cut_line))
+            mine.append(BudgetLine(path, shown, budget, use, finding, cut_line=cut_line))
+        rows = iter(listed([line.use for line in mine if line.use is not None]))
+        lines += [
+            line if line.use is None or next(rows) else replace(line, listed=False) for line in mine
+        ]
     return lines
 
 

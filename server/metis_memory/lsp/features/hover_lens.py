@@ -63,8 +63,15 @@ def code_lens(ls: ServerContext, params: types.CodeLensParams) -> list[types.Cod
         uses = ls.state(BudgetDocuments).uses.get(params.text_document.uri)
         if not uses:
             return None
+        from ...budgets.evaluate import listed
+
+        # The budgets worth a line (a far one beside a closer one is only in the hover).
         top = types.Range(types.Position(0, 0), types.Position(0, 0))
-        return [types.CodeLens(range=top, command=types.Command(u.summary(), "")) for u in uses]
+        return [
+            types.CodeLens(range=top, command=types.Command(u.summary(), ""))
+            for u, row in zip(uses, listed(uses), strict=True)
+            if row
+        ]
     # An empty command id: clients show the title as plain text (nothing to click).
     command = types.Command(title=lens_title(analysis.usage), command="")
     return [
