@@ -116,6 +116,7 @@ export const ServerCommand = {
   consolidationPrompt: 'metis.consolidationPrompt',
   createMemory: 'metis.createMemory',
   installLauncher: 'metis.installLauncher',
+  hostPrompts: 'metis.hostPrompts',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -156,6 +157,7 @@ export interface ServerCommandArgs {
   [ServerCommand.createMemory]: { files?: MemoryFileName[]; workspace?: string };
   // refresh: only rewrite a launcher of ours that runs something else; never create one.
   [ServerCommand.installLauncher]: { refresh?: boolean };
+  [ServerCommand.hostPrompts]: { workspace?: string };
 }
 
 /** What each server command answers. */
@@ -175,6 +177,7 @@ export interface ServerCommandResults {
   [ServerCommand.consolidationPrompt]: string;
   [ServerCommand.createMemory]: CreateMemoryResult;
   [ServerCommand.installLauncher]: InstallLauncherResult;
+  [ServerCommand.hostPrompts]: HostPrompt[];
 }
 
 /** `metis.createMemory`: the files written from the template, and those left as they were. */
@@ -183,6 +186,25 @@ export interface CreateMemoryResult {
   existing: MemoryFileName[];
   /** What happened, for people. */
   message: string;
+}
+
+/** `metis.hostPrompts`: what one agent host's model receives of the memory through its hook. */
+export interface HostPrompt {
+  /** The hook's `--host` name ("claude"). */
+  host: string;
+  title: string;
+  /** Exactly what the host's model receives; "" when the hook sends nothing (an empty memory). */
+  text: string;
+  bytes: number;
+  characters: number;
+  /** When the hook sends it, in words. */
+  when: string;
+  /** The host's limit on a hook's context, where it documents one. */
+  limit: { characters: number; what: string; source: string } | null;
+  /** "4,211 B, 42% of its 10,000-character limit", for a picker. */
+  size: string;
+  /** The sentence shown over the text: how much, when, against which limit. */
+  summary: string;
 }
 
 /** One agent's files in `metis.agentContext`, with the worst level among them. */

@@ -223,7 +223,7 @@ def _text(
     warnings: list[str],
 ) -> str:
     """The injection, with the stale check's note (or the note that it did not finish)."""
-    memory, stale_warning = _with_stale_note(store, memory, budget)
+    memory, stale_warning = with_stale_note(store, memory, budget)
     if stale_warning:
         warnings.append(stale_warning)
     return memory.text(changed=changed, delimiters=host.delimiters)
@@ -243,7 +243,7 @@ def _recorded(write: Callable[[], None], sessions: SessionLog, warnings: list[st
 
 
 # ---- the stale check, against a deadline -----------------------------------------------------
-def _with_stale_note(
+def with_stale_note(
     store: MemoryStore, memory: MemoryContext, budget: float
 ) -> tuple[MemoryContext, str | None]:
     """`memory` with its stale note; when the check failed or did not finish within

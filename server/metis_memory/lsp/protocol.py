@@ -62,6 +62,7 @@ AGENT_CONTEXT: Command[WorkspaceArgs] = Command("metis.agentContext")
 CONSOLIDATION_PROMPT: Command[ConsolidationPromptArgs] = Command("metis.consolidationPrompt")
 INSTALL_LAUNCHER: Command[InstallLauncherArgs] = Command("metis.installLauncher")
 CREATE_MEMORY: Command[CreateMemoryArgs] = Command("metis.createMemory")
+HOST_PROMPTS: Command[WorkspaceArgs] = Command("metis.hostPrompts")
 
 SERVER_COMMANDS = frozenset(
     {
@@ -80,6 +81,7 @@ SERVER_COMMANDS = frozenset(
         CONSOLIDATION_PROMPT,
         CREATE_MEMORY,
         INSTALL_LAUNCHER,
+        HOST_PROMPTS,
     }
 )
 
@@ -123,5 +125,6 @@ def argument_models() -> dict[str, type[BaseModel]]:
         AGENT_CONTEXT: args.WorkspaceArgs,
         CONSOLIDATION_PROMPT: args.ConsolidationPromptArgs,
         CREATE_MEMORY: args.CreateMemoryArgs,
+        HOST_PROMPTS: args.WorkspaceArgs,
         INSTALL_LAUNCHER: args.InstallLauncherArgs,
     }

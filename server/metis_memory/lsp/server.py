@@ -39,6 +39,7 @@ from .features import (
     commands,
     connect,
     create_memory,
+    host_prompt,
     hover_lens,
     lifecycle,
     proposal,
@@ -244,6 +245,7 @@ def create_server() -> MetisLanguageServer:
         commands,
         connect,
         create_memory,
+        host_prompt,
         agent_context,
         agent_memory,
     )
