@@ -62,7 +62,7 @@ async def test_a_repeat_whose_path_went_stale_is_removed_once(
     (remove,) = removals(await client.actions(memory, (1, 0), (1, 19)))
     assert remove.title == "Remove duplicate entry “See `docs/gone.md`” (it repeats line 1)"
     assert remove.diagnostics is not None
-    assert sorted(d.code for d in remove.diagnostics) == ["duplicate-entry", "stale-reference"]
+    assert sorted(str(d.code) for d in remove.diagnostics) == ["duplicate-entry", "stale-reference"]
 
 
 async def test_no_title_shows_a_secret(client: MetisClient, workspace: Path) -> None:
@@ -99,6 +99,6 @@ async def test_another_agents_file_gets_the_same_titles_and_one_removal(
     (remove,) = removals(await client.actions(claude, (2, 0), (2, 19)))
     assert remove.title == "Remove duplicate entry “See `docs/gone.md`” (it repeats line 2)"
     assert remove.diagnostics is not None
-    assert sorted(d.code for d in remove.diagnostics) == ["duplicate-entry", "stale-reference"]
+    assert sorted(str(d.code) for d in remove.diagnostics) == ["duplicate-entry", "stale-reference"]
     titles = [a.title for a in await client.actions(claude, (3, 12))]
     assert "Redact the GitHub token on line 4" in titles
