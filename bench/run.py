@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import page
 from lspclient import LspProcess, diagnostics_for, proc_stats
 from merge_case import merge_driver_seconds
 
@@ -1057,6 +1058,7 @@ async def run(quick: bool) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
     return {
+        "date": time.strftime("%Y-%m-%d"),
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
@@ -1090,6 +1092,7 @@ def main() -> int:
     print(f"\nwrote {RESULTS.relative_to(HERE.parent)}; targets missed: {len(missed)}")
     for name in missed:
         print(f"  MISSED: {name}")
+    print(page.write(results))
     return 1 if args.check and missed else 0
 
 
