@@ -403,7 +403,7 @@ SETUPS: dict[str, HostSetup] = {
             _gemini,
             "Gemini CLI reads a project's settings only in a trusted folder: trust this one, "
             "then restart it; /hooks panel lists the hooks. For `gemini -p`, allow the "
-            "metis-memory tools with a policy rule (see the README), or headless runs leave "
+            "metis-memory tools with a policy rule (docs/hosts.md), or headless runs leave "
             "them out.",
         ),
         HostSetup(

@@ -1,6 +1,6 @@
 """Composition of the system prompt from a base and the two memory files.
 
-Format (documented in the README, pinned by tests): the non-empty parts are
+Format (documented in docs/store.md, pinned by tests): the non-empty parts are
 joined by one blank line. Parts are the base with trailing newlines removed,
 then `## User context (USER.md)`, a blank line and USER.md, then
 `## Workspace memory (MEMORY.md)`, a blank line and MEMORY.md; file contents

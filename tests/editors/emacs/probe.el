@@ -1,6 +1,6 @@
-;;; probe.el --- drive the README's Emacs configuration headless  -*- lexical-binding: t -*-
+;;; probe.el --- drive docs/editors.md's Emacs configuration headless  -*- lexical-binding: t -*-
 ;;
-;; Loaded after the configuration (read from the README by test_emacs.py). Opens
+;; Loaded after the configuration (the one docs/editors.md shows, checked by test_emacs.py). Opens
 ;; $METIS_EMACS_FILE, waits (bounded) for eglot to connect and flymake to show the
 ;; server's diagnostics, asks the server for the hover and the code actions at the cap
 ;; diagnostic, runs "Tidy MEMORY.md" through eglot's own code-action command (its menu

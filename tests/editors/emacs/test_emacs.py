@@ -1,4 +1,4 @@
-"""A real Emacs (headless, eglot and flymake) with the README's configuration, on a
+"""A real Emacs (headless, eglot and flymake) with the configuration docs/editors.md gives, on a
 project with no version control: eglot makes `.metis/` itself the project root, and the
 over-cap MEMORY.md still gets its diagnostics, only actions Emacs can run, a plain-text
 hover (eglot without markdown-mode asks for one), and a Tidy that works end to end."""
@@ -29,8 +29,8 @@ MEMORY = (
 )
 
 
-def test_the_readme_shows_the_tested_configuration() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_editors_page_shows_the_tested_configuration() -> None:
+    readme = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
     assert f"```elisp\n{CONFIG.read_text(encoding='utf-8')}```" in readme
 
 

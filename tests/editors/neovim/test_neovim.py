@@ -1,5 +1,5 @@
 """A real Neovim (headless, built-in LSP client) attached to `metis-memory lsp` with the
-configuration the README gives, reading back what Neovim holds: the same diagnostics
+configuration docs/editors.md gives, reading back what Neovim holds: the same diagnostics
 (codes and ranges) and code actions as a client with VS Code's capabilities gets."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ CONFIG = ROOT / "examples" / "neovim" / "metis.lua"
 HERE = Path(__file__).resolve().parent
 SERVER = [sys.executable, "-m", "metis_memory", "lsp"]
 NVIM = "/usr/bin/nvim" if Path("/usr/bin/nvim").exists() else shutil.which("nvim")
-"""Debian's Neovim (0.7 on bookworm): the oldest client the README config supports."""
+"""Debian's Neovim (0.7 on bookworm): the oldest client the docs/editors.md config supports."""
 
 # Over the soft cap, with CJK and emoji before the boundary, a duplicate and a secret.
 MEMORY = (
@@ -162,7 +162,7 @@ def _utf16_prefix(line: str, units: int) -> str:
 
 @pytest.mark.skipif(NVIM is None, reason="Neovim is installed by `make test` (python-test-deps)")
 def test_neovim_shows_where_codex_stops_reading_a_nested_agents_md(tmp_path: Path) -> None:
-    """The README config attaches to AGENTS.md too, rooted at the git root, so the chain
+    """The docs/editors.md config attaches to AGENTS.md too, rooted at the git root, so the chain
     above the file counts: the deep file is cut where the shared 32 KiB run out."""
     repo = tmp_path / "repo"
     (repo / ".git").mkdir(parents=True)
@@ -200,6 +200,6 @@ def test_neovim_sees_a_referenced_file_come_and_go_without_a_keystroke(tmp_path:
     assert nvim["modified"] is False  # no keystroke did it
 
 
-def test_the_readme_shows_the_configuration_this_test_runs() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_editors_page_shows_the_configuration_this_test_runs() -> None:
+    readme = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
     assert f"```lua\n{CONFIG.read_text(encoding='utf-8')}```" in readme
