@@ -19,14 +19,23 @@ export PYTHONDONTWRITEBYTECODE =
 DEV_CACHE := $(shell scripts/dev-cache.sh root)
 
 .PHONY: help venv test system-deps python-test-deps test-python test-python-parallel \
-	test-python-reliability test-reliability test-explore lint typecheck clean bench bench-check
+	test-python-reliability test-reliability test-explore lint typecheck clean bench bench-check \
+	screenshots
 
+# Every target the README names (tests/packaging/test_user_docs.py keeps it so); CONTRIBUTING.md has the rest.
 help:
-	@echo "make run    - the main job: VS Code (code-server) with the extension on examples/workspace"
-	@echo "make test   - the whole suite: lint, types, Python, language server, extension, end-to-end"
-	@echo "make bench  - the language-server benchmark"
+	@echo "make run          - VS Code (code-server) with the extension on examples/workspace, at"
+	@echo "                    http://localhost:$(RUN_PORT) (make run RUN_PORT=9000 for another port)"
+	@echo "make test         - the whole suite: lint, types, Python, language server, extension, end-to-end"
+	@echo "make vsix         - the extension with its bundled server: $(VSIX)"
+	@echo "                    (make vsix VSCE_TARGET=darwin-arm64 for another platform)"
+	@echo "make lint         - ruff, lint-imports, actionlint;  make typecheck - mypy --strict"
+	@echo "make bench        - the language-server benchmark (make bench-check: exit 1 on a missed target)"
 	@echo "make test-reliability - the reliability tests at their full load (make test runs a quarter)"
 	@echo "make test-explore - the property tests on new random examples (make test's are fixed)"
+	@echo "make screenshots  - the documentation's pictures, from the end-to-end tests, into docs/images"
+	@echo "make clean        - remove .venv, .cache, dist, node_modules and the tools' caches"
+	@echo "make help         - this list"
 
 # A venv without pip's own install (7 s): the machine's pip (22.3+ installs into another
 # environment) puts uv in it, and uv installs the project, with pip beside it, in about 4 s
@@ -99,6 +108,16 @@ test-explore: $(STAMP)
 
 # The extension, the real-editor end-to-end tests and `make run` live in mk/extension.mk.
 -include mk/extension.mk
+
+# The documentation's pictures (CONTRIBUTING.md, "Documentation pictures"): the end-to-end
+# files that take one (docScreenshot), then update-doc-images.mjs copies them into docs/images
+# with the hash of the UI sources that tests/packaging/test_doc_images.py checks.
+DOC_IMAGE_TESTS = $(patsubst tests/e2e/%.ts,out/e2e/%.js,$(shell grep -l docScreenshot tests/e2e/*.test.ts))
+
+screenshots: e2e-ready
+	rm -rf tests/e2e/artifacts/docs
+	$(E2E_ENV) node --test --test-concurrency=2 $(DOC_IMAGE_TESTS)
+	node scripts/update-doc-images.mjs
 
 # In three steps, each after the last, each one's parts side by side where they leave a core
 # idle, their output printed whole as each ends. First the Python suite (on both cores, about
