@@ -128,6 +128,26 @@ def test_rewritten_when_what_it_runs_moved_and_refresh_never_creates(home: Path)
     assert not [p.name for p in launcher.parent.iterdir() if p.name != "metis-memory"]
 
 
+def test_it_keeps_its_python_while_that_exists(tmp_path: Path, home: Path) -> None:
+    """It follows the extension, not whichever interpreter a project selected: the Python it
+    was written with stays until that Python is gone."""
+    first = tmp_path / "first-python"
+    first.symlink_to(sys.executable)
+    env = env_of(home)
+    launcher = home / ".local" / "bin" / "metis-memory"
+    install(Target(str(first), ("-m", "metis_memory")), env)
+    moved = Target(sys.executable, (str(tmp_path / "ext-0.2.0" / "server.py"), "cli"))
+    _, written, message = install(moved, env, refresh=True)
+    assert written and f"(with {first})" in message
+    assert f"exec {first} {tmp_path / 'ext-0.2.0' / 'server.py'} cli" in launcher.read_text()
+    assert status(moved, env).state == "current"
+    assert install(moved, env, refresh=True)[1] is False
+    first.unlink()
+    assert status(moved, env).state == "stale"
+    assert install(moved, env, refresh=True)[1] is True
+    assert launcher.read_text() == script(moved)
+
+
 def test_a_file_that_is_not_ours_is_never_touched(home: Path) -> None:
     launcher = home / ".local" / "bin" / "metis-memory"
     launcher.parent.mkdir(parents=True)

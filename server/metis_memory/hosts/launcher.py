@@ -173,7 +173,8 @@ def status(target: Target | None, environ: Mapping[str, str] | None = None) -> S
     found = shutil.which(COMMAND, path=search) if search else None
     if path is None or target is None:
         return Status(None, "unsupported", found, False, _home(env))
-    state, _ = _inspect(path, script(target))
+    state, current = _inspect(path, "")
+    state, _ = _inspect(path, script(_keeping_python(target, current)))
     entries = [e for e in search.split(os.pathsep) if os.path.isabs(e)]
     on_path = any(_same_folder(Path(e), path.parent) for e in entries)
     return Status(path, state, found, on_path, _home(env))
@@ -192,6 +193,8 @@ def install(
             return before, False, "There is no place for a launcher here."
         raise LauncherRefused(_no_place(env))
     path = before.path
+    state, current = _inspect(path, "")
+    target = _keeping_python(target, current)
     text = script(target)
     state, current = _inspect(path, text)
     if state == "current":
@@ -204,8 +207,9 @@ def install(
     after = status(target, env)
     verb = "Updated" if state == "stale" else "Added"
     message = (
-        f"{verb} {after.shown()}: it runs the metis-memory this editor extension carries, "
-        "and the extension keeps it current when it updates (delete the file to stop)."
+        f"{verb} {after.shown()}: it runs the metis-memory this editor extension carries "
+        f"(with {after.shown(target.python)}), and the extension keeps it current when it "
+        "updates (delete the file to stop)."
     )
     if after.found is not None and not _same_file(after.found, path):
         message += (
@@ -213,6 +217,24 @@ def install(
             "first, so agents run that one."
         )
     return after, True, message + after.path_note()
+
+
+def _keeping_python(target: Target, ours: bytes | None) -> Target:
+    """`target`, with the Python our launcher there already runs while that still exists:
+    it follows the extension when it moves, not each project's interpreter (a workspace can
+    select one of its own), so it changes only when its Python is gone."""
+    if ours is None:
+        return target
+    for line in ours.decode("utf-8", "surrogateescape").splitlines():
+        if line.startswith("  exec "):
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                return target
+            python = words[1] if len(words) > 2 else ""
+            if os.path.isabs(python) and os.access(python, os.X_OK):
+                return Target(python, target.args)
+    return target
 
 
 def _no_place(env: Mapping[str, str]) -> str:
