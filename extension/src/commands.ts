@@ -10,7 +10,7 @@ import { chooseWorkspace } from './folders';
 import { formatBytes, utf8Length } from './views/format';
 import { addEntry, openMemoryFile, pickFile, replaceEntry } from './views/entryPrompts';
 import { selectInterpreter } from './server/interpreterPicker';
-import { assemblePrompt, PromptDocuments } from './views/prompt';
+import { assemblePrompt, showPrompt } from './views/prompt';
 import { ClientCommand, isMemoryFileName, type OpenConsolidationArgs, type ReplaceEntryPromptArgs } from './protocol';
 import { MetisCommandError } from './server/commandError';
 import type { MetisServer } from './server/server';
@@ -54,12 +54,7 @@ export function registerCommands(
   register('metis.applyConsolidation', (uri?: vscode.Uri) => consolidation.apply(uri));
   register('metis.draftWithModel', () => consolidation.draftWithModel());
   register(ClientCommand.replaceEntryPrompt, (args?: ReplaceEntryPromptArgs) => replaceEntry(srv, args));
-  register('metis.showPrompt', async () => {
-    const folder = await chooseWorkspace();
-    if (!folder) return;
-    const doc = await vscode.workspace.openTextDocument(PromptDocuments.uriFor(folder));
-    await vscode.window.showTextDocument(doc, { preview: false });
-  });
+  register('metis.showPrompt', (from?: vscode.Uri) => showPrompt(srv, context.globalState, from));
   register('metis.copyPrompt', async () => {
     const folder = await chooseWorkspace();
     if (!folder) return;
@@ -97,7 +92,7 @@ async function showActions(): Promise<void> {
     { label: '$(fold) Consolidate MEMORY.md…', command: 'metis.consolidate.memory' },
     { label: '$(fold) Consolidate USER.md…', command: 'metis.consolidate.user' },
     { label: '$(plug) Connect Agents…', command: 'metis.setUpAgents' },
-    { label: '$(preview) Show Assembled Prompt', command: 'metis.showPrompt' },
+    { label: '$(preview) Show Assembled Prompt…', command: 'metis.showPrompt' },
     { label: '$(copy) Copy Assembled Prompt', command: 'metis.copyPrompt' },
     { label: '$(debug-restart) Restart Server', command: 'metis.restartServer' },
     { label: '$(symbol-namespace) Select Python Interpreter…', command: 'metis.selectInterpreter' },

@@ -1,15 +1,21 @@
 /**
- * "Show Assembled Prompt": a read-only virtual document with the system prompt the server
- * assembles (base from `metis.promptBase` + USER.md + MEMORY.md), refreshed when memory changes.
+ * "Show Assembled Prompt…": the user picks an agent (the last one picked comes first) and gets a
+ * read-only virtual document with exactly what that agent's model receives of the memory
+ * through its hook, as the server composes it (`metis.hostPrompts`, the hook's own code), with a
+ * lens on its first line giving its size, when it is sent and the agent's limit; refreshed when
+ * memory changes. Copy Assembled Prompt and the API still assemble `metis.promptBase` + memory
+ * (`metis.assemblePrompt`), for an agent of one's own.
  */
 
 import * as vscode from 'vscode';
-import { workspaceFromKey, workspaceKey, workspaceOf, type MemoryWorkspace } from '../folders';
-import { ServerCommand } from '../protocol';
+import { chooseWorkspace, workspaceFromKey, workspaceKey, workspaceOf, type MemoryWorkspace } from '../folders';
+import { ServerCommand, type HostPrompt } from '../protocol';
 import { MetisCommandError } from '../server/commandError';
 import type { MetisServer } from '../server/server';
 
 export const PROMPT_SCHEME = 'metis-prompt';
+/** The host picked last (globalState): the user's agent is mostly the same in every folder. */
+export const LAST_HOST_KEY = 'metis.promptHost';
 const REFRESH_DELAY_MS = 150;
 
 export function promptBase(): string {
@@ -20,10 +26,52 @@ export function assemblePrompt(server: MetisServer, workspace: string, base = pr
   return server.command(ServerCommand.assemblePrompt, { base, workspace });
 }
 
-export class PromptDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+/** The host a prompt document shows: the first segment of its path. */
+function hostOf(uri: vscode.Uri): string {
+  return uri.path.split('/')[1] ?? '';
+}
+
+type HostItem = vscode.QuickPickItem & { prompt?: HostPrompt };
+
+/**
+ * Ask which agent, then open what it receives. `from` is a prompt document (its lens's "Show for
+ * Another Agent…"): its workspace is kept.
+ */
+export async function showPrompt(server: MetisServer, memento: vscode.Memento, from?: vscode.Uri): Promise<void> {
+  const folder = from?.scheme === PROMPT_SCHEME && from.query ? workspaceFromKey(from.query) : await chooseWorkspace();
+  if (!folder) return;
+  const prompts = await server.command(ServerCommand.hostPrompts, { workspace: folder.target });
+  const last = memento.get<string>(LAST_HOST_KEY);
+  const item = (prompt: HostPrompt): HostItem => ({ label: prompt.title, description: prompt.size, prompt });
+  const first = prompts.filter((p) => p.host === last);
+  const rest = prompts.filter((p) => p.host !== last);
+  const items: HostItem[] = first.length
+    ? [
+        { label: 'last shown', kind: vscode.QuickPickItemKind.Separator },
+        ...first.map(item),
+        { label: 'other agents', kind: vscode.QuickPickItemKind.Separator },
+        ...rest.map(item),
+      ]
+    : rest.map(item);
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `What an agent receives of the memory of ${folder.name}`,
+    placeHolder: 'Show the prompt which agent receives? (the text its hook adds to its context)',
+    matchOnDescription: true,
+  });
+  if (!picked?.prompt) return;
+  await memento.update(LAST_HOST_KEY, picked.prompt.host);
+  const doc = await vscode.workspace.openTextDocument(PromptDocuments.uriFor(folder, picked.prompt));
+  await vscode.window.showTextDocument(doc, { preview: false });
+}
+
+export class PromptDocuments implements vscode.TextDocumentContentProvider, vscode.CodeLensProvider, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
+  private readonly lensesChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensesChanged.event;
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** What the server last answered for each open prompt document, for its lens. */
+  private readonly shown = new Map<string, HostPrompt>();
   private readonly registration: vscode.Disposable;
 
   constructor(private readonly server: MetisServer) {
@@ -39,28 +87,55 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
       watcher.onDidCreate(onDisk),
       watcher.onDidDelete(onDisk),
       vscode.workspace.registerTextDocumentContentProvider(PROMPT_SCHEME, this),
-      vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('metis.promptBase')) this.refreshAll();
+      vscode.languages.registerCodeLensProvider({ scheme: PROMPT_SCHEME }, this),
+      vscode.workspace.onDidCloseTextDocument((doc) => {
+        if (doc.uri.scheme === PROMPT_SCHEME) this.shown.delete(doc.uri.toString());
       }),
     );
   }
 
-  static uriFor(folder: MemoryWorkspace): vscode.Uri {
+  /** `metis-prompt:/claude/Assembled Prompt — Claude Code (tallyd).md?<workspace>`. */
+  static uriFor(folder: MemoryWorkspace, prompt: Pick<HostPrompt, 'host' | 'title'>): vscode.Uri {
     return vscode.Uri.from({
       scheme: PROMPT_SCHEME,
-      path: `/Assembled Prompt (${folder.name}).md`,
+      path: `/${prompt.host}/Assembled Prompt — ${prompt.title} (${folder.name}).md`,
       query: folder.uri.toString(),
     });
   }
 
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     if (!uri.query) return 'This prompt document names no workspace.';
+    const host = hostOf(uri);
     try {
-      return await assemblePrompt(this.server, workspaceFromKey(uri.query).target);
+      const prompts = await this.server.command(ServerCommand.hostPrompts, {
+        workspace: workspaceFromKey(uri.query).target,
+      });
+      const prompt = prompts.find((p) => p.host === host);
+      if (!prompt) return `The server knows no agent named "${host}".`;
+      this.shown.set(uri.toString(), prompt);
+      this.lensesChanged.fire();
+      return prompt.text;
     } catch (err) {
+      this.shown.delete(uri.toString());
+      this.lensesChanged.fire();
       const text = err instanceof MetisCommandError ? err.message : String(err);
       return `Could not assemble the prompt: ${text}`;
     }
+  }
+
+  /** Over the text: its size, when it is sent and the agent's limit; and another agent's. */
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    const prompt = this.shown.get(doc.uri.toString());
+    if (!prompt) return [];
+    const top = new vscode.Range(0, 0, 0, 0);
+    return [
+      new vscode.CodeLens(top, { title: prompt.summary, command: '' }),
+      new vscode.CodeLens(top, {
+        title: 'Show for Another Agent…',
+        command: 'metis.showPrompt',
+        arguments: [doc.uri],
+      }),
+    ];
   }
 
   /** Memory of `workspace` changed: refresh its open prompt documents (coalescing bursts). */
@@ -90,5 +165,6 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
     for (const t of this.timers.values()) clearTimeout(t);
     this.registration.dispose();
     this.changed.dispose();
+    this.lensesChanged.dispose();
   }
 }
