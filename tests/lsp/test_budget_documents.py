@@ -211,8 +211,7 @@ async def test_agent_context_lists_each_agents_files_with_levels_and_cuts(
     # named in its row (the view's tooltip).
     assert list(claude_files) == ["claude-md-lines"]
     assert claude_files["claude-md-lines"]["also"] == [
-        "CLAUDE.md size warning (200k-token context): "
-        "3,238 characters of 40,000 characters (8%)",
+        "CLAUDE.md size warning (200k-token context): 3,238 characters of 40,000 characters (8%)",
         "CLAUDE.md size limit: 3,238 B of 4,194,304 B (0%)",
     ]
 

@@ -161,7 +161,10 @@ async def test_other_agents_files_get_the_check_too(client: MetisClient, workspa
         a
         for a in await client.actions(claude, (3, 25))
         if a.title
-        == "Remove stale entry “Settings live in `src/settings.py`.” (`src/settings.py` does not exist)"
+        == (
+            "Remove stale entry “Settings live in `src/settings.py`.” "
+            "(`src/settings.py` does not exist)"
+        )
     ]
     assert remove.edit is not None
     fixed = apply_workspace_edit(remove.edit, lambda _u: text, client.encoding)[uri]
