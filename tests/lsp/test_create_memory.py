@@ -4,9 +4,11 @@ never outside the workspace; the template it writes is clean in the language ser
 
 from __future__ import annotations
 
+import json
 import stat
 from pathlib import Path
 
+from metis_memory.lsp import protocol
 from metis_memory.store.atomic import GITIGNORE
 from metis_memory.store.files import CAPS, MemoryFile
 from metis_memory.store.template import template
@@ -15,6 +17,7 @@ from support.lsp_values import file_uri
 from support.memory_files import write_memory
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_it_writes_both_files_from_the_template(client: MetisClient, workspace: Path) -> None:
@@ -150,3 +153,13 @@ async def test_a_draft_in_an_open_buffer_is_not_written_over(
     error = await client.command_error("metis.createMemory", {})
     assert error.data == {"code": "unsaved_changes", "is_user_visible": True}
     assert not (workspace / ".metis").exists()
+
+
+def test_no_command_of_the_extension_is_named_as_a_server_command() -> None:
+    """vscode-languageclient registers every command the server lists: one the extension also
+    contributes makes the client fail to start ("command 'metis.createMemory' already exists",
+    as the palette's Create Workspace Memory first did)."""
+    manifest = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
+    contributed = {c["command"] for c in manifest["contributes"]["commands"]}
+    assert "metis.createWorkspaceMemory" in contributed
+    assert not contributed & protocol.SERVER_COMMANDS

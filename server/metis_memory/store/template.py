@@ -12,12 +12,12 @@ _HEADING = {MemoryFile.MEMORY: "Workspace memory", MemoryFile.USER: "About the u
 _BELONGS = {
     MemoryFile.MEMORY: (
         "short, lasting facts about this workspace that agents should know on every turn, one "
-        'per "- " entry: how to build and test, conventions, decisions and their reasons, '
+        "per list item: how to build and test, conventions, decisions and their reasons, "
         "pitfalls."
     ),
     MemoryFile.USER: (
-        "facts about the user that agents should know on every turn, one per "
-        '"- " entry: how they like answers, their role, their tools and habits.'
+        "facts about the user that agents should know on every turn, one per list item: how "
+        "they like answers, their role, their tools and habits."
     ),
 }
 
