@@ -15,6 +15,9 @@ EXT_SOURCES := $(shell find extension/src -name '*.ts')
 PY_SOURCES := $(shell find server/metis_memory -type f -not -path '*/__pycache__/*' 2>/dev/null)
 VSCE := node_modules/.bin/vsce package --no-dependencies
 RUN_PORT ?= 8080
+# The folder `make run` opens (`make run RUN_WORKSPACE=~/project` for one of yours, or an empty
+# one to see the first run: "Create Memory" in the status bar).
+RUN_WORKSPACE ?= examples/workspace
 # What `make test` adds (the Makefile reads these): the checks, the builds and the bundle's
 # tests (no editor: one core, where the reliability pass leaves the other), then the editors.
 # What takes minutes only on a fresh machine (code-server's native build, npm ci's) starts in
@@ -136,4 +139,4 @@ test-editors: e2e-ready
 	$(E2E_ENV) node --test --test-concurrency=2 $(E2E_EDITOR_TESTS)
 
 run: e2e-deps $(VSIX)
-	scripts/run-code-server.sh $(VSIX) examples/workspace $(RUN_PORT)
+	scripts/run-code-server.sh $(VSIX) $(RUN_WORKSPACE) $(RUN_PORT)

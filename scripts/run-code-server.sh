@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # `make run`: code-server (real VS Code in the browser) on http://127.0.0.1:8080 with the
 # freshly built Metis Memory VSIX installed, on examples/workspace. Ctrl+C stops it.
+# Its user data stays in .cache/run/ between runs. VS Code's own start page is off
+# (startupEditor none): the extension opens its walkthrough itself on its first activation in
+# that user data, as on any first install (rm -rf .cache/run/user-data to see it again).
 # Usage: scripts/run-code-server.sh VSIX [WORKSPACE] [PORT]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

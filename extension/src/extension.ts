@@ -3,7 +3,12 @@
  * It starts the server, renders what the server computes (diagnostics, usage, the assembled
  * prompt) and forwards commands; every memory rule lives in the server. It also tells VS Code's
  * MCP support how to start the MCP server (`metis-memory mcp`) for each folder. Here: the
- * wiring; the command table is in commands.ts, the notifications in notifications.ts.
+ * wiring; the command table is in commands.ts, the notifications in notifications.ts, the
+ * first run (Create Workspace Memory, the walkthrough) in views/firstRun.ts.
+ *
+ * It activates in every window once VS Code has started (`onStartupFinished`), so that a folder
+ * with no memory yet shows "Create Memory" in the status bar; what costs anything (the Python
+ * server, the language-model query) waits until memory is in sight.
  */
 
 import * as fs from 'node:fs';
@@ -14,6 +19,7 @@ import { offerAgentSetup } from './agents/connect';
 import { createApi, type MemoryUpdatedEvent, type MetisMemoryApi } from './api';
 import { registerCommands } from './commands';
 import { Consolidation } from './views/consolidation';
+import { MemoryPresence, openWalkthroughOnce, registerFirstRun } from './views/firstRun';
 import { isMemoryDocument } from './folders';
 import { ROOT_MARKERS } from './generated/agentFiles';
 import { registerMcpServerProvider } from './agents/mcp';
@@ -27,10 +33,12 @@ import { registerTools } from './agents/tools';
 let server: MetisServer | undefined;
 
 export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
+  const began = performance.now();
   const log = vscode.window.createOutputChannel('Metis Memory', { log: true });
   const srv = new MetisServer(context, log);
   server = srv;
-  const statusBar = new UsageStatusBar(srv);
+  const presence = new MemoryPresence();
+  const statusBar = new UsageStatusBar(srv, presence);
   const agentContext = new AgentContextView(srv);
   agentContext.onDidChangeWorst((level) => {
     statusBar.setAgentLevel(level);
@@ -38,7 +46,17 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
   const prompts = new PromptDocuments(srv);
   const consolidation = new Consolidation(srv);
   const updated = new vscode.EventEmitter<MemoryUpdatedEvent>();
-  context.subscriptions.push(log, srv, statusBar, agentContext, prompts, consolidation, updated, registerTools(srv));
+  context.subscriptions.push(
+    log,
+    srv,
+    presence,
+    statusBar,
+    agentContext,
+    prompts,
+    consolidation,
+    updated,
+    registerTools(srv),
+  );
 
   handleNotifications(srv, { log, statusBar, prompts, consolidation, updated });
   registerCommands(context, srv, log, consolidation, agentContext);
@@ -48,11 +66,10 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
       if (e.affectsConfiguration('metis.interpreter')) void srv.restart();
     }),
   );
-  void updateModelContext();
-  context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => void updateModelContext()));
 
-  // Activated by a markdown file (a memory file opened outside every folder has no other
-  // event): start the server only once memory is in sight, not for every README.
+  // Activated in every window (and by a markdown file, a memory file opened outside every
+  // folder having no other event): start the server only once memory is in sight, not for
+  // every README or every folder.
   let started = false;
   const startServer = () => {
     if (started) return;
@@ -61,7 +78,11 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
     void onDidChangePythonInterpreter(() => void srv.pythonInterpreterChanged(), log).then((listening) => {
       if (listening) context.subscriptions.push(listening);
     });
+    // Asking for models may activate their providers: only where a proposal can be drafted.
+    void updateModelContext();
+    context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => void updateModelContext()));
   };
+  registerFirstRun(context, { srv, presence, startServer });
   const startIfInSight = async () => {
     if (await memoryInSight()) startServer();
   };
@@ -75,6 +96,8 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
   const declared = (context.extension.packageJSON as { version?: unknown }).version;
   const version = typeof declared === 'string' ? declared : '0';
   context.subscriptions.push(registerMcpServerProvider(srv, version));
+  void openWalkthroughOnce(context);
+  log.info(`activated in ${(performance.now() - began).toFixed(1)} ms`);
 
   return createApi(srv, updated, version);
 }

@@ -1,6 +1,7 @@
 /**
- * A first run, in one editor: a folder with no memory yet (the commands activate the extension,
- * "Open USER.md" opens an unsaved editor, `.metis/` appears only when the user saves, and the
+ * A first run, in one editor: a folder with no memory yet (the walkthrough opens on the first
+ * start, the status bar offers "Create Memory", which writes both files from the template and
+ * opens MEMORY.md, "Open USER.md" offers it too instead of an untitled editor, and the
  * walkthrough's buttons run the extension's commands); then, with the offer turned on, a folder
  * with `.metis/` and connecting agents from the editor (the one-time offer, the host picker,
  * the files the server writes, and a hook written there running for real). Each opens its
@@ -12,10 +13,10 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { copyFixture, ROOT, waitFor } from './lib/codeServer';
 import { EditorSession } from './lib/session';
-import { activeTab, notification, runCommand, screenshot, waitForStatus } from './lib/ui';
+import { activeTab, docScreenshot, notification, runCommand, screenshot, statusItem, waitForStatus } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const INSTRUCTIONS = '.github/instructions/metis-memory.instructions.md';
@@ -28,49 +29,94 @@ after(() => session.stop());
 describe('a folder with no memory yet', { timeout: 300_000 }, () => {
   let page: Page;
   let ws: string;
+  const metis = (name = ''): string => path.join(ws, '.metis', name);
+  const offer = (): Locator => page.locator('.statusbar-item', { hasText: 'Create Memory' }).first();
+  const walkthrough = (): Locator => page.locator('.gettingStartedContainer');
+  const STEPS = ['Create your memory', 'See the caps', 'Consolidate', 'Connect your agents'];
 
   before(async () => {
     // Under the file's folder, removed when the file ends: the tab shows it until then.
     ws = path.join(session.home, 'empty-project');
     fs.mkdirSync(ws);
     fs.writeFileSync(path.join(ws, 'README.md'), '# A project with no memory yet\n');
+    // A fresh user-data dir is a first install; the other test files turn the walkthrough off.
+    session.cs.updateSettings({ 'workbench.welcomePage.walkthroughs.openOnInstall': true });
     page = await session.open(ws);
   });
 
-  it('creates .metis/USER.md only when the user saves it', async () => {
-    await runCommand(page, 'Metis: Open USER.md');
-    await activeTab(page).filter({ hasText: 'USER.md' }).waitFor({ timeout: 30_000 });
-    await waitForStatus(page, /MEMORY 0\/2 KB · USER 0\/1\.5 KB/, 30_000, 'the status bar of an empty folder');
-    assert.equal(fs.existsSync(path.join(ws, '.metis')), false, 'opening must not create .metis/');
-    await page.keyboard.insertText('# About the user\n\n- Prefers short answers.\n');
-    await page.keyboard.press('Control+S');
-    const file = path.join(ws, '.metis', 'USER.md');
-    const typed = '# About the user\n\n- Prefers short answers.\n';
-    await waitFor('.metis/USER.md to be written by the save', () => (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === typed) || undefined, 10_000);
-    await waitForStatus(page, /USER 0\.1\/1\.5 KB/, 5_000, 'the status bar to count the saved USER.md');
-    await screenshot(page, '08-fresh-folder-saved');
+  it('opens the walkthrough on the first start, creating memory its first step', async () => {
+    await walkthrough().getByText('Get started with Metis Memory').first().waitFor({ timeout: 60_000 });
+    for (const title of STEPS) {
+      await walkthrough().getByText(title, { exact: true }).first().waitFor({ timeout: 20_000 });
+    }
+    await screenshot(page, '08-fresh-folder-walkthrough');
   });
 
-  it('offers the walkthrough, whose first button opens MEMORY.md', async () => {
+  it('offers "Create Memory" in the status bar, and writes nothing yet', async () => {
+    await offer().waitFor({ timeout: 60_000 });
+    assert.equal(await statusItem(page).count(), 0, 'a usage item beside the offer');
+    await offer().hover();
+    await page.getByText(/empty-project has no memory yet\. Click to create/).first().waitFor({ timeout: 10_000 });
+    await docScreenshot(page, 'first-run-create-memory');
+    await page.mouse.move(700, 300);
+    assert.equal(fs.existsSync(metis()), false, 'the offer must not create .metis/');
+  });
+
+  it('"Open USER.md" offers to create memory instead of an untitled editor', async () => {
+    await runCommand(page, 'Metis: Open USER.md');
+    const dialog = page.locator('.monaco-dialog-box', { hasText: 'empty-project has no memory yet.' });
+    await dialog.waitFor({ timeout: 20_000 });
+    assert.match(await dialog.innerText(), /writes \.metis\/MEMORY\.md .* and \.metis\/USER\.md .* from a short template/s);
+    await screenshot(page, '08-fresh-folder-open-user');
+    await dialog.locator('.monaco-button', { hasText: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached', timeout: 10_000 });
+    assert.equal(await page.locator('.tabs-container .tab', { hasText: /USER\.md|Untitled/ }).count(), 0, 'an editor opened');
+    assert.equal(fs.existsSync(metis()), false, 'Cancel must not create .metis/');
+  });
+
+  it('"Create Memory" writes both files from the template and opens MEMORY.md', async () => {
+    await offer().click();
+    await activeTab(page).filter({ hasText: 'MEMORY.md' }).waitFor({ timeout: 60_000 });
+    const memory = await waitFor('.metis/MEMORY.md', () => (fs.existsSync(metis('MEMORY.md')) ? fs.readFileSync(metis('MEMORY.md'), 'utf8') : undefined), 10_000);
+    const user = fs.readFileSync(metis('USER.md'), 'utf8');
+    assert.match(memory, /^# Workspace memory\n\n- What belongs here: .*\n- Keep it small: past 2,048 B .* 4,096 B/s);
+    assert.match(user, /^# About the user\n\n- What belongs here: .*\n- Keep it small: past 1,536 B .* 3,072 B/s);
+    assert.ok(fs.existsSync(metis('.gitignore')), 'no .metis/.gitignore');
+    await page.locator('.monaco-editor .view-lines', { hasText: 'Workspace memory' }).first().waitFor({ timeout: 10_000 });
+    await notification(page, /Created \.metis\/MEMORY\.md and \.metis\/USER\.md in empty-project from the template/).waitFor({ timeout: 10_000 });
+    const kb = (text: string) => (Buffer.byteLength(text) / 1024).toFixed(1).replace('.', '\\.');
+    await waitForStatus(page, new RegExp(`MEMORY ${kb(memory)}/2 KB · USER ${kb(user)}/1\\.5 KB`), 60_000, 'the usage of the new files');
+    assert.equal(await offer().count(), 0, 'the offer stays once memory exists');
+    await page.mouse.move(700, 300); // the usage item's hover (the click left the mouse on it)
+    await page.getByText('Click for memory actions.').waitFor({ state: 'hidden', timeout: 10_000 });
+    await docScreenshot(page, 'first-run-memory-created');
+  });
+
+  it('"Open USER.md" then opens the real file', async () => {
+    const before = fs.readFileSync(metis('USER.md'), 'utf8');
+    await runCommand(page, 'Metis: Open USER.md');
+    const tab = activeTab(page).filter({ hasText: 'USER.md' });
+    await tab.waitFor({ timeout: 30_000 });
+    await page.locator('.monaco-editor .view-lines', { hasText: 'About the user' }).first().waitFor({ timeout: 10_000 });
+    assert.doesNotMatch((await tab.getAttribute('class')) ?? '', /\bdirty\b/, 'the opened USER.md has unsaved changes');
+    assert.equal(fs.readFileSync(metis('USER.md'), 'utf8'), before);
+  });
+
+  it('checks the walkthrough\'s first step, whose button opens the memory that exists', async () => {
     await runCommand(page, 'Welcome: Open Walkthrough...');
     const pick = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: 'Get started with Metis Memory' });
     await pick.first().waitFor({ state: 'visible', timeout: 20_000 });
     await pick.first().click();
-    const walkthrough = page.locator('.gettingStartedContainer');
-    for (const title of ['Open your memory', 'See the caps', 'Consolidate', 'Connect your agents']) {
-      await walkthrough.getByText(title, { exact: true }).first().waitFor({ timeout: 20_000 });
-    }
-    await walkthrough.getByText('Open MEMORY.md', { exact: true }).click();
-    await activeTab(page).filter({ hasText: 'MEMORY.md' }).waitFor({ timeout: 30_000 });
-    // The step's completion event is the command its button ran.
-    await runCommand(page, 'Welcome: Open Walkthrough...');
-    await pick.first().click();
-    const step = walkthrough.locator('.getting-started-step').filter({ hasText: 'Open your memory' });
+    const step = walkthrough().locator('.getting-started-step').filter({ hasText: 'Create your memory' });
     await step.locator('.codicon.complete').waitFor({ timeout: 10_000 });
-    const unchecked = walkthrough.locator('.getting-started-step').filter({ hasText: 'Connect your agents' });
+    const unchecked = walkthrough().locator('.getting-started-step').filter({ hasText: 'Connect your agents' });
     assert.equal(await unchecked.locator('.codicon.complete').count(), 0, 'a step whose command never ran is complete');
-    await screenshot(page, '08-fresh-folder-walkthrough');
-    assert.equal(fs.existsSync(path.join(ws, '.metis', 'MEMORY.md')), false, 'opening must not create MEMORY.md');
+    const before = fs.readFileSync(metis('MEMORY.md'), 'utf8');
+    await step.getByText('Create your memory', { exact: true }).click();
+    await walkthrough().getByText('Create Workspace Memory', { exact: true }).click();
+    await activeTab(page).filter({ hasText: 'MEMORY.md' }).waitFor({ timeout: 30_000 });
+    await notification(page, /empty-project already has \.metis\/MEMORY\.md and \.metis\/USER\.md: nothing was written/).waitFor({ timeout: 10_000 });
+    assert.equal(fs.readFileSync(metis('MEMORY.md'), 'utf8'), before);
   });
 });
 

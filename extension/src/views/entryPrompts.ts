@@ -3,6 +3,7 @@
 
 import * as vscode from 'vscode';
 import { chooseWorkspace, memoryFileUri, readDisk, workspaceFromKey } from '../folders';
+import { offerToCreate } from './firstRun';
 import { isMemoryFileName, ServerCommand, type MemoryFileName, type ReplaceEntryPromptArgs } from '../protocol';
 import type { MetisServer } from '../server/server';
 
@@ -17,14 +18,13 @@ export async function pickFile(placeHolder: string): Promise<MemoryFileName | un
   return picked && isMemoryFileName(picked.label) ? picked.label : undefined;
 }
 
-/** Open a memory file; a missing one opens as an unsaved editor, so `.metis/` appears on save. */
+/** Open a memory file; a missing one is offered to be created from the template (firstRun.ts). */
 export async function openMemoryFile(file: MemoryFileName): Promise<void> {
   const folder = await chooseWorkspace();
   if (!folder) return;
   const uri = memoryFileUri(folder, file);
-  const exists = (await readDisk(uri)) !== undefined;
-  const target = exists ? uri : uri.with({ scheme: 'untitled' });
-  const doc = await vscode.workspace.openTextDocument(target);
+  if ((await readDisk(uri)) === undefined) return offerToCreate(folder, file);
+  const doc = await vscode.workspace.openTextDocument(uri);
   await vscode.window.showTextDocument(doc, { preview: false });
 }
 

@@ -1,28 +1,43 @@
 /**
  * One status bar item showing the memory usage of the active editor's workspace, keyed by the
  * URI the server names it by. The server pushes `metis/usageChanged` on every change (typing
- * or disk), so nothing here polls.
+ * or disk), so nothing here polls. In a workspace with no memory file yet, a second item (its
+ * own, so it can be hidden alone) offers to create them: the first run's lasting way in.
  */
 
 import * as vscode from 'vscode';
 import { statusText, statusTooltip, worstLevel } from './format';
-import { activeWorkspace, workspaceKey, workspaceReported } from '../folders';
+import { CREATE_COMMAND, type MemoryPresence } from './firstRun';
+import { activeWorkspace, workspaceKey, workspaceReported, type MemoryWorkspace } from '../folders';
 import { ServerCommand, type BudgetLevel, type Usage } from '../protocol';
 import type { MetisServer } from '../server/server';
 
 export class UsageStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
+  private readonly offer: vscode.StatusBarItem;
+  private hasMemory: boolean | undefined;
   private readonly usage = new Map<string, Usage>();
   private readonly disposables: vscode.Disposable[] = [];
   private scheduled: ReturnType<typeof setTimeout> | undefined;
   private agents: BudgetLevel | undefined;
 
-  constructor(private readonly server: MetisServer) {
+  constructor(
+    private readonly server: MetisServer,
+    private readonly presence: MemoryPresence,
+  ) {
     this.item = vscode.window.createStatusBarItem('metis.usage', vscode.StatusBarAlignment.Left, 50);
     this.item.name = 'Metis Memory';
     this.item.command = 'metis.showActions';
+    this.offer = vscode.window.createStatusBarItem('metis.createMemory', vscode.StatusBarAlignment.Left, 50);
+    this.offer.name = 'Metis Memory: Create Memory';
+    this.offer.text = '$(add) Create Memory';
+    this.offer.accessibilityInformation = { label: 'Metis Memory: create workspace memory' };
     this.disposables.push(
       this.item,
+      this.offer,
+      presence.onDidChange(() => {
+        this.render();
+      }),
       vscode.window.onDidChangeActiveTextEditor(() => {
         this.render();
       }),
@@ -32,6 +47,7 @@ export class UsageStatusBar implements vscode.Disposable {
         this.render();
       }),
     );
+    this.render(); // the offer, where there is no memory: nothing else may come to draw it
   }
 
   /** The latest usage the server reported for a folder (undefined before the first report). */
@@ -60,6 +76,11 @@ export class UsageStatusBar implements vscode.Disposable {
 
   /** Ask once per folder after a (re)start; from then on the server pushes changes. */
   async seed(): Promise<void> {
+    // Never starts the server (a folder added to a window with no memory in sight): its start seeds.
+    if (!this.server.running) {
+      this.render();
+      return;
+    }
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
       try {
         const workspace = folder.uri.toString();
@@ -75,6 +96,15 @@ export class UsageStatusBar implements vscode.Disposable {
 
   render(): void {
     const failure = this.server.failure.text;
+    const active = activeWorkspace();
+    const has = active && this.presence.has(active);
+    this.setHasMemory(has);
+    if (!failure && active && has === false) {
+      this.item.hide();
+      this.showOffer(active);
+      return;
+    }
+    this.offer.hide();
     if (failure) {
       // Say so where the usage would be: the one notification may have been dismissed.
       this.item.text = '$(error) Metis Memory: server not running';
@@ -84,7 +114,7 @@ export class UsageStatusBar implements vscode.Disposable {
       this.item.show();
       return;
     }
-    const folder = activeWorkspace();
+    const folder = active;
     const usage = folder ? this.usage.get(workspaceKey(folder.uri)) : undefined;
     if (!folder || !usage) {
       this.item.hide();
@@ -111,6 +141,27 @@ export class UsageStatusBar implements vscode.Disposable {
           ? new vscode.ThemeColor('statusBarItem.warningBackground')
           : undefined;
     this.item.show();
+  }
+
+  private showOffer(folder: MemoryWorkspace): void {
+    this.offer.tooltip = new vscode.MarkdownString(
+      `**${folder.name}** has no memory yet. Click to create \`.metis/MEMORY.md\` (facts about this ` +
+        'workspace) and `.metis/USER.md` (facts about you) from a short template that shows the ' +
+        'format; agents read both on every turn once connected.',
+    );
+    this.offer.command = {
+      title: 'Create Workspace Memory',
+      command: CREATE_COMMAND,
+      arguments: [folder.uri.toString()],
+    };
+    this.offer.show();
+  }
+
+  /** `metis.workspaceHasMemory`: the walkthrough's "Create your memory" step is done. */
+  private setHasMemory(has: boolean | undefined): void {
+    if (has === undefined || has === this.hasMemory) return;
+    this.hasMemory = has;
+    void vscode.commands.executeCommand('setContext', 'metis.workspaceHasMemory', has);
   }
 
   dispose(): void {

@@ -213,6 +213,9 @@ function linkTree(from: string, to: string): void {
 const BASE_SETTINGS: Record<string, unknown> = {
   'security.workspace.trust.enabled': false,
   'workbench.startupEditor': 'none',
+  // The extension opens its walkthrough on a first install, which every start here is: only
+  // first-run.test.ts, which tests that, turns it on.
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
   'workbench.tips.enabled': false,
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
   'chat.commandCenter.enabled': false,
