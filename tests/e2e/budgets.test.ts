@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { Bridge, ROOT, waitFor } from './lib/codeServer';
 import { EditorSession } from './lib/session';
-import { screenshot } from './lib/ui';
+import { docScreenshot, screenshot } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -116,6 +116,7 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
     // Room for the view: fold the folder's file tree (its pane header toggles it).
     await page.locator('.pane-header', { hasText: 'repo' }).first().click();
     await screenshot(page, 'agent-context');
+    await docScreenshot(page, 'agent-context');
     await deepRow.click();
     await page.locator('.statusbar-item', { hasText: 'Ln 96, Col 14' }).first().waitFor({ timeout: 10_000 });
   });

@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { activeTab, launchBrowser, notification, openWorkbench, runCommand, screenshot, waitForStatus } from './lib/ui';
+import { activeTab, docScreenshot, launchBrowser, notification, openWorkbench, runCommand, screenshot, waitForStatus } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -118,6 +118,7 @@ describe('Draft with Language Model, against a scripted model', { timeout: 600_0
   step('with no model at all, says so and leaves the proposal alone', async () => {
     assert.deepEqual(await bridge.call<string[]>('/models'), [], 'code-server has no model of its own');
     const before = await openProposal();
+    await docScreenshot(page, 'consolidation-diff'); // the file against its editable proposal
     await bridge.call('/command', { command: 'metis.draftWithModel' });
     await notification(page, /No language model is available in this editor/).waitFor({ timeout: 10_000 });
     assert.equal((await proposal()).text, before.text);

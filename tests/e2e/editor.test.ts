@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
 import {
   activeTab,
+  docScreenshot,
   launchBrowser,
   notification,
   openWorkbench,
@@ -113,6 +114,21 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     const row = page.locator('.markers-panel .monaco-list-row', { hasText: /MEMORY\.md is 2,\d{3} B, over its 2,048 B soft cap/ });
     await row.first().waitFor({ timeout: 10_000 });
     assert.equal(await page.locator('.markers-panel .monaco-list-row .codicon-warning').count() > 0, true);
+    // The README's picture: the status bar, the usage lens above line 1, the squiggles and the
+    // Problems panel's rows, all of one over-cap MEMORY.md. VS Code keeps the first line where
+    // it was when the lens arrives, so the lens sits just above the view: scroll to the top.
+    const lens = page.locator('.monaco-editor .codelens-decoration', { hasText: /MEMORY\.md: 2,\d{3} B/ }).first();
+    await waitFor(
+      'the usage lens ("MEMORY.md: 2,… B …") above line 1 of MEMORY.md',
+      async () => {
+        await page.locator('.editor-instance .monaco-editor .margin').first().hover();
+        await page.mouse.wheel(0, -1000);
+        return (await lens.isVisible()) || undefined;
+      },
+      15_000,
+    );
+    await page.mouse.move(0, 0); // no hover in the picture
+    await docScreenshot(page, 'memory-in-the-editor');
     await screenshot(page, '01-soft-cap-warning');
   });
 

@@ -68,7 +68,9 @@ export const DOC_ARTIFACTS = path.join(ARTIFACTS, 'docs');
  * saved as tests/e2e/artifacts/docs/<name>.png (the whole window, or only `clip`'s box), which
  * `make screenshots` copies to docs/images/<name>.png with the hash of the UI sources it was
  * made from (scripts/update-doc-images.mjs), so that a changed UI fails a test until the
- * pictures are made again. The text caret is hidden so the same screen gives the same picture.
+ * pictures are made again. The text caret is hidden so the same screen gives the same picture,
+ * and so are the workbench's tooltips (a breadcrumb's "# Heading (string)" left over the
+ * editor by where the pointer last was), in the picture only: the window is not touched.
  */
 export async function docScreenshot(page: Page, name: string, clip?: Locator): Promise<void> {
   if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name)) {
@@ -76,10 +78,11 @@ export async function docScreenshot(page: Page, name: string, clip?: Locator): P
   }
   fs.mkdirSync(DOC_ARTIFACTS, { recursive: true });
   const file = path.join(DOC_ARTIFACTS, `${name}.png`);
+  const options = { path: file, caret: 'hide' as const, style: '.workbench-hover-container { display: none !important; }' };
   if (clip === undefined) {
-    await page.screenshot({ path: file, caret: 'hide' });
+    await page.screenshot(options);
   } else {
-    await clip.screenshot({ path: file, caret: 'hide' });
+    await clip.screenshot(options);
   }
 }
 
