@@ -123,10 +123,35 @@ describe('a folder with no memory yet', { timeout: 300_000 }, () => {
 describe('connecting agents', { timeout: 300_000 }, () => {
   let page: Page;
   let fixture: { path: string; remove(): void };
+  // The launcher goes into a folder of this run's, never the machine's ~/.local/bin: the editor
+  // takes PIPX_BIN_DIR from this process's environment when the file's `before` starts it
+  // (this runs first, as the suites are declared). That folder is not on the editor's PATH.
+  const bin = path.join(session.home, 'user-bin');
+  process.env.PIPX_BIN_DIR = bin;
+  const launcher = path.join(bin, 'metis-memory');
+  /** Agents run the hooks as a shell finds `metis-memory`: here, through the launcher. */
+  const agentEnv = (): NodeJS.ProcessEnv => ({ ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` });
+  const WRITTEN = [
+    '.claude/settings.json',
+    '.mcp.json',
+    '.codex/hooks.json',
+    '.codex/config.toml',
+    '.gemini/settings.json',
+    '.cursor/hooks.json',
+    '.cursor/mcp.json',
+    '.clinerules/hooks/TaskStart',
+    '.clinerules/hooks/TaskResume',
+    '.clinerules/hooks/UserPromptSubmit',
+    INSTRUCTIONS,
+    '.github/hooks/metis-memory.json',
+  ];
 
   before(async () => {
     session.cs.updateSettings({ 'metis.offerAgentSetup': true });
     fixture = copyFixture();
+    // Two hosts in use in this folder: the picker ticks them, saying why.
+    fs.writeFileSync(path.join(fixture.path, 'CLAUDE.md'), '# Rules for Claude\n');
+    fs.mkdirSync(path.join(fixture.path, '.gemini'));
     page = await session.open(fixture.path);
   });
 
@@ -134,41 +159,98 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     fixture?.remove();
   });
 
-  const acceptPicker = async (): Promise<void> => {
+  const hostPicker = async (): Promise<Locator> => {
     const picker = page.locator('.quick-input-widget', { hasText: 'Connect agents to the memory of workspace' });
     await picker.waitFor({ state: 'visible', timeout: 20_000 });
-    // Every host is picked by default; OK accepts them all.
-    await picker.locator('.monaco-button', { hasText: 'OK' }).click();
+    return picker;
   };
+  const row = (picker: Locator, title: string): Locator =>
+    picker.locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${title}$`) }) });
+  const dialog = (text: string | RegExp): Locator => page.locator('.monaco-dialog-box', { hasText: text });
 
-  it('offers once, and Set Up writes the chosen hosts\' files', async () => {
+  it('ticks the agents it finds, shows every change, and writes nothing before Write Files', async () => {
     const offer = notification(page, /Let agents in workspace see its memory on every request\?/);
     await offer.waitFor({ timeout: 60_000 });
     await screenshot(page, '20-agents-offer');
     await offer.locator('.monaco-button', { hasText: 'Set Up' }).click();
-    await acceptPicker();
-    const instructions = path.join(fixture.path, INSTRUCTIONS);
-    const text = await waitFor('the instructions file', () => (fs.existsSync(instructions) ? fs.readFileSync(instructions, 'utf8') : undefined), 20_000);
-    assert.match(text, /^applyTo: '\*\*'$/m);
-    assert.match(text, /\]\(\.\.\/\.\.\/\.metis\/MEMORY\.md\)/);
-    await notification(page, /Metis Memory: connected Claude Code, .*GitHub Copilot in VS Code, GitHub Copilot CLI in workspace \(12 files written\)/).waitFor({ timeout: 10_000 });
-    await screenshot(page, '21-agents-connected');
+    const picker = await hostPicker();
+    for (const [title, found] of [
+      ['Claude Code', 'CLAUDE.md in this folder'],
+      ['Gemini CLI', '.gemini/ in this folder'],
+    ] as const) {
+      const item = row(picker, title);
+      await item.waitFor({ timeout: 10_000 });
+      assert.equal(await item.getAttribute('aria-checked'), 'true', `${title} is not ticked`);
+      const text = await item.innerText();
+      assert.ok(text.includes('Found: ') && text.includes(found), `${title}: ${text}`);
+    }
+    // Then every host: tick the others (a click on a row toggles it), and OK.
+    const unticked = picker.locator('.monaco-list-row[aria-checked="false"]');
+    for (let left = await unticked.count(); left > 0; left--) await unticked.first().click();
+    assert.equal(await picker.locator('.monaco-list-row[aria-checked="false"]').count(), 0, 'an agent is not ticked');
+    await picker.locator('.monaco-button', { hasText: 'OK' }).click();
+
+    const confirm = dialog(/Write 12 files for Claude Code, .*GitHub Copilot CLI\?/);
+    await confirm.waitFor({ timeout: 30_000 });
+    await activeTab(page).filter({ hasText: 'Connect Agents: changes to write in workspace (12 files)' }).waitFor({ timeout: 10_000 });
+    await page.locator('.multiDiffEditor').first().waitFor({ timeout: 10_000 });
+    assert.match(await confirm.innerText(), /\.claude\/settings\.json: new \(SessionStart and UserPromptSubmit hooks\)/);
+    assert.match(await confirm.innerText(), /They run the command metis-memory \(no path on this machine\)/);
+    for (const file of WRITTEN) {
+      assert.equal(fs.existsSync(path.join(fixture.path, file)), false, `${file} was written before Write Files`);
+    }
+    await docScreenshot(page, 'connect-agents-preview');
+    await confirm.locator('.monaco-button', { hasText: 'Write Files' }).click();
+
+    // metis-memory is not on the editor's PATH: one prompt offers the launcher.
+    const offerLauncher = dialog('Add a launcher for it?');
+    await offerLauncher.waitFor({ timeout: 30_000 });
+    const text = await offerLauncher.innerText();
+    assert.ok(text.includes(`Add Launcher writes ${launcher},`), text);
+    assert.ok(text.includes(`${bin} is not on your PATH yet`), text);
+    for (const file of WRITTEN) assert.ok(fs.existsSync(path.join(fixture.path, file)), `${file} was not written`);
+    await screenshot(page, '21-agents-launcher-offer');
+    await offerLauncher.locator('.monaco-button', { hasText: 'Add Launcher' }).click();
+
+    const done = notification(page, /Metis Memory: connected Claude Code, .*GitHub Copilot CLI in workspace \(12 files written\)\./);
+    await done.waitFor({ timeout: 20_000 });
+    const told = (await done.innerText()).replace(/\s+/g, ' ');
+    assert.ok(told.includes(`Added ${launcher}; agents find it once ${bin} is on your PATH: add export PATH=${bin}:"$PATH"`), told);
+    await done.locator('.monaco-button', { hasText: 'Copy PATH Line' }).waitFor({ timeout: 5_000 });
+    await screenshot(page, '22-agents-connected');
+    assert.equal(fs.statSync(launcher).mode & 0o777, 0o755);
     // VS Code gets its MCP server from the extension: no .vscode/mcp.json beside it.
     assert.equal(fs.existsSync(path.join(fixture.path, '.vscode', 'mcp.json')), false);
-    for (const file of ['.claude/settings.json', '.codex/hooks.json', '.codex/config.toml', '.gemini/settings.json', '.cursor/hooks.json', '.clinerules/hooks/UserPromptSubmit', '.github/hooks/metis-memory.json']) {
-      assert.ok(fs.existsSync(path.join(fixture.path, file)), `${file} was not written`);
-    }
+    const instructions = fs.readFileSync(path.join(fixture.path, INSTRUCTIONS), 'utf8');
+    assert.match(instructions, /^applyTo: '\*\*'$/m);
+    assert.match(instructions, /\]\(\.\.\/\.\.\/\.metis\/MEMORY\.md\)/);
   });
 
-  it('writes a Claude Code hook that runs and carries the memory', () => {
+  it('writes no path of this machine into any file', () => {
+    const extensions = path.join(session.cs.dir, 'extensions');
+    const machine = ['/root', '/home', '/tmp', '/work', ROOT, session.home, extensions, 'extensions/metis.', 'python', 'server.py'];
+    // A path from the root with two parts or more, where a JSON/TOML string, an argument or a
+    // line could hold one (`#!/bin/sh` and the instructions' `/memories/` are not such places).
+    const rooted = /(?:^|[\s"'=:([,])(\/[\w.~-]+\/[\w.~-]+)/m;
+    for (const file of WRITTEN) {
+      const text = fs.readFileSync(path.join(fixture.path, file), 'utf8');
+      assert.ok(text.includes('metis-memory'), `${file} does not run metis-memory`);
+      for (const bad of machine) assert.ok(!text.includes(bad), `${file} names ${bad}:\n${text}`);
+      assert.doesNotMatch(text, rooted, `${file} names a path from the root`);
+    }
+    // The launcher is where the machine's paths belong: outside the workspace.
+    assert.match(fs.readFileSync(launcher, 'utf8'), /^ {2}exec \S+ \S+\/dist\/bundled\/tool\/server\.py cli "\$@"$/m);
+  });
+
+  it('writes a Claude Code hook that runs, through the launcher, and carries the memory', () => {
     const settings = JSON.parse(fs.readFileSync(path.join(fixture.path, '.claude', 'settings.json'), 'utf8')) as {
       hooks: Record<string, { hooks: { command: string }[] }[]>;
     };
     const command = settings.hooks.SessionStart?.[0]?.hooks[0]?.command;
-    assert.ok(command, 'no SessionStart hook in .claude/settings.json');
+    assert.equal(command, 'metis-memory hook --host claude');
     const input = JSON.stringify({ session_id: 'e2e', hook_event_name: 'SessionStart', cwd: fixture.path, source: 'startup' });
     // As Claude Code runs it: through a shell, input on stdin.
-    const out = execFileSync('/bin/sh', ['-c', command], { input, encoding: 'utf8', env: { ...process.env, CLAUDE_PROJECT_DIR: fixture.path } });
+    const out = execFileSync('/bin/sh', ['-c', command], { input, encoding: 'utf8', env: { ...agentEnv(), CLAUDE_PROJECT_DIR: fixture.path } });
     const context = (JSON.parse(out) as { hookSpecificOutput: { additionalContext: string } }).hookSpecificOutput.additionalContext;
     const memory = fs.readFileSync(path.join(fixture.path, '.metis', 'MEMORY.md'), 'utf8').trim();
     assert.ok(context.includes(memory), `the hook's context lacks MEMORY.md:\n${context.slice(0, 500)}`);
@@ -179,7 +261,7 @@ describe('connecting agents', { timeout: 300_000 }, () => {
       hooks: Record<string, { bash: string }[]>;
     };
     const command = file.hooks.sessionStart?.[0]?.bash;
-    assert.ok(command, 'no sessionStart hook in .github/hooks/metis-memory.json');
+    assert.equal(command, 'metis-memory hook --host copilot');
     // The input Copilot Chat 0.67.0 builds for SessionStart; its answer must name the event.
     const input = JSON.stringify({
       timestamp: new Date().toISOString(),
@@ -189,7 +271,7 @@ describe('connecting agents', { timeout: 300_000 }, () => {
       source: 'new',
       cwd: fixture.path,
     });
-    const out = execFileSync('/bin/bash', ['-c', command], { input, encoding: 'utf8', cwd: fixture.path });
+    const out = execFileSync('/bin/bash', ['-c', command], { input, encoding: 'utf8', cwd: fixture.path, env: agentEnv() });
     const answer = JSON.parse(out) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
     assert.equal(answer.hookSpecificOutput.hookEventName, 'SessionStart');
     const memory = fs.readFileSync(path.join(fixture.path, '.metis', 'MEMORY.md'), 'utf8').trim();
@@ -199,8 +281,30 @@ describe('connecting agents', { timeout: 300_000 }, () => {
   it('"Metis: Connect Agents…" runs again and changes nothing', async () => {
     const before = fs.readFileSync(path.join(fixture.path, INSTRUCTIONS), 'utf8');
     await runCommand(page, 'Metis: Connect Agents…');
-    await acceptPicker();
-    await notification(page, /were already connected; nothing changed/).waitFor({ timeout: 20_000 });
+    const picker = await hostPicker();
+    // Every host's files are in the folder now: all are ticked.
+    assert.equal(await picker.locator('.monaco-list-row[aria-checked="false"]').count(), 0, 'an agent is not ticked');
+    await picker.locator('.monaco-button', { hasText: 'OK' }).click();
+    const same = notification(page, /were already connected; nothing changed/);
+    await same.waitFor({ timeout: 20_000 });
+    assert.ok((await same.innerText()).includes(`Agents find metis-memory only once ${bin} is on your PATH`));
     assert.equal(fs.readFileSync(path.join(fixture.path, INSTRUCTIONS), 'utf8'), before);
+  });
+
+  it('is in the Memory Actions menu, and Cancel writes nothing', async () => {
+    fs.rmSync(path.join(fixture.path, '.cursor', 'mcp.json'));
+    await page.keyboard.press('Escape');
+    await statusItem(page).click();
+    const action = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'Connect Agents…' });
+    await action.waitFor({ timeout: 10_000 });
+    await action.click();
+    const picker = await hostPicker();
+    await picker.locator('.monaco-button', { hasText: 'OK' }).click();
+    const confirm = dialog('Write 1 file for');
+    await confirm.waitFor({ timeout: 30_000 });
+    assert.match(await confirm.innerText(), /\.cursor\/mcp\.json: new \(MCP server 'metis-memory'\)/);
+    await confirm.locator('.monaco-button', { hasText: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden', timeout: 10_000 });
+    assert.equal(fs.existsSync(path.join(fixture.path, '.cursor', 'mcp.json')), false, 'Cancel wrote .cursor/mcp.json');
   });
 });

@@ -19,7 +19,8 @@ const SET_UP = 'Set Up';
 const NOT_NOW = 'Not Now';
 const NEVER = 'Never';
 export const WRITE_FILES = 'Write Files';
-/** The read-only documents the preview diffs: `metis-connect:/<preview>/<before|after>/<path>`. */
+/** The read-only documents the preview diffs: `metis-connect:/<path>?<preview>&<before|after>` (one
+ * path for both sides: the multi-file diff marks a file whose two sides differ in path renamed). */
 const SCHEME = 'metis-connect';
 
 type Answers = Record<string, 'done' | 'never'>;
@@ -54,7 +55,7 @@ export async function connectAgents(
   let result = preview;
   if (changes.length > 0) {
     const count = `${changes.length} file${changes.length === 1 ? '' : 's'}`;
-    await showChanges(folder, changes, `Connect Agents: ${count} to write in ${folder.name}`);
+    await showChanges(folder, changes, `Connect Agents: changes to write in ${folder.name}`);
     const answer = await vscode.window.showInformationMessage(
       `Write ${count} for ${names}?`,
       {
@@ -81,19 +82,20 @@ export async function connectAgents(
   return result;
 }
 
-/** Every change in one multi-file diff (VS Code 1.85+), else one diff per file. */
+/** Every change in one multi-file diff (a new file marked added), else one diff per file. */
 async function showChanges(folder: MemoryWorkspace, changes: ConnectFile[], title: string): Promise<void> {
   const id = previews.add(changes);
   const docs = changes.map((f) => ({
     file: vscode.Uri.joinPath(folder.uri, f.path),
-    before: vscode.Uri.from({ scheme: SCHEME, path: `/${id}/before/${f.path}` }),
-    after: vscode.Uri.from({ scheme: SCHEME, path: `/${id}/after/${f.path}` }),
+    created: f.before === null || f.before === undefined,
+    before: vscode.Uri.from({ scheme: SCHEME, path: `/${f.path}`, query: `${id}&before` }),
+    after: vscode.Uri.from({ scheme: SCHEME, path: `/${f.path}`, query: `${id}&after` }),
   }));
   try {
     await vscode.commands.executeCommand(
       'vscode.changes',
       title,
-      docs.map((d) => [d.file, d.before, d.after]),
+      docs.map((d) => [d.file, d.created ? undefined : d.before, d.after]),
     );
   } catch {
     for (const d of docs) {
@@ -125,8 +127,8 @@ class Previews implements vscode.TextDocumentContentProvider {
     const id = String(++this.next);
     const texts = new Map<string, string>();
     for (const f of changes) {
-      texts.set(`before/${f.path}`, f.before ?? '');
-      texts.set(`after/${f.path}`, f.after ?? '');
+      texts.set(`/${f.path}?before`, f.before ?? '');
+      texts.set(`/${f.path}?after`, f.after ?? '');
     }
     this.kept.set(id, texts);
     for (const old of [...this.kept.keys()].slice(0, -3)) this.kept.delete(old);
@@ -134,8 +136,8 @@ class Previews implements vscode.TextDocumentContentProvider {
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    const [, id = '', ...rest] = uri.path.split('/');
-    return this.kept.get(id)?.get(rest.join('/')) ?? '';
+    const [id = '', side = ''] = uri.query.split('&');
+    return this.kept.get(id)?.get(`${uri.path}?${side}`) ?? '';
   }
 }
 

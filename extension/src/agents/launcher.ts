@@ -85,7 +85,11 @@ export async function offerLauncher(
   try {
     const result = await srv.command(ServerCommand.installLauncher, {});
     log.info(`metis-memory launcher: ${result.message}`);
-    return { note: ` ${result.message}`, pathLine: result.launcher.pathHint, warn: false };
+    const hint = result.launcher.pathHint;
+    const note = hint
+      ? ` Added ${place}; agents find it once ${folder} is on your PATH: add ${hint} to your shell's startup file (~/.profile, ~/.bashrc or ~/.zshrc).`
+      : ` Added ${place}, which agents run as metis-memory.`;
+    return { note, pathLine: hint, warn: false };
   } catch (err) {
     const text = err instanceof Error ? err.message : String(err);
     log.error(`metis-memory launcher: ${text}`);
