@@ -278,6 +278,17 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     assert.ok(answer.hookSpecificOutput.additionalContext.includes(memory), `the hook's context lacks MEMORY.md:\n${out.slice(0, 500)}`);
   });
 
+  it('brings its launcher up to date when the server starts, as after an update', async () => {
+    const current = fs.readFileSync(launcher, 'utf8');
+    // As the previous version left it: the same launcher, naming that version's folder.
+    const previous = current.replace(/metis\.metis-memory-[^/]+\//g, 'metis.metis-memory-0.0.1/');
+    assert.notEqual(previous, current);
+    fs.writeFileSync(launcher, previous);
+    await runCommand(page, 'Metis: Restart Server');
+    await waitFor('the launcher to name this extension again', () => fs.readFileSync(launcher, 'utf8') === current || undefined, 30_000);
+    assert.equal(fs.statSync(launcher).mode & 0o777, 0o755);
+  });
+
   it('"Metis: Connect Agents…" runs again and changes nothing', async () => {
     const before = fs.readFileSync(path.join(fixture.path, INSTRUCTIONS), 'utf8');
     await runCommand(page, 'Metis: Connect Agents…');
