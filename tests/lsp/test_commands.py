@@ -377,6 +377,7 @@ async def test_the_expected_shape_reads_as_the_docs_write_it(
     assert error.message == (
         "invalid input for metis.connectAgents: 'dryRun' must be true or false, got 1. Expected "
         '{"hosts": [<host name>, ...], "dryRun"?: <bool>, "editorProvidesMcp"?: <bool>, '
+        '"expectedPlan"?: <the plan\'s digest from the dry run>, '
         '"workspace"?: <workspace or document URI>}.'
     )
 
