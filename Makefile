@@ -25,7 +25,8 @@ DEV_CACHE := $(shell scripts/dev-cache.sh root)
 # Every target the README names (tests/packaging/test_user_docs.py keeps it so); CONTRIBUTING.md has the rest.
 help:
 	@echo "make run          - VS Code (code-server) with the extension on examples/workspace, at"
-	@echo "                    http://localhost:$(RUN_PORT) (make run RUN_PORT=9000 for another port)"
+	@echo "                    http://localhost:$(RUN_PORT) (make run RUN_PORT=9000 for another port,"
+	@echo "                    make run RUN_WORKSPACE=~/project for a folder of yours)"
 	@echo "make test         - the whole suite: lint, types, Python, language server, extension, end-to-end"
 	@echo "make vsix         - the extension with its bundled server: $(VSIX)"
 	@echo "                    (make vsix VSCE_TARGET=darwin-arm64 for another platform)"
