@@ -203,6 +203,8 @@ export interface HostPrompt {
   limit: { characters: number; what: string; source: string } | null;
   /** "4,211 B, 42% of its 10,000-character limit", for a picker. */
   size: string;
+  /** "Claude Code receives 4,211 B (4,180 characters), 42% of its 10,000-character limit": one line. */
+  headline: string;
   /** The sentence shown over the text: how much, when, against which limit. */
   summary: string;
 }

@@ -103,6 +103,12 @@ describe('other agents’ files over their budgets', { timeout: 300_000 }, () =>
     await bridge.call('/command', { command: 'metis.agentContext.focus' });
     const row = (text: string) => page.locator('.monaco-list-row', { hasText: text }).first();
     await row('Codex').waitFor({ timeout: 30_000 });
+    // CLAUDE.md is over Claude Code's 40,000 characters and 200 lines: a row for each. The 4 MiB
+    // past which Claude Code skips it is far off (1 %): no row of its own.
+    await row('CLAUDE.md (characters)').waitFor({ timeout: 10_000 });
+    await row('CLAUDE.md (lines)').waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('.monaco-list-row', { hasText: 'CLAUDE.md (bytes)' }).count(), 0);
+    assert.equal(await page.locator('.monaco-list-row', { hasText: '4,194,304 B' }).count(), 0);
     await page.keyboard.press('End'); // the deepest AGENTS.md is the last row of the tree
     const deepRow = row('svc/AGENTS.md');
     await deepRow.waitFor({ timeout: 10_000 }).catch(async (err: unknown) => {
@@ -169,5 +175,42 @@ describe('a budget the user declares on a file that is not Markdown', { timeout:
     assert.match(cut.message, /todo notes/);
     await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 20_000 });
     await screenshot(page, 'budgets-toml-txt');
+  });
+});
+
+describe('a folder without agent files', { timeout: 300_000 }, () => {
+  let page: Page;
+  let root: string;
+
+  before(async () => {
+    root = fs.mkdtempSync(path.join(ROOT, '.cache', 'e2e-ws-'));
+    const ws = path.join(root, 'plain-repo');
+    fs.mkdirSync(path.join(ws, '.metis'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.metis', 'MEMORY.md'), '# Workspace memory\n\n- Build with make.\n');
+    page = await session.open(ws);
+  });
+
+  after(() => {
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('says so in the Agent Context view, with Connect Agents… and Learn More', async () => {
+    const bridge = new Bridge(session.cs.bridgeFile);
+    // The memory's status bar item: the server runs and has answered for this folder.
+    await page.locator('.statusbar-item', { hasText: /MEMORY .*KB/ }).first().waitFor({ timeout: 60_000 });
+    await bridge.call('/command', { command: 'metis.agentContext.focus' });
+    const welcome = page.locator('.welcome-view-content', { hasText: 'No agent files in this folder' }).first();
+    await welcome.waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
+      await screenshot(page, 'fail-agent-context-welcome');
+      throw err;
+    });
+    assert.match(await welcome.innerText(), /Claude Code \(CLAUDE\.md\), Codex \(AGENTS\.md\)/);
+    await welcome.locator('.monaco-button', { hasText: 'Learn More' }).waitFor({ timeout: 5_000 });
+    await page.locator('.pane-header', { hasText: 'plain-repo' }).first().click(); // room for the view
+    await screenshot(page, 'agent-context-welcome');
+    await welcome.locator('.monaco-button', { hasText: 'Connect Agents…' }).click();
+    // The button runs Connect Agents…, which asks which agents.
+    await page.locator('.quick-input-widget').waitFor({ state: 'visible', timeout: 20_000 });
+    await page.keyboard.press('Escape');
   });
 });

@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
 import {
   activeTab,
+  escapeRegExp,
   docScreenshot,
   launchBrowser,
   notification,
@@ -132,6 +133,44 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     await screenshot(page, '01-soft-cap-warning');
   });
 
+  step('names the entry in each quick fix of a line, and offers one removal of it', async () => {
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    /** The titles of the quick-fix menu at `line`:`column` (1-based), once it holds `expected`. */
+    const menu = async (line: number, column: number, expected: string): Promise<string[]> => {
+      const rows = page.locator('.action-widget .monaco-list-row');
+      for (let attempt = 0; attempt < 3; attempt++) {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('Control+G');
+        await page.keyboard.type(`${line}:${column}`);
+        await page.keyboard.press('Enter');
+        await page.keyboard.press('Control+.');
+        const shown = await rows.filter({ hasText: expected }).first().waitFor({ timeout: 5_000 }).then(() => true, () => false);
+        if (shown) return (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+      }
+      await page.keyboard.press('Escape'); // no menu left open over the next step
+      throw new Error(`the quick fix menu on line ${line} has no "${expected}" (3 tries)`);
+    };
+    const removals = (titles: string[]) => titles.filter((t) => t.startsWith('Remove'));
+    // Line 10 names `ratelimit/bucket.go`, which moved. On the name (column 60): the stale
+    // entry's fixes, and one removal, the stale one, saying why.
+    const rateLimit = '“Rate limiting is per tenant, a token bucket in…”';
+    const stale = `Remove stale entry ${rateLimit} (\`ratelimit/bucket.go\` does not exist)`;
+    const onStale = await menu(10, 60, stale);
+    await screenshot(page, '01b-quick-fix-titles');
+    await page.keyboard.press('Escape');
+    const all = onStale.join(' | ');
+    assert.equal(removals(onStale).length, 1, all);
+    assert.ok(removals(onStale)[0]?.includes(stale), all);
+    assert.ok(onStale.some((t) => t.includes('Replace with `internal/ratelimit/bucket.go`')), all);
+    assert.ok(onStale.some((t) => t.includes(`Move entry ${rateLimit} to USER.md`)), all);
+    assert.ok(onStale.some((t) => t.includes(`Replace entry ${rateLimit}…`)), all);
+    // Line 13 repeats line 3: one removal, the duplicate's.
+    const duplicate = 'Remove duplicate entry “Build with `make build`; the binary lands in…” (it repeats line 3)';
+    const onDuplicate = await menu(13, 3, duplicate).finally(() => page.keyboard.press('Escape'));
+    assert.deepEqual(removals(onDuplicate).map((t) => t.includes(duplicate)), [true], onDuplicate.join(' | '));
+    await page.keyboard.press('Escape');
+  });
+
   step('turns the warning into an error while typing past the hard cap, unsaved, and the status bar follows', async () => {
     const before = await statusText(page);
     await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
@@ -158,9 +197,18 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     });
     const elapsed = Date.now() - t0;
     await page.locator('.markers-panel .monaco-list-row', { hasText: /over its 4,096 B hard cap/ }).first().waitFor({ timeout: 10_000 });
-    const after = await waitForStatus(page, /MEMORY 4(\.\d)?\/2 KB/, 10_000, 'the status bar to show the typed size');
+    // Over the hard cap the figure is against the hard cap (4 KB), not the soft cap.
+    const after = await waitForStatus(page, /MEMORY 4\.\d\/4 KB/, 10_000, 'the status bar to show the size against the hard cap');
+    assert.match(after, /^MEMORY 4\.\d\/4 KB · USER \d(\.\d)?\/1\.5 KB$/);
     assert.notEqual(after, before);
     assert.match(await statusItem(page).locator('.codicon-error').count().then(String), /^[1-9]/);
+    await statusItem(page).hover();
+    const tip = page.locator('.workbench-hover, .monaco-hover', { hasText: 'hard cap (writes past it are refused)' }).first();
+    await tip.waitFor({ timeout: 10_000 }).catch(() => {
+      throw new Error('no status bar tooltip naming the hard cap within 10 s of hovering it');
+    });
+    assert.match(await tip.innerText(), /MEMORY\.md: 4,\d{3} B \(as in the open editor\) — 10\d% of the 4,096 B hard cap/);
+    await page.mouse.move(700, 300);
     console.log(`# hard-cap error shown ${elapsed} ms after typing`);
     await screenshot(page, '02-hard-cap-error');
     // Leave the file as it is on disk for the next steps.
@@ -178,25 +226,59 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     assert.notEqual(after, before);
   });
 
-  step('shows the assembled prompt with both sections and refreshes it when memory changes', async () => {
-    await runCommand(page, 'Metis: Show Assembled Prompt');
-    await activeTab(page).filter({ hasText: 'Assembled Prompt' }).waitFor({ timeout: 10_000 });
-    await page.locator('.view-lines', { hasText: '## User context (USER.md)' }).first().waitFor({ timeout: 10_000 });
-    const doc = await waitFor(
-      'the assembled prompt document',
-      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-prompt' }))[0],
-      10_000,
-    );
+  step('shows what a chosen agent receives, with its size against that agent’s limit, and follows memory', async () => {
+    await runCommand(page, 'Metis: Show Assembled Prompt…');
+    const pick = (title: string) =>
+      page
+        .locator('.quick-input-widget .monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRegExp(title)}$`) }) })
+        .first();
+    await pick('Claude Code').waitFor({ timeout: 10_000 });
+    // Each agent with the size of what it receives; Claude Code's against its 10,000 characters.
+    assert.match(await pick('Claude Code').innerText(), /[\d,]+ B, \d+% of its 10,000-character limit/);
+    assert.match(await pick('Cursor').innerText(), /[\d,]+ B, no documented limit/);
+    await screenshot(page, '03-assembled-prompt-agents');
+    await pick('Claude Code').click();
+    await activeTab(page).filter({ hasText: 'Assembled Prompt — Claude Code' }).waitFor({ timeout: 10_000 });
+    const promptDoc = (host: string, has = '') =>
+      waitFor(
+        `the ${host} prompt document${has ? ` holding "${has}"` : ''}`,
+        async () =>
+          (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-prompt' })).find((d) => d.uri.includes(`/${host}/`) && d.text.includes(has)),
+        10_000,
+      );
+    const doc = await promptDoc('claude');
+    // What the hook sends Claude Code: the header, both sections as on disk now, the end mark.
+    assert.match(doc.text, /^<metis-memory>\nThis is the persistent memory of this workspace/);
     assert.match(doc.text, /^## User context \(USER\.md\)\n\n# About the user/m);
     assert.match(doc.text, /^## Workspace memory \(MEMORY\.md\)\n\n# Workspace memory/m);
     assert.ok(doc.text.includes('Written by another process'), 'the prompt shows USER.md as now on disk');
+    assert.ok(doc.text.trimEnd().endsWith('</metis-memory>'));
+    // Its size, over the text: the bytes and characters of exactly this text, against the limit.
+    const bytes = Buffer.byteLength(doc.text);
+    const chars = [...doc.text].length;
+    const lens = page.locator('.monaco-editor .codelens-decoration', { hasText: 'Claude Code receives' }).first();
+    await lens.waitFor({ timeout: 10_000 });
+    const sized =
+      `^Claude Code receives ${bytes.toLocaleString('en-US')} B \\(${chars.toLocaleString('en-US')} characters\\), ` +
+      `${Math.round(chars / 100)}% of its 10,000-character limit \\| Show for Another Agent…$`;
+    assert.match((await lens.innerText()).replace(/\s+/g, ' ').trim(), new RegExp(sized));
+    console.log(`# Claude Code receives ${bytes} B (${chars} characters) of the example's memory`);
     await screenshot(page, '03-assembled-prompt');
     fs.appendFileSync(memoryPath(), '- Refresh marker: the prompt view follows the disk.\n');
-    await waitFor(
-      'the open prompt document to show a line just written to MEMORY.md',
-      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-prompt' }))[0]?.text.includes('Refresh marker') || undefined,
-      5_000,
-    );
+    await promptDoc('claude', 'Refresh marker');
+    // Another agent, from the lens; the last one shown comes first.
+    await page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Show for Another Agent…' }).first().click();
+    await pick('Gemini CLI').waitFor({ timeout: 10_000 });
+    const first = page.locator('.quick-input-widget .monaco-list-row .label-name').first();
+    assert.equal((await first.innerText()).trim(), 'Claude Code');
+    await pick('Gemini CLI').click();
+    const gemini = await promptDoc('gemini', 'Refresh marker');
+    assert.match(gemini.text, /^\[metis-memory\]\n/, 'Gemini escapes < and >: brackets mark the memory off');
+    await page
+      .locator('.monaco-editor .codelens-decoration', { hasText: /Gemini CLI receives [\d,]+ B \([\d,]+ characters\), no documented limit/ })
+      .first()
+      .waitFor({ timeout: 10_000 });
   });
 
   step('refuses to apply a consolidation when the file changed on disk since the proposal opened, and reopens it on the new text', async () => {
@@ -275,7 +357,7 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     // The menu lists what the server answered for the document version it had: on a busy
     // machine the first request can come before the reopened buffer's analysis, so ask again
     // (bounded) rather than fail on the first menu.
-    const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Replace entry…' }).first();
+    const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Replace entry “Consolidated in the e2e test.”…' }).first();
     let shown = false;
     for (let attempt = 0; attempt < 3 && !shown; attempt++) {
       await page.keyboard.press('Control+.');
@@ -285,7 +367,7 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
       );
       if (!shown) await page.keyboard.press('Escape');
     }
-    if (!shown) throw new Error('the code action menu has no "Replace entry…" on a MEMORY.md entry (3 tries)');
+    if (!shown) throw new Error('the code action menu has no "Replace entry “Consolidated in the e2e test.”…" (3 tries)');
     await action.click();
     const input = page.locator('.quick-input-widget .quick-input-box input');
     await input.waitFor({ state: 'visible', timeout: 10_000 });

@@ -80,6 +80,7 @@ def test_an_empty_memory_is_sent_to_nobody(hook: Hook, store: MemoryStore, works
         "Claude Code receives nothing: the memory is empty, and the hook then adds nothing."
     )
     assert claude["size"] == "nothing: the memory is empty"
+    assert claude["headline"] == "Claude Code receives nothing: the memory is empty"
 
 
 def test_the_summary_gives_the_size_when_and_the_hosts_limit(
@@ -95,6 +96,10 @@ def test_the_summary_gives_the_size_when_and_the_hosts_limit(
         f"prompt after each change: {percent}% of the 10,000 characters it keeps."
     )
     assert claude["size"] == f"{claude['bytes']:,} B, {percent}% of its 10,000-character limit"
+    assert claude["headline"] == (
+        f"Claude Code receives {size}, {percent}% of its 10,000-character limit"
+    )
+    assert str(cursor["headline"]).endswith("characters), no documented limit")
     assert str(cursor["summary"]).endswith(
         "at the start of each session. Cursor documents no limit on a hook's context; Metis "
         "keeps it under 9,000 characters for every agent."

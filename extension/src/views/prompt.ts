@@ -2,8 +2,8 @@
  * "Show Assembled Prompt…": the user picks an agent (the last one picked comes first) and gets a
  * read-only virtual document with exactly what that agent's model receives of the memory
  * through its hook, as the server composes it (`metis.hostPrompts`, the hook's own code), with a
- * lens on its first line giving its size, when it is sent and the agent's limit; refreshed when
- * memory changes. Copy Assembled Prompt and the API still assemble `metis.promptBase` + memory
+ * lens on its first line giving its size against the agent's limit (when it is sent: the lens's
+ * tooltip); refreshed when memory changes. Copy Assembled Prompt and the API still assemble `metis.promptBase` + memory
  * (`metis.assemblePrompt`), for an agent of one's own.
  */
 
@@ -129,7 +129,7 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
     if (!prompt) return [];
     const top = new vscode.Range(0, 0, 0, 0);
     return [
-      new vscode.CodeLens(top, { title: prompt.summary, command: '' }),
+      new vscode.CodeLens(top, { title: prompt.headline, command: '', tooltip: prompt.summary }),
       new vscode.CodeLens(top, {
         title: 'Show for Another Agent…',
         command: 'metis.showPrompt',

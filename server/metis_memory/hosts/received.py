@@ -67,6 +67,20 @@ class Received:
             return f"{size}, no documented limit"
         return f"{size}, {self._percent(limit)}% of its {limit.characters:,}-character limit"
 
+    def headline(self) -> str:
+        """'Claude Code receives 4,211 B (4,180 characters), 42% of its 10,000-character
+        limit': one line over the text (an editor's lens), without when it is sent."""
+        if not self.text:
+            return f"{self.host.title} receives nothing: the memory is empty"
+        chars = f"{fmt_bytes(utf8_size(self.text))} ({len(self.text):,} characters)"
+        limit = self.limit
+        against = (
+            "no documented limit"
+            if limit is None
+            else f"{self._percent(limit)}% of its {limit.characters:,}-character limit"
+        )
+        return f"{self.host.title} receives {chars}, {against}"
+
     def summary(self) -> str:
         """The sentence shown over the text: how much, when, and against which limit."""
         title = self.host.title
@@ -98,6 +112,7 @@ class Received:
             if limit is None
             else {"characters": limit.characters, "what": limit.what, "source": limit.source},
             "size": self.size(),
+            "headline": self.headline(),
             "summary": self.summary(),
         }
 

@@ -122,7 +122,8 @@ export function escapeRegExp(text: string): string {
 
 /** The Metis status bar item. */
 export function statusItem(page: Page): Locator {
-  return page.locator('.statusbar-item', { hasText: /MEMORY .*KB · USER .*KB/ }).first();
+  // (Each file's icon comes before its name: "MEMORY 2.4/2 KB · $(warning) USER 1.6/1.5 KB".)
+  return page.locator('.statusbar-item', { hasText: /MEMORY .*KB · .*USER .*KB/ }).first();
 }
 
 export async function statusText(page: Page): Promise<string> {
