@@ -12,7 +12,7 @@ import { addEntry, openMemoryFile, pickFile, replaceEntry } from './views/entryP
 import { selectInterpreter } from './server/interpreterPicker';
 import { assemblePrompt, showPrompt } from './views/prompt';
 import { ClientCommand, isMemoryFileName, type OpenConsolidationArgs, type ReplaceEntryPromptArgs } from './protocol';
-import { MetisCommandError } from './server/commandError';
+import { textForPeople } from './server/commandError';
 import type { MetisServer } from './server/server';
 
 export function registerCommands(
@@ -26,9 +26,9 @@ export function registerCommands(
     try {
       await fn();
     } catch (err) {
-      const text = err instanceof MetisCommandError ? err.message : err instanceof Error ? err.message : String(err);
-      log.error(text);
-      void vscode.window.showErrorMessage(text);
+      // The log keeps the server's own text; a person reads the words it sent for people.
+      log.error(err instanceof Error ? err.message : String(err));
+      void vscode.window.showErrorMessage(textForPeople(err));
     }
   };
   const register = (id: string, fn: (...args: never[]) => Promise<unknown>) =>

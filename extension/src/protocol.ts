@@ -42,10 +42,12 @@ export interface WriteResult {
   after_size_bytes: number;
   over_soft_cap: boolean;
   over_hard_cap: boolean;
-  /** The spec's tool-result line, for people. */
+  /** The spec's tool-result line (its soft-cap hint names memory_consolidate). */
   message: string;
   /** `message`, then the whole file as it now is: what a model gets back from a write. */
   agent_text: string;
+  /** The result line for a person: the soft-cap hint names "Metis: Consolidate …". */
+  person_text?: string;
 }
 
 /** `metis/memoryUpdated`: the spec's memory.updated payload plus the workspace folder URI. */
@@ -97,6 +99,8 @@ export interface TidyResult {
 export interface ToolErrorData {
   code: string;
   is_user_visible: boolean;
+  /** The failure in a person's words, when they differ from `message` (the agent's). */
+  person_text?: string;
 }
 
 /** Commands the server implements (vscode-languageclient registers these ids itself). */

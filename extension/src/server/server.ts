@@ -109,7 +109,9 @@ export class MetisServer implements vscode.Disposable {
     } catch (err) {
       if (err instanceof ResponseError) {
         const data: unknown = err.data;
-        throw new MetisCommandError(err.message, isToolErrorData(data) ? data.code : `rpc_${err.code}`);
+        if (!isToolErrorData(data)) throw new MetisCommandError(err.message, `rpc_${err.code}`);
+        const person = typeof data.person_text === 'string' ? data.person_text : undefined;
+        throw new MetisCommandError(err.message, data.code, person);
       }
       throw err;
     }

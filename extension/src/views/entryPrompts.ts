@@ -2,9 +2,17 @@
  * text, and let the server write it (its message is what the user sees). */
 
 import * as vscode from 'vscode';
-import { chooseWorkspace, memoryFileUri, readDisk, workspaceFromKey } from '../folders';
+import { chooseWorkspace, memoryFileUri, readDisk, workspaceFromKey, type MemoryWorkspace } from '../folders';
 import { offerToCreate } from './firstRun';
-import { isMemoryFileName, ServerCommand, type MemoryFileName, type ReplaceEntryPromptArgs } from '../protocol';
+import { ownWrite } from './notifications';
+import {
+  ClientCommand,
+  isMemoryFileName,
+  ServerCommand,
+  type MemoryFileName,
+  type ReplaceEntryPromptArgs,
+  type WriteResult,
+} from '../protocol';
 import type { MetisServer } from '../server/server';
 
 export async function pickFile(placeHolder: string): Promise<MemoryFileName | undefined> {
@@ -28,6 +36,14 @@ export async function openMemoryFile(file: MemoryFileName): Promise<void> {
   await vscode.window.showTextDocument(doc, { preview: false });
 }
 
+/** A typed fact as the memory files hold their entries, a Markdown list item: "- " goes before
+ * text that does not already start with a list marker (-, *, + or 1. / 1) and a space). The
+ * agents' tools add an entry as given (the spec); this is the Add Entry prompt's promise. */
+export function asListItem(text: string): string {
+  const fact = text.trim();
+  return /^(?:[-*+]|\d{1,9}[.)])(?:\s|$)/.test(fact) ? fact : `- ${fact}`;
+}
+
 export async function addEntry(srv: MetisServer): Promise<void> {
   const folder = await chooseWorkspace();
   if (!folder) return;
@@ -35,17 +51,29 @@ export async function addEntry(srv: MetisServer): Promise<void> {
   if (!file) return;
   const entry = await vscode.window.showInputBox({
     title: `Add an entry to ${file}`,
-    prompt: 'One short, specific fact (a "- " list item is added when you leave it out).',
+    prompt: 'One short, specific fact. It is added as a "- " list item unless it starts with one.',
     validateInput: (v) => (v.trim() === '' ? 'An entry cannot be empty.' : undefined),
   });
   if (entry === undefined) return;
-  const result = await srv.command(ServerCommand.memoryAdd, {
-    file,
-    entry,
-    workspace: folder.target,
+  const result = await ownWrite(folder.uri, file, () =>
+    srv.command(ServerCommand.memoryAdd, { file, entry: asListItem(entry), workspace: folder.target }),
+  );
+  showWritten(folder, file, result);
+}
+
+/** One message for a write this window made: its result, and over the soft cap the way to
+ * shorten the file (the server's eviction notification for it is not shown: `ownWrite`). */
+export function showWritten(folder: MemoryWorkspace, file: MemoryFileName, result: WriteResult): void {
+  const text = result.person_text ?? result.message;
+  if (!result.over_soft_cap) {
+    void vscode.window.showInformationMessage(text);
+    return;
+  }
+  const consolidate = 'Consolidate…';
+  void vscode.window.showWarningMessage(text, consolidate).then((choice) => {
+    if (choice !== consolidate) return;
+    void vscode.commands.executeCommand(ClientCommand.openConsolidation, { file, workspace: folder.uri.toString() });
   });
-  // Over the soft cap, the server's eviction notification says so (with "Consolidate…").
-  if (!result.over_soft_cap) void vscode.window.showInformationMessage(result.message);
 }
 
 export async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptArgs): Promise<void> {
@@ -59,6 +87,7 @@ export async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptAr
       : await vscode.window.showInputBox({
           title: `Text to replace in ${file}`,
           prompt: 'It must occur exactly once.',
+          validateInput: (v) => (v === '' ? 'Give the text to replace, as it is in the file.' : undefined),
         });
   if (old === undefined) return;
   const replacement = await vscode.window.showInputBox({
@@ -67,11 +96,8 @@ export async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptAr
     value: old,
   });
   if (replacement === undefined) return;
-  const result = await srv.command(ServerCommand.memoryReplace, {
-    file,
-    old,
-    new: replacement,
-    workspace: folder.target,
-  });
-  if (!result.over_soft_cap) void vscode.window.showInformationMessage(result.message);
+  const result = await ownWrite(folder.uri, file, () =>
+    srv.command(ServerCommand.memoryReplace, { file, old, new: replacement, workspace: folder.target }),
+  );
+  showWritten(folder, file, result);
 }
