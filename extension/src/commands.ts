@@ -52,7 +52,7 @@ export function registerCommands(
     if (file) await consolidation.openFor(args?.workspace, file, chooseWorkspace, args?.select);
   });
   register('metis.applyConsolidation', (uri?: vscode.Uri) => consolidation.apply(uri));
-  register('metis.draftWithModel', () => consolidation.draftWithModel());
+  register('metis.draftWithModel', (uri?: vscode.Uri) => consolidation.draftWithModel(uri));
   register(ClientCommand.replaceEntryPrompt, (args?: ReplaceEntryPromptArgs) => replaceEntry(srv, args));
   register('metis.showPrompt', (from?: vscode.Uri) => showPrompt(srv, context.globalState, from));
   register('metis.copyPrompt', async () => {

@@ -78,6 +78,12 @@ after(async () => {
   fixture?.remove();
 });
 
+/** Script the model's next answers; it is offered to the editor from then on. */
+const script = async (answers: unknown[]) => {
+  await bridge.call('/lm', { answers });
+  await waitFor(`${MODEL} among the editor's models`, async () => (await bridge.call<string[]>('/models')).includes(MODEL) || undefined, 20_000);
+};
+
 describe('Draft with Language Model, against a scripted model', { timeout: 600_000 }, () => {
   const step = stepIn('model');
 
@@ -85,11 +91,6 @@ describe('Draft with Language Model, against a scripted model', { timeout: 600_0
     waitFor('the proposal document', async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' }))[0], 10_000);
   const proposalCodes = async () =>
     (await bridge.call<FileDiagnostics[]>('/diagnostics')).find((d) => d.uri.startsWith('metis-proposal:'))?.diagnostics.map((d) => d.code) ?? [];
-  /** Script the model's next answers; it is offered to the editor from then on. */
-  const script = async (answers: unknown[]) => {
-    await bridge.call('/lm', { answers });
-    await waitFor(`${MODEL} among the editor's models`, async () => (await bridge.call<string[]>('/models')).includes(MODEL) || undefined, 20_000);
-  };
   /** A fresh proposal (the tidy result, just over the soft cap): the server's diagnostics
    * on it say when it replaced whatever the previous step left in it. */
   const openProposal = async () => {
@@ -156,7 +157,7 @@ describe('Draft with Language Model, against a scripted model', { timeout: 600_0
     assert.equal((await proposal()).text, huge);
     const onDisk = fs.readFileSync(memoryPath(), 'utf8');
     await page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first().click();
-    await notification(page, /hard cap/).waitFor({ timeout: 10_000 });
+    await notification(page, /Not applied: .*hard cap/).waitFor({ timeout: 10_000 });
     assert.equal(fs.readFileSync(memoryPath(), 'utf8'), onDisk, 'an over-cap draft is never written');
     await page.keyboard.press('Escape');
   });
@@ -170,6 +171,176 @@ describe('Draft with Language Model, against a scripted model', { timeout: 600_0
     await progress.locator('.monaco-button', { hasText: 'Cancel' }).click();
     await waitFor('the model to see the cancellation', async () => (await bridge.call<{ cancelled: boolean }[]>('/lm/requests'))[0]?.cancelled || undefined, 10_000);
     assert.equal((await proposal()).text, before.text);
+  });
+});
+
+describe('Apply, as a person meets it', { timeout: 600_000 }, () => {
+  const step = stepIn('apply');
+  const applyButton = () => page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first();
+  const bytes = (n: number) => `${n.toLocaleString('en-US')} B`;
+  const visibleToasts = async () => {
+    const toasts = page.locator('.notifications-toasts .notification-toast');
+    const shown: string[] = [];
+    for (let i = 0; i < (await toasts.count()); i++) {
+      const toast = toasts.nth(i);
+      if (await toast.isVisible()) shown.push((await toast.innerText()).replace(/\s+/g, ' ').trim());
+    }
+    return shown;
+  };
+  /** What the editors show after their lines: decorations, drawn as CSS `::after` content
+   * (on line 1 itself, or on its copy in sticky scroll when the diff opens further down). */
+  const shownAfterLines = async () =>
+    page.evaluate<string[]>(`Array.from(document.querySelectorAll('.monaco-editor *'))
+      .map((el) => getComputedStyle(el, '::after').content || '')
+      .filter((c) => c && c !== 'none' && c !== 'normal')`);
+  const closeEverything = async () => {
+    void bridge.call('/command', { command: 'workbench.action.closeAllEditors' }).catch(() => undefined);
+    const dontSave = page.locator('.monaco-dialog-box .monaco-button', { hasText: "Don't Save" });
+    await waitFor(
+      'every editor closed',
+      async () => {
+        if (await dontSave.isVisible()) await dontSave.click().catch(() => undefined);
+        return (await page.locator('.tabs-container .tab').count()) === 0 || undefined;
+      },
+      15_000,
+    );
+  };
+  const clearToasts = async () => {
+    await bridge.call('/command', { command: 'notifications.clearAll' });
+    await waitFor('every notification cleared', async () => (await visibleToasts()).length === 0 || undefined, 5_000);
+  };
+  let original = '';
+  before(() => {
+    original = fs.readFileSync(memoryPath(), 'utf8');
+  });
+  // The stale-reference suite below needs the example's file as it was, in a full window.
+  after(async () => {
+    fs.writeFileSync(memoryPath(), original);
+    await page.setViewportSize({ width: 1400, height: 900 });
+  });
+
+  step('Add Entry… adds the fact as a "- " list item, with one message naming the command to shorten the file', async () => {
+    const before = Buffer.byteLength(fs.readFileSync(memoryPath(), 'utf8'));
+    await clearToasts();
+    await runCommand(page, 'Metis: Add Entry…');
+    await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'MEMORY.md' }).first().click({ timeout: 10_000 });
+    const input = page.locator('.quick-input-widget .quick-input-box input');
+    await page.locator('.quick-input-widget', { hasText: 'added as a "- " list item unless it starts with one' }).waitFor({ timeout: 10_000 });
+    await input.fill('Deploys go out on Tuesdays after the 10:00 stand-up.');
+    await page.keyboard.press('Enter');
+    const line = '- Deploys go out on Tuesdays after the 10:00 stand-up.\n';
+    await waitFor('the entry on disk', () => fs.readFileSync(memoryPath(), 'utf8').endsWith(line) || undefined, 10_000);
+    const after = before + Buffer.byteLength(line);
+    const message = notification(page, /Added entry to MEMORY\.md: /);
+    await message.waitFor({ timeout: 10_000 });
+    assert.equal(
+      (await message.locator('.notification-list-item-message').innerText()).trim(),
+      `Added entry to MEMORY.md: ${bytes(before)} → ${bytes(after)} (soft cap 2,048 B, hard cap 4,096 B), ` +
+        `${bytes(after - 2048)} over the soft cap: run "Metis: Consolidate MEMORY.md…" to shorten it.`,
+    );
+    assert.equal((await visibleToasts()).length, 1, `one message, not the eviction too: ${JSON.stringify(await visibleToasts())}`);
+  });
+
+  step('a proposal still over the hard cap says so with its numbers, offers the draft, and Apply says what to do', async () => {
+    // Written by hand, past the hard cap: the tidy proposal drops one duplicate and stays over.
+    const extra = Array.from({ length: 40 }, (_, i) => `- Hand-written fact ${i}: the release checklist step that must not be skipped.`).join('\n');
+    fs.writeFileSync(memoryPath(), `${original}${extra}\n`);
+    const onDisk = fs.readFileSync(memoryPath(), 'utf8');
+    await script([{ chunks: ['# Workspace memory\n\n- Drafted under the cap after Apply was refused.\n'] }]);
+    await clearToasts();
+    await closeEverything();
+    await runCommand(page, 'Metis: Consolidate MEMORY.md…');
+    await applyButton().waitFor({ timeout: 15_000 });
+    assert.equal((await applyButton().innerText()).trim(), 'Apply', 'the Apply button shows its title, not a bare ✓');
+    const tidy = await waitFor(
+      'the proposal made from the file as it is now',
+      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) => d.text.includes('Hand-written fact 39')),
+      10_000,
+    );
+    const size = Buffer.byteLength(tidy.text);
+    assert.ok(size > 4096, `the tidy proposal is still over the hard cap (${size} B)`);
+    const still = `⚠ ${bytes(size - 4096)} over the hard cap`;
+    await waitFor('the over-cap note after the proposal’s first line', async () => (await shownAfterLines()).some((t) => t.includes(still)) || undefined, 15_000);
+    const told = notification(page, new RegExp(`The proposal for MEMORY\\.md is still ${bytes(size)}, over the 4,096 B hard cap by ${bytes(size - 4096)}: Apply would be refused`));
+    await told.waitFor({ timeout: 10_000 });
+    await told.locator('.monaco-button', { hasText: 'Draft with Language Model' }).waitFor({ timeout: 5_000 });
+    await screenshot(page, '11-proposal-over-the-hard-cap');
+    await clearToasts();
+    await applyButton().click();
+    const refused = notification(page, /Not applied: the proposal is [\d,]+ B, [\d,]+ B over MEMORY\.md's 4,096 B hard cap\. Nothing was written\. Remove or shorten entries in it until it is at most 4,096 B/);
+    await refused.waitFor({ timeout: 10_000 });
+    const refusedText = await refused.innerText();
+    for (const word of ['memory_consolidate', 'memory_add', '{"file"', 'Expected {']) assert.ok(!refusedText.includes(word), refusedText);
+    assert.equal(fs.readFileSync(memoryPath(), 'utf8'), onDisk, 'a refused Apply writes nothing');
+    // The refusal's own button runs the draft on this proposal.
+    await refused.locator('.monaco-button', { hasText: 'Draft with Language Model' }).click();
+    await page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Allow$/ }).click({ timeout: 3_000 }).catch(() => undefined);
+    await waitFor(
+      'the drafted proposal',
+      async () =>
+        (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).some((d) =>
+          d.text.includes('Drafted under the cap after Apply was refused'),
+        ) || undefined,
+      20_000,
+    );
+    assert.equal(fs.readFileSync(memoryPath(), 'utf8'), onDisk, 'drafting writes nothing');
+  });
+
+  step('Apply shows the file from its top, with one message that names the next command', async () => {
+    await closeEverything();
+    fs.writeFileSync(memoryPath(), original);
+    // The file open and scrolled to its end, as a person reading the last entries leaves it
+    // (a window too short for the whole file, so that its end is a scroll away).
+    await page.setViewportSize({ width: 1400, height: 520 });
+    await bridge.call<string>('/open', { path: memoryPath() });
+    await page.locator('.editor-instance .view-line', { hasText: '# Workspace memory' }).first().waitFor({ timeout: 10_000 });
+    await page.locator('.editor-instance .view-lines').first().click();
+    await page.keyboard.press('Control+End');
+    await waitFor(
+      'MEMORY.md scrolled past its first line',
+      async () => (await page.locator('.editor-instance .view-line', { hasText: '# Workspace memory' }).count()) === 0 || undefined,
+      5_000,
+    );
+    await runCommand(page, 'Metis: Consolidate MEMORY.md…');
+    await applyButton().waitFor({ timeout: 15_000 });
+    const applied = (
+      await waitFor(
+        'the proposal made from the example file',
+        async () =>
+          (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find(
+            (d) => d.text.includes('Events older than 400 days') && !d.text.includes('Hand-written fact'),
+          ),
+        10_000,
+      )
+    ).text;
+    const size = Buffer.byteLength(applied);
+    assert.ok(size > 2048 && size <= 4096, `the tidy proposal is over the soft cap only (${size} B)`);
+    const still = `⚠ ${bytes(size - 2048)} over the soft cap`;
+    await waitFor('the soft-cap note after the proposal’s first line', async () => (await shownAfterLines()).some((t) => t.includes(still)) || undefined, 15_000);
+    await clearToasts();
+    await applyButton().click();
+    const message = notification(page, /Consolidated MEMORY\.md: /);
+    await message.waitFor({ timeout: 10_000 });
+    const text = (await message.innerText()).replace(/\s+/g, ' ');
+    assert.ok(
+      text.includes(
+        `Consolidated MEMORY.md: ${bytes(Buffer.byteLength(original))} → ${bytes(size)} (soft cap 2,048 B, hard cap 4,096 B), ` +
+          `still ${bytes(size - 2048)} over the soft cap: run "Metis: Consolidate MEMORY.md…" to shorten it.`,
+      ),
+      text,
+    );
+    assert.ok(!text.includes('memory_consolidate'), text);
+    assert.equal(fs.readFileSync(memoryPath(), 'utf8'), applied);
+    // The eviction the server sent for this write came before the command's answer: had it
+    // been shown, it would be here too.
+    assert.deepEqual((await visibleToasts()).length, 1, `one message after Apply: ${JSON.stringify(await visibleToasts())}`);
+    await activeTab(page).filter({ hasText: 'MEMORY.md' }).first().waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('.tabs-container .tab', { hasText: 'Proposal' }).count(), 0, 'the proposal is closed');
+    await page.locator('.editor-instance .view-line', { hasText: '# Workspace memory' }).first().waitFor({ state: 'visible', timeout: 10_000 });
+    // The editor draws only the lines in view (its sticky-scroll heading is no .view-line).
+    const numbers = await page.locator('.editor-instance .margin-view-overlays .line-numbers').allInnerTexts();
+    assert.ok(numbers.map((n) => n.trim()).includes('1'), `the applied file is shown from its first line, not lines ${numbers.join(', ')}`);
+    await screenshot(page, '12-applied');
   });
 });
 

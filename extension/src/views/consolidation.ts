@@ -1,15 +1,18 @@
 /**
  * Consolidation: a diff of the memory file against an editable proposal (starting from the
  * server's tidy result) and "Apply" (proposalApply.ts). The server analyses the proposal (its scheme is in the document selector) as the file it is
- * for: its diagnostics, hover and usage lens come from the same rules. Optionally drafts a
- * proposal with a language model.
+ * for: its diagnostics, hover and usage lens come from the same rules. A proposal still over a
+ * cap says so on its first line, with the numbers, and offers a language model's draft; after
+ * Apply the file is shown from its top, with one message.
  */
 
 import * as vscode from 'vscode';
 import { activeDocumentOf, closeEditorsOf } from './editorTabs';
 import { memoryFileUri, readDiskVersion, workspaceFromKey, type MemoryWorkspace } from '../folders';
 import { draftWithModel } from '../agents/modelDraft';
-import { applyProposal, type AppliedProposal } from './proposalApply';
+import { showWritten } from './entryPrompts';
+import { formatBytes } from './format';
+import { applyProposal, DRAFT, type AppliedProposal } from './proposalApply';
 import { ProposalFileSystem } from './proposalFiles';
 import { ProposalStatus } from './proposalStatus';
 import { ServerCommand, type MemoryFileName, type ProposalUsageParams } from '../protocol';
@@ -26,9 +29,25 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly status = new ProposalStatus();
+  /** Proposals already told (once per opening) that they are over the hard cap. */
+  private readonly warned = new Set<string>();
+  /** Whether the editor offers a language model: the draft is offered only then. */
+  private modelAvailable = false;
+  /** A proposal over a cap says so after its first line, in its own editor: a diff editor
+   * shows no code lenses (`diffEditor.codeLens` is off by default), decorations it does. */
+  private readonly overCap = {
+    hard: vscode.window.createTextEditorDecorationType({
+      after: { color: new vscode.ThemeColor('editorError.foreground'), margin: '0 0 0 2em', fontStyle: 'italic' },
+    }),
+    soft: vscode.window.createTextEditorDecorationType({
+      after: { color: new vscode.ThemeColor('editorWarning.foreground'), margin: '0 0 0 2em', fontStyle: 'italic' },
+    }),
+  };
 
   constructor(private readonly server: MetisServer) {
+    void this.checkModels();
     this.disposables.push(
+      vscode.lm.onDidChangeChatModels(() => void this.checkModels()),
       vscode.workspace.registerFileSystemProvider(PROPOSAL_SCHEME, this.fs, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider({ scheme: PROPOSAL_SCHEME }, this),
       vscode.window.onDidChangeActiveTextEditor(() => {
@@ -37,8 +56,13 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       vscode.window.tabGroups.onDidChangeTabs(() => {
         this.updateContext();
       }),
+      vscode.window.onDidChangeVisibleTextEditors(() => {
+        this.decorate();
+      }),
       this.status,
       this.lensesChanged,
+      this.overCap.hard,
+      this.overCap.soft,
     );
   }
 
@@ -68,6 +92,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       baselineHash,
     });
     this.fs.set(uri, tidy.content);
+    this.warned.delete(uri.toString());
     // A proposal already open in an editor keeps its buffer: reload it from the new content.
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     if (open?.isDirty) {
@@ -86,22 +111,90 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     const p = this.proposals.get(document.uri.toString());
     if (!p) return [];
     const top = new vscode.Range(0, 0, 0, 0);
-    return [
+    const lenses: vscode.CodeLens[] = [];
+    const usage = this.usage.get(document.uri.toString());
+    if (usage && stillOver(usage, this.modelAvailable)) {
+      if (this.modelAvailable) {
+        lenses.push(
+          new vscode.CodeLens(top, {
+            title: `$(sparkle) ${DRAFT}`,
+            command: 'metis.draftWithModel',
+            arguments: [document.uri],
+            tooltip: `Let the editor's language model rewrite this proposal under the ${p.file} soft cap`,
+          }),
+        );
+      }
+    }
+    lenses.push(
       new vscode.CodeLens(top, {
         title: '$(check) Apply',
         command: 'metis.applyConsolidation',
         arguments: [document.uri],
-        tooltip: `Write this proposal to ${p.file} (memory_consolidate)`,
+        tooltip: `Write this proposal to ${p.file}`,
       }),
-    ];
+    );
+    return lenses;
   }
 
-  /** The server measured a proposal (opened or edited): show it if it is the active one. */
+  /** The server measured a proposal (opened or edited): show it if it is the active one; a
+   * proposal over the hard cap is told so once, with the model's draft offered. */
   proposalUsage(params: ProposalUsageParams): void {
     const key = vscode.Uri.parse(params.uri).toString();
-    if (!this.proposals.has(key)) return;
+    const p = this.proposals.get(key);
+    if (!p) return;
     this.usage.set(key, params);
     this.renderStatus();
+    this.lensesChanged.fire();
+    this.decorate();
+    if (params.size_bytes <= params.hard_cap || this.warned.has(key)) return;
+    this.warned.add(key);
+    const model = this.modelAvailable;
+    const text =
+      `The proposal for ${p.file} is still ${formatBytes(params.size_bytes)}, over the ` +
+      `${formatBytes(params.hard_cap)} hard cap by ${formatBytes(params.size_bytes - params.hard_cap)}: ` +
+      `Apply would be refused. Remove or shorten entries in it${model ? `, or ${DRAFT}` : ''}.`;
+    void vscode.window.showWarningMessage(text, ...(model ? [DRAFT] : [])).then((choice) => {
+      if (choice === DRAFT) void this.draftWithModel(vscode.Uri.parse(key));
+    });
+  }
+
+  /** Put each visible proposal's over-cap sentence after its first line (or take it away). */
+  private decorate(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      const key = editor.document.uri.toString();
+      if (editor.document.uri.scheme !== PROPOSAL_SCHEME) continue;
+      const usage = this.proposals.has(key) ? this.usage.get(key) : undefined;
+      const text = usage && stillOver(usage, this.modelAvailable);
+      const hard = usage !== undefined && usage.size_bytes > usage.hard_cap;
+      const line = editor.document.lineAt(0).range;
+      // A decoration does not wrap: what fits beside a heading in half a diff, and the whole
+      // sentence in its hover (and, over the hard cap, in the notification).
+      const shown: vscode.DecorationOptions[] =
+        usage && text
+          ? [
+              {
+                range: new vscode.Range(line.end, line.end),
+                hoverMessage: text,
+                renderOptions: { after: { contentText: `⚠ ${overBy(usage)}` } },
+              },
+            ]
+          : [];
+      editor.setDecorations(this.overCap.hard, hard ? shown : []);
+      editor.setDecorations(this.overCap.soft, hard ? [] : shown);
+    }
+  }
+
+  private async checkModels(): Promise<void> {
+    let available: boolean;
+    try {
+      available = (await vscode.lm.selectChatModels()).length > 0;
+    } catch {
+      available = false;
+    }
+    if (available === this.modelAvailable) return;
+    this.modelAvailable = available;
+    this.lensesChanged.fire();
+    this.decorate();
   }
 
   private renderStatus(): void {
@@ -130,12 +223,14 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       return false;
     }
     const doc = await vscode.workspace.openTextDocument(uri);
-    const result = await applyProposal(this.server, p, doc.getText(), () => void this.open(p.workspace, p.file));
+    const draft = this.modelAvailable ? () => void this.draftWithModel(uri) : undefined;
+    const result = await applyProposal(this.server, p, doc.getText(), () => void this.open(p.workspace, p.file), draft);
     if (!result) return false;
     // The proposal is done: save it into its in-memory file (no "save changes?") and close it.
     if (doc.isDirty) await doc.save();
     await this.close(uri);
-    void vscode.window.showInformationMessage(result.message);
+    await showFromTop(memoryFileUri(p.workspace, p.file));
+    showWritten(p.workspace, p.file, result);
     return true;
   }
 
@@ -146,9 +241,10 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     this.updateContext();
   }
 
-  /** Replace the active proposal with a language model's draft under the soft cap. */
-  async draftWithModel(): Promise<void> {
-    const uri = this.activeProposal();
+  /** Replace a proposal (`target`, else the active one) with a language model's draft under
+   * the soft cap. */
+  async draftWithModel(target?: vscode.Uri): Promise<void> {
+    const uri = target instanceof vscode.Uri ? target : this.activeProposal();
     const p = uri ? this.proposals.get(uri.toString()) : undefined;
     if (!uri || !p) {
       void vscode.window.showWarningMessage('Open a consolidation proposal first ("Metis: Consolidate MEMORY.md…").');
@@ -181,6 +277,40 @@ function selectIn(doc: vscode.TextDocument, text: string): void {
   const range = new vscode.Range(doc.positionAt(at), doc.positionAt(at + text.length));
   editor.selection = new vscode.Selection(range.start, range.end);
   editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+}
+
+/** "1,326 B over the hard cap": the shortest form of `stillOver`. */
+export function overBy(u: ProposalUsageParams): string {
+  return u.size_bytes > u.hard_cap
+    ? `${formatBytes(u.size_bytes - u.hard_cap)} over the hard cap`
+    : `${formatBytes(u.size_bytes - u.soft_cap)} over the soft cap`;
+}
+
+/** What a proposal over a cap is told, with its numbers (undefined within both caps). */
+export function stillOver(u: ProposalUsageParams, model: boolean): string | undefined {
+  const draft = model ? `, or ${DRAFT}` : '';
+  if (u.size_bytes > u.hard_cap) {
+    return (
+      `Still ${formatBytes(u.size_bytes)}, over the ${formatBytes(u.hard_cap)} hard cap by ` +
+      `${formatBytes(u.size_bytes - u.hard_cap)}: remove or shorten entries here${draft} (Apply is refused until then)`
+    );
+  }
+  if (u.size_bytes > u.soft_cap) {
+    return (
+      `Still ${formatBytes(u.size_bytes)}, over the ${formatBytes(u.soft_cap)} soft cap by ` +
+      `${formatBytes(u.size_bytes - u.soft_cap)}: Apply works; to get under it, remove or shorten entries here${draft}`
+    );
+  }
+  return undefined;
+}
+
+/** Show the file just written from its first line: an editor left where it was scrolled in
+ * the longer file shows empty space past the end. */
+async function showFromTop(uri: vscode.Uri): Promise<void> {
+  const top = new vscode.Range(0, 0, 0, 0);
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(doc, { preview: false, selection: top });
+  editor.revealRange(top, vscode.TextEditorRevealType.AtTop);
 }
 
 function fullRange(doc: vscode.TextDocument): vscode.Range {

@@ -9,7 +9,11 @@
 import * as vscode from 'vscode';
 import type { MemoryWorkspace } from '../folders';
 import { ServerCommand, type MemoryFileName, type WriteResult } from '../protocol';
-import { MetisCommandError } from '../server/commandError';
+import { MetisCommandError, textForPeople } from '../server/commandError';
+import { ownWrite } from './notifications';
+
+/** The button that runs "Metis: Draft with Language Model" on the proposal. */
+export const DRAFT = 'Draft with Language Model';
 import type { MetisServer } from '../server/server';
 
 export interface AppliedProposal {
@@ -21,20 +25,26 @@ export interface AppliedProposal {
   baselineHash: string;
 }
 
-/** The write's result, or undefined when nothing was written (the user has been told why). */
+/** The write's result, or undefined when nothing was written (the user has been told why).
+ * `draft` is the "Draft with Language Model" offer when a proposal is still over the hard cap
+ * (undefined when the editor has no model). */
 export async function applyProposal(
   server: MetisServer,
   p: AppliedProposal,
   content: string,
   startOver: () => void,
+  draft?: () => void,
 ): Promise<WriteResult | undefined> {
   try {
-    return await server.command(ServerCommand.memoryConsolidate, {
-      file: p.file,
-      content,
-      workspace: p.workspace.uri.toString(),
-      expectedHash: p.baselineHash,
-    });
+    // Its eviction, if any, is in the one message the caller shows (`ownWrite`).
+    return await ownWrite(p.workspace.uri, p.file, () =>
+      server.command(ServerCommand.memoryConsolidate, {
+        file: p.file,
+        content,
+        workspace: p.workspace.uri.toString(),
+        expectedHash: p.baselineHash,
+      }),
+    );
   } catch (err) {
     if (err instanceof MetisCommandError && err.code === 'conflict') {
       // Reopening replaces the proposal with a fresh one: the one being applied is kept on
@@ -50,8 +60,16 @@ export async function applyProposal(
       startOver();
       return undefined;
     }
-    const text = err instanceof MetisCommandError ? err.message : String(err);
-    void vscode.window.showErrorMessage(`Not applied: ${text}`);
+    const text = textForPeople(err);
+    const shown = /^Not applied\b/.test(text) ? text : `Not applied: ${text}`;
+    if (err instanceof MetisCommandError && err.code === 'hard_cap_exceeded' && draft) {
+      // Still too large: the server's words say what to cut; the model can do it.
+      void vscode.window.showWarningMessage(shown, DRAFT).then((choice) => {
+        if (choice === DRAFT) draft();
+      });
+      return undefined;
+    }
+    void vscode.window.showErrorMessage(shown);
     return undefined;
   }
 }
