@@ -138,3 +138,26 @@ async def test_replace_and_input_errors_read_without_fields_or_schemas(
     bad = await client.command_error("metis.memoryAdd", {"file": "MEMORY.md", "entry": ""})
     assert person_text(bad) == "Nothing was changed: 'entry' must not be empty."
     assert 'Expected {"file": "MEMORY.md" | "USER.md"' in bad.message
+
+
+async def test_a_file_that_is_not_utf8_is_told_to_be_fixed_by_hand(
+    client: MetisClient, workspace: Path
+) -> None:
+    """The Problems entry (a diagnostic) and the refused Add Entry… both say what a person
+    can do: the editor cannot consolidate a file it cannot read."""
+    user = workspace / ".metis" / "USER.md"
+    user.parent.mkdir()
+    user.write_bytes(b"- ok\n- bad \xff here\n")
+    await client.start_session([workspace])
+    await client.wait_for_codes(user, ["not-utf8"])
+    assert for_a_person(client.diagnostic(user, "not-utf8").message) == (
+        "USER.md is not valid UTF-8 (first bad byte at offset 11): Metis Memory refuses to edit "
+        "it, so that the original bytes are not lost; fix the file by hand (reopen it with its "
+        "encoding and save it as UTF-8)"
+    )
+    error = await client.command_error("metis.memoryAdd", {"file": "USER.md", "entry": "- x"})
+    assert person_text(error) == (
+        "USER.md is not valid UTF-8 (its first bad byte is at offset 11): nothing was written, "
+        "so none of its bytes is lost. Fix .metis/USER.md by hand."
+    )
+    assert "memory_consolidate" in error.message  # the agent's way out: replace all of it

@@ -181,9 +181,9 @@ def not_utf8_finding(file: MemoryFile, text: str, offset: int) -> Finding:
         Severity.ERROR,
         start,
         min(start + 1, len(text)),
-        f"{file.value} is not valid UTF-8 (first bad byte at offset {offset:,}): agent edits "
-        "are refused so the original bytes are not lost; fix the file by hand, or replace all "
-        "of it with memory_consolidate",
+        f"{file.value} is not valid UTF-8 (first bad byte at offset {offset:,}): Metis Memory "
+        "refuses to edit it, so that the original bytes are not lost; fix the file by hand "
+        "(reopen it with its encoding and save it as UTF-8)",
     )
 
 
