@@ -171,6 +171,17 @@ def test_a_file_without_a_heading_leaves_the_whole_cap_but_the_line_break(
     assert "an entry can be at most 3,071 B (a line break follows it)" in error.for_people(EDITOR)
 
 
+def test_a_heading_that_leaves_no_room_is_not_kept(workspace: Path) -> None:
+    """A heading of 4,094 B (typed by hand) leaves room for a one-byte entry: kept. One of
+    4,095 B would leave none: it has to go too, and the advice counts it as nothing."""
+    for size, kept in ((4094, 4094), (4095, 0)):
+        text = "#" + " " + "h" * (size - 3) + "\n"
+        assert len(text) == size
+        room = entry_room(MemoryFile.MEMORY, text, "x" * 100)
+        assert room.heading_bytes == kept
+        assert room.largest_entry >= 1
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

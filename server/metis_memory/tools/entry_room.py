@@ -7,7 +7,8 @@ entry fits in what consolidating can free. The arithmetic is the store's append
 line break after it when it has none; a consolidated file ends with a line break, so none
 goes before it. What a consolidation keeps at least is the file's heading: the headings and
 rules before its first entry (`analysis.entries`), without the blank lines at either end
-(tidy drops those too).
+(tidy drops those too), unless the heading itself leaves no room for a one-byte entry: then
+it is counted as nothing, since it has to go too.
 """
 
 from __future__ import annotations
@@ -56,11 +57,14 @@ def entry_room(file: MemoryFile, text: str, entry: str) -> EntryRoom:
     if not appended.endswith("\n"):
         appended += newline
     caps = CAPS[file]
+    kept = len(heading(text, newline).encode("utf-8", "surrogatepass"))
+    if kept + 1 + len(newline) > caps.hard:
+        kept = 0
     return EntryRoom(
         file=file,
         entry_bytes=len(entry.encode("utf-8", "surrogatepass")),
         cost=len(appended.encode("utf-8", "surrogatepass")),
-        heading_bytes=len(heading(text, newline).encode("utf-8", "surrogatepass")),
+        heading_bytes=kept,
         soft_cap=caps.soft,
         hard_cap=caps.hard,
     )
