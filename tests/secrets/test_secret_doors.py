@@ -579,8 +579,18 @@ def test_the_cli_refuses_a_new_secret(
     error = json.loads(out)["error"]
     assert error["code"] == "secret_detected"
     check_refusal(error["message"], sample, scanned)
-    assert err == f"metis-memory: {error['message']}\n"
+    # A person reads stderr: the same refusal, named by what they ran ("Not added: …").
+    body = error["message"].split(" refused: ", 1)[1]
+    assert err == f"metis-memory: {CLI_REFUSED[tool]}: {body}\n"
+    assert leaks(err) == []
     assert sha256(path) == before
+
+
+CLI_REFUSED = {
+    "memory_add": "Not added",
+    "memory_replace": "Not replaced",
+    "memory_consolidate": "Not consolidated",
+}
 
 
 def test_the_cli_command_exits_1_with_the_refusal_on_stderr(cli: Runner, workspace: Path) -> None:
@@ -589,7 +599,8 @@ def test_the_cli_command_exits_1_with_the_refusal_on_stderr(cli: Runner, workspa
     entry, line, column = entry_with(GITHUB)
     done = cli("add", "USER.md", entry)
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr.startswith("metis-memory: memory_add refused:")
+    assert done.stderr.startswith("metis-memory: Not added: the entry holds what looks like")
+    assert "memory_add" not in done.stderr
     assert f"{GITHUB.kind} (line {line}, column {column})" in done.stderr
     assert leaks(done.stderr) == []
 
