@@ -55,7 +55,7 @@ export async function addEntry(srv: MetisServer): Promise<void> {
     validateInput: (v) => (v.trim() === '' ? 'An entry cannot be empty.' : undefined),
   });
   if (entry === undefined) return;
-  const result = await ownWrite(folder.uri, file, () =>
+  const result = await ownWrite(file, () =>
     srv.command(ServerCommand.memoryAdd, { file, entry: asListItem(entry), workspace: folder.target }),
   );
   showWritten(folder, file, result);
@@ -96,7 +96,7 @@ export async function replaceEntry(srv: MetisServer, args?: ReplaceEntryPromptAr
     value: old,
   });
   if (replacement === undefined) return;
-  const result = await ownWrite(folder.uri, file, () =>
+  const result = await ownWrite(file, () =>
     srv.command(ServerCommand.memoryReplace, { file, old, new: replacement, workspace: folder.target }),
   );
   showWritten(folder, file, result);

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { toUpdatedEvent, type MemoryUpdatedEvent } from '../api';
 import type { Consolidation } from './consolidation';
-import { chooseWorkspace, workspaceFromKey, workspaceKey } from '../folders';
+import { chooseWorkspace, workspaceFromKey } from '../folders';
 import { formatBytes } from './format';
 import type { PromptDocuments } from './prompt';
 import {
@@ -26,17 +26,16 @@ export interface Views {
 }
 
 /** Writes this window is making and will report itself (Add Entry…, Replace Entry…, Apply), by
- * workspace and file: their result message says what an eviction would, so the server's
- * `metis/memoryEviction` for them (sent before the command's answer) shows nothing more. */
+ * file: their result message says what an eviction would, so the server's
+ * `metis/memoryEviction` for them (sent before the command's answer) shows nothing more. By
+ * file name alone: the folder a command names can be a window folder above the memory's, so
+ * its URI need not be the one the server reports (another folder's eviction of the same file
+ * in those few milliseconds is not shown either; the status bar still is). */
 const ownWrites = new Map<string, number>();
 
-function writeKey(workspace: vscode.Uri | string, file: string): string {
-  return `${workspaceKey(workspace)}|${file}`;
-}
-
-/** Run `write`, a write of `file` in `workspace` whose outcome the caller shows itself. */
-export async function ownWrite<T>(workspace: vscode.Uri, file: string, write: () => Promise<T>): Promise<T> {
-  const key = writeKey(workspace, file);
+/** Run `write`, a write of `file` whose outcome the caller shows itself. */
+export async function ownWrite<T>(file: string, write: () => Promise<T>): Promise<T> {
+  const key = file;
   ownWrites.set(key, (ownWrites.get(key) ?? 0) + 1);
   try {
     return await write();
@@ -68,7 +67,7 @@ export function handleNotifications(srv: MetisServer, views: Views): void {
   srv.onNotification(ServerNotification.memoryEviction, (params) => {
     const p = params as MemoryEvictionParams;
     const key = `${p.workspace}|${p.file}`;
-    if (ownWrites.has(writeKey(p.workspace, p.file))) return; // its writer says so itself
+    if (ownWrites.has(p.file)) return; // its writer says so itself
     if (evictionShown.has(key)) return;
     evictionShown.add(key);
     const folder = workspaceFromKey(p.workspace);

@@ -37,7 +37,7 @@ export async function applyProposal(
 ): Promise<WriteResult | undefined> {
   try {
     // Its eviction, if any, is in the one message the caller shows (`ownWrite`).
-    return await ownWrite(p.workspace.uri, p.file, () =>
+    return await ownWrite(p.file, () =>
       server.command(ServerCommand.memoryConsolidate, {
         file: p.file,
         content,
