@@ -165,7 +165,7 @@ describe('the Marketplace listing', () => {
     assert.ok(walkthrough, 'no walkthrough contributed');
     assert.deepEqual(
       walkthrough.steps.map((s) => s.id),
-      ['openMemory', 'seeCaps', 'consolidate', 'connectAgents'],
+      ['createMemory', 'seeCaps', 'consolidate', 'connectAgents'],
     );
     for (const step of walkthrough.steps) {
       const linked = [...step.description.matchAll(/\(command:([\w.]+)\)/g)].map((m) => m[1] ?? '');
