@@ -100,8 +100,10 @@ export class UsageStatusBar implements vscode.Disposable {
     const has = active && this.presence.has(active);
     this.setHasMemory(has);
     if (!failure && active && has === false) {
-      this.item.hide();
       this.showOffer(active);
+      // An agent that loses text of its own files is worth saying with or without our memory.
+      if (this.agents === 'red' || this.agents === 'yellow') this.showAgentsOnly();
+      else this.item.hide();
       return;
     }
     this.offer.hide();
@@ -140,6 +142,20 @@ export class UsageStatusBar implements vscode.Disposable {
         : level === 'warning'
           ? new vscode.ThemeColor('statusBarItem.warningBackground')
           : undefined;
+    this.item.show();
+  }
+
+  /** No memory file yet, but another agent's file is over a budget: that alone. */
+  private showAgentsOnly(): void {
+    const red = this.agents === 'red';
+    this.item.text = '$(warning) agents';
+    this.item.tooltip = new vscode.MarkdownString(
+      red
+        ? '**An agent loses text of its files**: see the Agent Context view.'
+        : 'An agent file is over a warning budget or close to one: see the Agent Context view.',
+    );
+    this.item.accessibilityInformation = { label: 'Metis Memory: an agent file is over its budget' };
+    this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
     this.item.show();
   }
 
