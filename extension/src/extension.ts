@@ -96,7 +96,7 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
   const declared = (context.extension.packageJSON as { version?: unknown }).version;
   const version = typeof declared === 'string' ? declared : '0';
   context.subscriptions.push(registerMcpServerProvider(srv, version));
-  void openWalkthroughOnce(context);
+  void openWalkthroughOnce(context, log);
   log.info(`activated in ${(performance.now() - began).toFixed(1)} ms`);
 
   return createApi(srv, updated, version);

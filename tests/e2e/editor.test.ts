@@ -117,15 +117,17 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     assert.equal(await page.locator('.markers-panel .monaco-list-row .codicon-warning').count() > 0, true);
     // The README's picture: the status bar, the squiggles and the Problems panel's rows of one
     // over-cap MEMORY.md, and the usage lens above line 1 when VS Code shows it. VS Code keeps
-    // the first line where it was when the lens arrives, so the lens sits just above the view:
-    // scroll to the top. It does not always come (in one of two runs, no lens 15 s after the
-    // diagnostics): the picture is taken without it then, and the run says so.
+    // the first line where it was when the lens arrives, so the lens (a view zone above line 1,
+    // drawn only once in sight) sits just above the view: scroll the editor to its very top.
+    // Since the extension activates at start-up, code-server draws no lens here in about one
+    // run of three, scrolled to the top or not, though the server answers the request (known,
+    // not yet understood; the status bar carries the same figures): the picture is then taken
+    // without it, and the run says so.
     const lens = page.locator('.monaco-editor .codelens-decoration', { hasText: /MEMORY\.md: 2,\d{3} B/ }).first();
     const lensShown = await waitFor(
       'the usage lens above line 1 of MEMORY.md',
       async () => {
-        await page.locator('.editor-instance .monaco-editor .margin').first().hover();
-        await page.mouse.wheel(0, -1000);
+        await bridge.call('/command', { command: 'editorScroll', args: [{ to: 'up', by: 'line', value: 10_000 }] });
         return (await lens.isVisible()) || undefined;
       },
       10_000,

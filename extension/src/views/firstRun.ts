@@ -179,11 +179,15 @@ export async function offerToCreate(folder: MemoryWorkspace, file: MemoryFileNam
  * window), as VS Code does for an extension installed from its Extensions view but not for one
  * installed from the command line or a VSIX. VS Code's own setting turns it off.
  */
-export async function openWalkthroughOnce(context: vscode.ExtensionContext): Promise<void> {
+export async function openWalkthroughOnce(
+  context: vscode.ExtensionContext,
+  log: vscode.LogOutputChannel,
+): Promise<void> {
   if (context.globalState.get<boolean>(WALKTHROUGH_SHOWN)) return;
   if (!vscode.workspace.getConfiguration('workbench').get<boolean>('welcomePage.walkthroughs.openOnInstall', true))
     return;
   await context.globalState.update(WALKTHROUGH_SHOWN, true);
+  log.info('first activation of this install: opening the walkthrough');
   await vscode.commands.executeCommand(
     'workbench.action.openWalkthrough',
     `${context.extension.id}#${WALKTHROUGH}`,
