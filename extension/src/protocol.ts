@@ -296,8 +296,8 @@ export interface ConnectFile {
 export interface LauncherStatus {
   /** Where it goes, `~/` for the home folder. */
   path: string;
-  /** `stale`: ours, running another copy; `foreign`/`symlink`/`other`: not ours, never touched. */
-  state: 'absent' | 'current' | 'stale' | 'foreign' | 'symlink' | 'other' | 'unsupported';
+  /** `stale`: ours, running another copy; `edited`: ours, changed by the user; `foreign`/`symlink`/`other`: not ours. The last four are never touched. */
+  state: 'absent' | 'current' | 'stale' | 'edited' | 'foreign' | 'symlink' | 'other' | 'unsupported';
   /** What `metis-memory` is on PATH, if anything. */
   found: string | null;
   binOnPath: boolean;

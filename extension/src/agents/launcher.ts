@@ -55,7 +55,7 @@ export async function offerLauncher(
     const theirs =
       launcher.state === 'unsupported'
         ? ''
-        : ` (${place} is there but is not this extension's, so it was left alone${launcher.binOnPath ? '' : `, and ${folder} is not on your PATH`})`;
+        : ` (${place} is there but is ${launcher.state === 'edited' ? 'a launcher of this extension you edited' : "not this extension's"}, so it was left alone${launcher.binOnPath ? '' : `, and ${folder} is not on your PATH`})`;
     return {
       note: ` Agents cannot run metis-memory until it is on your PATH${theirs}: install it with ${PIPX}.`,
       pathLine: launcher.state === 'unsupported' ? null : launcher.pathHint,

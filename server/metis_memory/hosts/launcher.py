@@ -7,11 +7,16 @@ Where: `$PIPX_BIN_DIR` when set (where `pipx install` would put the command), el
 `$XDG_BIN_HOME` (where `uv tool install` would), else `~/.local/bin` (both tools' default).
 Only an absolute value counts.
 
-What is ours: a regular file holding `MARK`. Only such a file is ever rewritten (when the
-extension moved, after an update, or runs another Python); anything else at that name (the
-symlink pipx makes, a user's own script, a folder) is left as it is, and a symlink is never
-followed. Written whole beside it, mode 0755, then linked into place (a new launcher: never
-over a file that appeared meanwhile) or renamed over ours.
+What is ours: a regular file holding `MARK` that is still exactly as `script()` wrote it
+(for the target its exec line names). Only such a file is ever rewritten (when the extension
+moved, after an update, or runs another Python); anything else at that name (the symlink
+pipx makes, a user's own script, a folder, one of ours the user edited) is left as it is,
+and a symlink is never followed. Written whole beside it, mode 0755, then linked into place
+(a new launcher: never over a file that appeared meanwhile) or renamed over ours.
+
+`script()`'s text is what recognises our launchers: a change to it makes every launcher
+written before look edited (left alone, no longer kept current) unless `_parsed` also
+accepts the earlier text (tests/hosts/test_launcher_attacks.py pins it).
 """
 
 from __future__ import annotations
@@ -88,8 +93,8 @@ def script(target: Target) -> str:
         f"{MARK}\n"
         "# It runs the metis-memory that the extension carries, for the agents' hooks and MCP\n"
         "# servers that committed files name only as `metis-memory`. The extension rewrites\n"
-        "# this file when it updates, while the line above is here. Delete the file to stop,\n"
-        f"# or replace it with `{PIPX}`.\n"
+        "# this file when it updates, as long as it is as written here: edit it, and it is\n"
+        f"# yours (left alone). Delete the file to stop, or replace it with `{PIPX}`.\n"
         f"if {tests}; then\n"
         f'  exec {shlex.join([target.python, *target.args])} "$@"\n'
         "fi\n"
@@ -106,8 +111,9 @@ class Status:
     path: Path | None
     """None where there is no place for it (no HOME, or Windows)."""
     state: str
-    """absent | current | stale (ours, running something else) | foreign | symlink |
-    other (a folder, a special file) | unsupported (no place for it)."""
+    """absent | current | stale (ours, running something else) | edited (ours, changed by
+    the user: left alone) | foreign | symlink | other (a folder, a special file) |
+    unsupported (no place for it)."""
     found: str | None
     """What `metis-memory` is on PATH, if anything."""
     bin_on_path: bool
@@ -186,6 +192,18 @@ def install(
     """Write the launcher for `target` (or, with `refresh`, only rewrite one of ours that
     runs something else). Returns the status after, whether it wrote, and a message for
     people. Raises LauncherRefused (not with `refresh`, which then writes nothing)."""
+    try:
+        return _install(target, environ, refresh=refresh)
+    except LauncherRefused as refused:
+        if not refresh:
+            raise
+        after = status(target, os.environ if environ is None else environ)
+        return after, False, f"{after.shown()}: not rewritten. {refused}"
+
+
+def _install(
+    target: Target | None, environ: Mapping[str, str] | None, *, refresh: bool
+) -> tuple[Status, bool, str]:
     env = os.environ if environ is None else environ
     before = status(target, env)
     if target is None or before.path is None:
@@ -201,7 +219,7 @@ def install(
         return before, False, f"{before.shown()} already runs this metis-memory; nothing changed."
     if refresh and state != "stale":
         return before, False, f"{before.shown()}: not rewritten ({state})."
-    if state in ("foreign", "symlink", "other"):
+    if state in ("foreign", "edited", "symlink", "other"):
         raise LauncherRefused(_refusal(before, state))
     _write(path, text.encode("utf-8", "surrogateescape"), current if state == "stale" else None)
     after = status(target, env)
@@ -223,18 +241,31 @@ def _keeping_python(target: Target, ours: bytes | None) -> Target:
     """`target`, with the Python our launcher there already runs while that still exists:
     it follows the extension when it moves, not each project's interpreter (a workspace can
     select one of its own), so it changes only when its Python is gone."""
-    if ours is None:
+    written = None if ours is None else _parsed(ours)
+    if written is None:
         return target
-    for line in ours.decode("utf-8", "surrogateescape").splitlines():
-        if line.startswith("  exec "):
-            try:
-                words = shlex.split(line)
-            except ValueError:
-                return target
-            python = words[1] if len(words) > 2 else ""
-            if os.path.isabs(python) and os.access(python, os.X_OK):
-                return Target(python, target.args)
+    python = written.python
+    if os.path.isabs(python) and os.access(python, os.X_OK):
+        return Target(python, target.args)
     return target
+
+
+def _parsed(data: bytes) -> Target | None:
+    """What the launcher `data` runs, when it is exactly as `script()` writes it for that;
+    None for anything else (not ours, or edited)."""
+    text = data.decode("utf-8", "surrogateescape")
+    start = text.find("\n  exec ")
+    end = text.find(' "$@"\nfi\n', start)
+    if start < 0 or end < 0:
+        return None
+    try:  # (the line may span lines: a path can hold a line break, quoted)
+        words = shlex.split(text[start + len("\n  exec ") : end])
+    except ValueError:
+        return None
+    if not words:
+        return None
+    target = Target(words[0], tuple(words[1:]))
+    return target if script(target) == text else None
 
 
 def _no_place(env: Mapping[str, str]) -> str:
@@ -273,15 +304,37 @@ def _refusal(status_: Status, state: str) -> str:
             )
         return what + (status_.path_note() or " It is on your PATH: agents can run it.")
     if state == "other":
+        blocker = _not_a_folder(status_.path.parent)
+        if blocker is not None:
+            return (
+                f"{status_.shown(blocker)} is a file, not a folder, so there is no place for "
+                f"the launcher in {status_.shown(status_.path.parent)}: nothing was written. "
+                "Set PIPX_BIN_DIR to a folder for it (and put that folder on your PATH), or "
+                f"install metis-memory with `{PIPX}`."
+            )
         return (
             f"{shown} is a folder or a special file, not a launcher: nothing was written. "
             f"Move it aside and choose Add Launcher again, or install metis-memory with `{PIPX}`."
+        )
+    if state == "edited":
+        return (
+            f"{shown} is a launcher this extension wrote, edited since (its lines are not "
+            "the ones the extension writes): it was left as it is. Delete it and choose Add "
+            f"Launcher again for a fresh one, or keep it as your own (remove its line {MARK!r})."
         )
     return (
         f"{shown} exists and was not written by this extension (it has no line {MARK!r}): "
         "it was left as it is. Rename or remove it and choose Add Launcher again, or put the "
         f"metis-memory you want on PATH (`{PIPX}`)."
     )
+
+
+def _not_a_folder(folder: Path) -> Path | None:
+    """The closest of `folder` and its parents that exists, when that is not a folder."""
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate):
+            return None if os.path.isdir(candidate) else candidate
+    return None
 
 
 def _home(env: Mapping[str, str]) -> Path | None:
@@ -306,6 +359,8 @@ def _inspect(path: Path, wanted: str) -> tuple[str, bytes | None]:
     data = _read(path)
     if data is None or MARK.encode() not in data.splitlines():
         return "foreign", None
+    if _parsed(data) is None:
+        return "edited", None
     return ("current" if data == wanted.encode("utf-8", "surrogateescape") else "stale"), data
 
 
@@ -361,9 +416,12 @@ def _write(path: Path, data: bytes, replacing: bytes | None) -> None:
         finally:
             os.close(fd)
         if replacing is None:
-            _link_new(temp, path)
+            _link_new(temp, path, data)
         else:
-            if _inspect(path, "")[1] != replacing:
+            now = _inspect(path, "")[1]
+            if now == data:  # another window's refresh got there first
+                return
+            if now != replacing:
                 raise LauncherRefused(
                     f"{path} changed while the launcher was written; it was left as it is. "
                     "Choose Add Launcher again."
@@ -379,10 +437,12 @@ def _write(path: Path, data: bytes, replacing: bytes | None) -> None:
     _sync_folder(folder)
 
 
-def _link_new(temp: Path, path: Path) -> None:
+def _link_new(temp: Path, path: Path, data: bytes) -> None:
     try:
         os.link(temp, path)
     except FileExistsError:
+        if _inspect(path, "")[1] == data:  # another window added the same launcher first
+            return
         raise LauncherRefused(
             f"{path} appeared while the launcher was written; it was left as it is. "
             "Choose Add Launcher again."
