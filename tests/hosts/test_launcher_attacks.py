@@ -111,3 +111,18 @@ def test_the_template_is_pinned_because_it_is_how_our_launchers_are_recognised()
     assert hashlib.sha256(text.encode()).hexdigest() == (
         "39583818c9bee1afe8c0116c4f9fd203d264156838d2379a6b07c8f1cc4751ac"
     ), "script()'s text changed: see this test's docstring"
+
+
+@pytest.mark.parametrize("entry", ["", ".", "bin"])
+def test_a_relative_path_entry_does_not_count_as_metis_memory_on_path(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch, entry: str
+) -> None:
+    """A repository's own `metis-memory`, found from where the server runs, is not this
+    machine's: the launcher is still offered."""
+    for folder in (tmp_path, tmp_path / "bin"):
+        folder.mkdir(exist_ok=True)
+        (folder / "metis-memory").write_text("#!/bin/sh\n")
+        (folder / "metis-memory").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    found = status(MODULE, {"HOME": str(home), "PATH": f"{entry}:/nonexistent"})
+    assert (found.found, found.state, found.bin_on_path) == (None, "absent", False)

@@ -4,14 +4,17 @@ the hosts it finds and says why.
 A host counts as found when its own files are in the folder (`.claude/`, `CLAUDE.md`,
 `AGENTS.md`...) or it is installed for this user (its command on PATH, its settings folder
 in the home directory). Only names are looked up (`lstat` and PATH's `stat`s, a fixed
-number of them): nothing is read, nothing is followed, so a cloned repository cannot make
-this slow or make it open anything.
+number of them): nothing is read, and nothing in the folder is followed (a sign beneath a
+symlinked folder is not there), so a cloned repository cannot make this slow or make it
+open anything. PATH's relative entries and a relative CODEX_HOME would be looked up from
+wherever the server runs, maybe the repository itself: they are not this machine's.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,15 +86,15 @@ def detect(workspace: Path, environ: Mapping[str, str] | None = None) -> dict[st
     "claude on PATH", "~/.claude/ on this machine"); an empty list when nothing was found."""
     env = os.environ if environ is None else environ
     home = _home(env)
-    search = os.pathsep.join(env.get("PATH", "").split(os.pathsep)[:MAX_PATH_ENTRIES])
+    search = absolute_path_entries(env.get("PATH", ""))
     found: dict[str, list[str]] = {}
     for name in SETUPS:
         signs = SIGNS[name]
-        why = [f"{f} in this folder" for f in signs.folder if _exists(workspace / f.rstrip("/"))]
+        why = [f"{f} in this folder" for f in signs.folder if _in_folder(workspace, f)]
         why += [f"{c} on PATH" for c in signs.commands if search and shutil.which(c, path=search)]
         if signs.home_variable and env.get(signs.home_variable[0]):
             variable, stands_for = signs.home_variable
-            if _exists(Path(env[variable])):
+            if os.path.isabs(env[variable]) and _exists(Path(env[variable])):
                 why.append(f"{variable} ({stands_for}) on this machine")
         else:
             why += [
@@ -101,6 +104,28 @@ def detect(workspace: Path, environ: Mapping[str, str] | None = None) -> dict[st
             ]
         found[name] = why
     return found
+
+
+def absolute_path_entries(path: str) -> str:
+    """PATH's first MAX_PATH_ENTRIES entries that are absolute (a longer PATH is cut, not
+    refused; "", "." or "bin" would be looked up where the server runs)."""
+    entries = path.split(os.pathsep)[:MAX_PATH_ENTRIES]
+    return os.pathsep.join(e for e in entries if os.path.isabs(e))
+
+
+def _in_folder(workspace: Path, sign: str) -> bool:
+    """Whether `sign` (a relative name, `/` between its parts) is in the workspace, each
+    folder on the way a real folder (not a symlink) and the last name there as itself."""
+    parts = sign.rstrip("/").split("/")
+    folder = workspace
+    for part in parts[:-1]:
+        folder /= part
+        try:
+            if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                return False
+        except (OSError, ValueError):
+            return False
+    return _exists(folder / parts[-1])
 
 
 def _home(env: Mapping[str, str]) -> Path | None:

@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._version import DISTRIBUTION
+from .detect import absolute_path_entries
 
 COMMAND = "metis-memory"
 MARK = "# metis-memory launcher, written by the Metis Memory editor extension."
 MAX_READ = 64 * 1024
 """A launcher is well under 2 KB; a bigger file there is not ours, and is not read."""
-MAX_PATH_ENTRIES = 256
 PIPX = f"pipx install {DISTRIBUTION}"
 
 
@@ -175,14 +175,13 @@ def place(environ: Mapping[str, str]) -> Path | None:
 def status(target: Target | None, environ: Mapping[str, str] | None = None) -> Status:
     env = os.environ if environ is None else environ
     path = place(env) if target is not None else None
-    search = os.pathsep.join(env.get("PATH", "").split(os.pathsep)[:MAX_PATH_ENTRIES])
+    search = absolute_path_entries(env.get("PATH", ""))
     found = shutil.which(COMMAND, path=search) if search else None
     if path is None or target is None:
         return Status(None, "unsupported", found, False, _home(env))
     state, current = _inspect(path, "")
     state, _ = _inspect(path, script(_keeping_python(target, current)))
-    entries = [e for e in search.split(os.pathsep) if os.path.isabs(e)]
-    on_path = any(_same_folder(Path(e), path.parent) for e in entries)
+    on_path = any(_same_folder(Path(e), path.parent) for e in search.split(os.pathsep) if e)
     return Status(path, state, found, on_path, _home(env))
 
 

@@ -50,11 +50,15 @@ async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str
     ]
 
 
-def plan_digest(hosts: tuple[str, ...], files: list[tuple[str, str | None, str]]) -> str:
-    """One hash of a plan: the hosts, and each file's path, text before (or its absence)
-    and text after. Equal digests mean the same writes onto the same files."""
+def plan_digest(
+    folder: Path, hosts: tuple[str, ...], files: list[tuple[str, str | None, str]]
+) -> str:
+    """One hash of a plan: the folder, the hosts, and each file's path, text before (or its
+    absence) and text after, each part hashed on its own (no separator to forge). Equal
+    digests mean the same writes onto the same files."""
     digest = hashlib.sha256()
-    for part in ("\0".join(hosts), *(p for f in files for p in _file_parts(*f))):
+    parts = (str(folder), "\0".join(hosts), *(p for f in files for p in _file_parts(*f)))
+    for part in parts:
         digest.update(hashlib.sha256(part.encode("utf-8", "surrogatepass")).digest())
     return digest.hexdigest()
 
@@ -78,7 +82,8 @@ async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, 
         # An editor that registers the MCP server itself needs no second entry.
         skip = frozenset({EDITOR_MCP_PATH}) if params.editorProvidesMcp else frozenset()
         plan = plan_init(Path(folder.path), hosts, COMMAND, skip=skip)
-        digest = plan_digest(plan.hosts, [(f.path, f.before, f.after) for f in plan.files])
+        changes = [(f.path, f.before, f.after) for f in plan.files]
+        digest = plan_digest(plan.workspace, plan.hosts, changes)
         if params.expectedPlan is not None and params.expectedPlan != digest:
             raise CommandError(
                 "conflict",
