@@ -366,6 +366,14 @@ class MemoryStore:
             if create is None:
                 yield None
                 return
+            link = _link_target(root, METIS_DIR)
+            if link is not None:  # `.metis` leads (inside the workspace) to nothing yet
+                hint = (
+                    f"{METIS_DIR} is a symbolic link to {link}, which does not exist: make "
+                    f"that folder, or remove the link (the next write then makes {METIS_DIR} "
+                    "a folder of its own)."
+                )
+                raise StorageError("create directory", shown.parent, exc, hint) from exc
             raise StorageError("create directory", _failed_path(exc, shown), exc) from exc
         except OSError as exc:
             action = "read" if create is None else "write"
@@ -500,6 +508,14 @@ def _keep_out_of_git(root: Dir, held: Dir) -> None:
         write_gitignore(held)
     except OSError:
         pass  # cannot tell: leave it, a `.gitignore` is a courtesy, never worth failing a write
+
+
+def _link_target(directory: Dir, name: str) -> str | None:
+    """What the symlink `name` points to; None when it is not one (or is gone)."""
+    try:
+        return directory.readlink(name)
+    except (OSError, ValueError):
+        return None
 
 
 def _lstat_in(directory: Dir, name: str) -> os.stat_result | None:

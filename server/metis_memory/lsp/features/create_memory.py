@@ -8,10 +8,11 @@ answer. The editor only forwards the command and opens the result.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from ...store.errors import MemoryStoreError
-from ...store.files import MemoryFile
+from ...store.files import BUDGETS_CONFIG, METIS_DIR, MemoryFile
 from ...store.template import template
 from ..arguments import CommandError, parse
 from ..context import ServerContext
@@ -41,11 +42,36 @@ async def create_memory(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, o
     finally:
         for file in created:
             ls.refresher.request(folder.file_key(file))
+    notes = await asyncio.to_thread(_over_budgets, folder, created)
     return {
         "created": [f.value for f in created],
         "existing": [f.value for f in existing],
-        "message": message(folder.name, created, existing),
+        "message": message(folder.name, created, existing) + notes,
     }
+
+
+def _over_budgets(folder: Folder, created: list[MemoryFile]) -> str:
+    """A budget of the workspace's (`.metis/budgets.toml`) that a new file is already over:
+    said, as `check` would fail on it (the memory's own caps are far above the template)."""
+    from ...budgets.catalog import workspace_catalog
+    from ...budgets.evaluate import budget_uses
+
+    if not created:
+        return ""
+    workspace = Path(folder.path)
+    catalog = workspace_catalog(workspace)
+    notes = []
+    for file in created:
+        path = workspace / METIS_DIR / file.value
+        for use in budget_uses(path, template(file), workspace, catalog):
+            if use.cut is not None:
+                notes.append(
+                    f" Note: {METIS_DIR}/{file.value} is already over the budget "
+                    f"“{use.budget.name}” of {METIS_DIR}/{BUDGETS_CONFIG} ({use.used()}; "
+                    f"{use.budget.consumer}: {use.state()}): keep it under that, or raise the "
+                    "budget."
+                )
+    return "".join(notes)
 
 
 def _exists(folder: Folder, file: MemoryFile) -> bool:
