@@ -185,6 +185,17 @@ def hard_cap(exc: MemoryHardCapExceeded, surface: Surface, room: EntryRoom | Non
             f"{fmt_bytes(room.entry_bytes - largest)}, to {fmt_bytes(largest)} or less (keep "
             f"long detail in a file of the repository and remember where), then {again}."
         )
+    if op == "replace" and exc.current_size > exc.hard_cap:
+        # Over before this replace: no new text is short enough; the file needs room.
+        size = min(exc.hard_cap, exc.hard_cap - (exc.attempted_size - exc.current_size))
+        better = f" (under the {soft} soft cap is better)" if size > exc.soft_cap else ""
+        return (
+            f"{surface.refused(op)}: {file} is {fmt_bytes(exc.current_size)} already, "
+            f"{fmt_bytes(exc.current_size - exc.hard_cap)} over its {hard} hard cap, and would "
+            f"still be {fmt_bytes(exc.attempted_size)} after this replace. Nothing was "
+            f"written. Make room first: {_fill(surface.make_room, file, size=size, better=better)}"
+            f", then {again}."
+        )
     text = (
         f"{surface.refused(op)}: {file} would be {fmt_bytes(exc.attempted_size)}, "
         f"{fmt_bytes(over)} over its {hard} hard cap (it is {fmt_bytes(exc.current_size)} "
