@@ -419,10 +419,15 @@ def _tool(args: argparse.Namespace) -> int:
     file = _memory_file(args.file, args.workspace)
     if args.command == "add":
         name, tool_input = "memory_add", {"file": file, "entry": args.entry}
+        given = {"entry": args.entry}
     elif args.command == "replace":
         name, tool_input = "memory_replace", {"file": file, "old": args.old, "new": args.new}
+        given = {"text to replace": args.old, "new text": args.new}
     else:
         name, tool_input = "memory_consolidate", {"file": file, "content": _content(args)}
+        given = {"content": str(tool_input["content"])}
+    for what, text in given.items():
+        _utf8_text(what, text)
     try:
         result = memory_dispatcher(store).dispatch(name, tool_input)
     except ToolExecutionError as exc:
@@ -459,15 +464,35 @@ def _memory_file(given: str, workspace: str) -> str:
     )
 
 
+def _utf8_text(what: str, text: str) -> None:
+    """Bytes that are not UTF-8 in an argument or on stdin reach Python as lone surrogates
+    (surrogateescape): said here in a person's words, before the tools' schema refuses them
+    in its own."""
+    for index, char in enumerate(text):
+        if "\ud800" <= char <= "\udfff":
+            byte = f"its byte 0x{ord(char) - 0xDC00:02x}" if char >= "\udc80" else "a surrogate"
+            raise UsageError(
+                f"the {what} is not UTF-8 text ({byte}, at character {index + 1:,}): nothing "
+                "was written. Give it in UTF-8 (check the encoding of your terminal or script)."
+            )
+
+
 def _content(args: argparse.Namespace) -> str:
     if args.content is not None:
         return str(args.content)
     if args.stdin:
         return sys.stdin.read()
+    shown = repr(str(args.from_path))
     try:
         return str(args.from_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read --from {str(args.from_path)!r}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"cannot read --from {shown}: it is not UTF-8 (its first bad byte is at offset "
+            f"{exc.start:,}). Nothing was written: save it as UTF-8 and run consolidate again."
+        ) from exc
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"cannot read --from {shown}: {reason}. Nothing was written.") from exc
 
 
 def main_exit() -> None:

@@ -4,6 +4,9 @@ to fit by shortening its new text."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from support.cli import Runner
@@ -46,3 +49,69 @@ def test_a_replace_that_alone_crosses_the_hard_cap_asks_for_shorter_text(
     assert result.returncode == 1
     over = len(text.encode()) + 62 - 4096
     assert f"Make the new text at least {over} B shorter, or make room first" in result.stderr
+
+
+def test_a_from_file_that_is_not_utf8_or_missing_is_said_in_words(
+    cli: Runner, workspace: Path
+) -> None:
+    write_memory(workspace, "MEMORY.md", "# Mem\n- a\n")
+    (workspace / "bad.txt").write_bytes(b"- \xff\xfe bad\n")
+    result = cli("consolidate", "MEMORY.md", "--from", "bad.txt")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "metis-memory: cannot read --from 'bad.txt': it is not UTF-8 (its first bad byte is at "
+        "offset 2). Nothing was written: save it as UTF-8 and run consolidate again.\n",
+    )
+    missing = cli("consolidate", "MEMORY.md", "--from", "nowhere.txt")
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        "metis-memory: cannot read --from 'nowhere.txt': No such file or directory. Nothing was "
+        "written.\n",
+    )
+
+
+def test_an_argument_holding_bytes_that_are_not_utf8_is_said_in_words(
+    workspace: Path, home: Path
+) -> None:
+    """A shell passes bytes: ones that are not UTF-8 reach Python as lone surrogates, which
+    the tools' schema refused in its own words ("unable to parse raw data")."""
+    write_memory(workspace, "MEMORY.md", "# Mem\n- a\n")
+    for args in (
+        [b"add", b"MEMORY.md", b"- caf\xe9 au lait"],
+        [b"replace", b"MEMORY.md", b"- a", b"- caf\xe9"],
+    ):
+        result = subprocess.run(
+            [os.fsencode(Path(sys.executable).parent / "metis-memory"), *args],
+            cwd=workspace,
+            env={**os.environ, "HOME": str(home), "LC_ALL": "C.UTF-8"},
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        what = "entry" if args[0] == b"add" else "new text"
+        assert (result.returncode, result.stderr.decode()) == (
+            2,
+            f"metis-memory: the {what} is not UTF-8 text (its byte 0xe9, at character "
+            "6): nothing was written. Give it in UTF-8 (check the "
+            "encoding of your terminal or script).\n",
+        )
+    piped = subprocess.run(
+        [
+            os.fsencode(Path(sys.executable).parent / "metis-memory"),
+            b"consolidate",
+            b"MEMORY.md",
+            b"-",
+        ],
+        cwd=workspace,
+        env={**os.environ, "HOME": str(home), "LC_ALL": "C.UTF-8"},
+        input=b"- na\xefve\n",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert (piped.returncode, piped.stderr.decode()) == (
+        2,
+        "metis-memory: the content is not UTF-8 text (its byte 0xef, at character 5): nothing "
+        "was written. Give it in UTF-8 (check the encoding of your terminal or script).\n",
+    )
+    assert (workspace / ".metis" / "MEMORY.md").read_text() == "# Mem\n- a\n"
