@@ -23,9 +23,10 @@ CONTRIBUTOR_PAGES = ("CONTRIBUTING.md", "docs/engineering.md")
 
 
 def user_pages() -> list[Path]:
-    """README.md, the VSIX's README and every page of docs/ but the contributors' one."""
+    """README.md, the VSIX's README and changelog, and every page of docs/ but the
+    contributors' one."""
     docs = sorted((ROOT / "docs").rglob("*.md"))
-    pages = [ROOT / "README.md", ROOT / "extension" / "README.md", *docs]
+    pages = [ROOT / "README.md", ROOT / "extension" / "README.md", ROOT / "CHANGELOG.md", *docs]
     return [p for p in pages if p.relative_to(ROOT).as_posix() not in CONTRIBUTOR_PAGES]
 
 
