@@ -213,9 +213,6 @@ function linkTree(from: string, to: string): void {
 const BASE_SETTINGS: Record<string, unknown> = {
   'security.workspace.trust.enabled': false,
   'workbench.startupEditor': 'none',
-  // The extension opens its walkthrough on a first install, which every start here is: only
-  // first-run.test.ts, which tests that, turns it on.
-  'workbench.welcomePage.walkthroughs.openOnInstall': false,
   'workbench.tips.enabled': false,
   'workbench.secondarySideBar.defaultVisibility': 'hidden',
   'chat.commandCenter.enabled': false,
@@ -235,6 +232,18 @@ const BASE_SETTINGS: Record<string, unknown> = {
   'git.openRepositoryInParentFolders': 'never',
 };
 
+/**
+ * The machine-scoped settings every start has. code-server's window is a remote one: there VS
+ * Code (the workbench and the extension host alike) reads a machine-scoped setting from the
+ * remote machine's settings (user-data/Machine/settings.json) and ignores it in the user's.
+ */
+const BASE_MACHINE_SETTINGS: Record<string, unknown> = {
+  // The extension opens its walkthrough on a first install, which every start here is: only
+  // first-run.test.ts, which tests that, turns it on. Set among the user settings only, it
+  // was ignored: every window opened a "Welcome" tab beside the files.
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+};
+
 export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
   if (!fs.existsSync(CODE_SERVER)) throw new Error(`code-server is not installed at ${CODE_SERVER}: run make test-e2e`);
   const runs = path.join(CACHE, 'e2e-runs');
@@ -244,14 +253,16 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
   const extensions = path.join(dir, 'extensions');
   fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
   fs.mkdirSync(extensions, { recursive: true });
+  // Machine-scoped settings (metis.interpreter, openOnInstall) live in the remote machine's
+  // settings: `settings` and `extra` go to both files, each keeping what its scope allows.
+  fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
   const userSettings = (extra: Record<string, unknown>): void => {
     const settings = { ...BASE_SETTINGS, ...opts.settings, ...extra };
     fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+    const machine = { ...BASE_MACHINE_SETTINGS, ...opts.settings, ...extra };
+    fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(machine, null, 2));
   };
   userSettings({});
-  // Machine-scoped settings (metis.interpreter) live in the remote machine's settings.
-  fs.mkdirSync(path.join(userData, 'Machine'), { recursive: true });
-  fs.writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify(opts.settings ?? {}, null, 2));
   const configFile = path.join(dir, 'config.yaml');
   fs.writeFileSync(configFile, 'auth: none\n');
   await installInto(opts.vsixes, extensions, userData);
