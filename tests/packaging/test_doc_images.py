@@ -55,6 +55,14 @@ def shown_images() -> list[tuple[str, Path]]:
             if link.image and is_relative(link.target):
                 where = f"{page.relative_to(ROOT)}:{link.line}: {link.target}"
                 out.append((where, (base_of(page) / link.target).resolve()))
+    # The walkthrough's pictures, which the VSIX carries.
+    manifest = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
+    for walkthrough in manifest["contributes"].get("walkthroughs", []):
+        for step in walkthrough["steps"]:
+            image = step.get("media", {}).get("image")
+            if isinstance(image, str):
+                where = f"package.json: walkthrough step {step['id']}: {image}"
+                out.append((where, (ROOT / image).resolve()))
     return out
 
 
