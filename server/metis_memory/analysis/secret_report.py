@@ -16,7 +16,8 @@ ADVICE = "remove it (metis-memory consolidate) and keep a pointer to where it li
 HELP = (
     "Memory files are sent to the model provider with every prompt and are committed with "
     "the repository, so a credential in one leaks twice. Remove it with "
-    "`metis-memory consolidate` (or the `memory_consolidate` tool), rotate it if it was "
+    "`metis-memory consolidate` (in VS Code: Metis: Consolidate MEMORY.md…, or the quick fix "
+    "that redacts it), rotate it if it was "
     "pushed, and keep a pointer to where it lives instead, e.g. "
     '"`$GITHUB_TOKEN`, in 1Password under Deploy".'
 )
