@@ -44,6 +44,9 @@ class Surface:
     """What a consolidation's new content is to this person."""
     shorten: str
     """How to shorten the file."""
+    edit_content: str
+    """What to do when {content} was the file unchanged and it is still over the soft cap (in
+    the editor the proposal has closed by then)."""
     make_room: str
     """How to bring the file down to {size} ({better}: a word on the soft cap, or "")."""
     by_hand: str
@@ -65,6 +68,10 @@ EDITOR = Surface(
     },
     content="the proposal",
     shorten='run "Metis: Consolidate {file}…" to shorten it',
+    edit_content=(
+        'run "Metis: Consolidate {file}…" and merge, shorten or drop entries in its proposal '
+        "before Apply"
+    ),
     make_room='run "Metis: Consolidate {file}…" and Apply a version of at most {size}{better}',
     by_hand="{verb} .metis/{file} by hand",
 )
@@ -83,6 +90,7 @@ CLI = Surface(
         "edit .metis/{file} to shorten it, or write a shorter version with "
         "`metis-memory consolidate {file} --from FILE`"
     ),
+    edit_content="merge, shorten or drop entries in the new content, then run consolidate again",
     make_room=(
         "bring .metis/{file} to at most {size}{better}: edit it, or write a shorter version "
         "with `metis-memory consolidate {file} --from FILE`"
@@ -103,6 +111,8 @@ _VERBS = {"add": "Added entry to", "replace": "Replaced text in", "consolidate":
 def success(operation: str, result: WriteResult, surface: Surface) -> str:
     """A write's result line: the spec's, with the soft cap's hint in this person's words."""
     file, caps = result.file.value, CAPS[result.file]
+    if operation == "consolidate" and result.before_hash == result.after_hash:
+        return _unchanged(result, surface)
     text = (
         f"{_VERBS.get(operation, 'Wrote')} {file}: {fmt_bytes(result.before_size_bytes)} → "
         f"{fmt_bytes(result.after_size_bytes)} (soft cap {fmt_bytes(caps.soft)}, "
@@ -113,6 +123,21 @@ def success(operation: str, result: WriteResult, surface: Surface) -> str:
     over = fmt_bytes(result.after_size_bytes - caps.soft)
     still = "still " if operation == "consolidate" else ""
     return f"{text}, {still}{over} over the soft cap: {_fill(surface.shorten, file)}."
+
+
+def _unchanged(result: WriteResult, surface: Surface) -> str:
+    """A consolidation that was the file as it is (a proposal with nothing removed): pointing
+    back at the command that made it would go round in a circle."""
+    file, caps = result.file.value, CAPS[result.file]
+    text = (
+        f"{file} is unchanged: {surface.content} is the same as the file "
+        f"({fmt_bytes(result.after_size_bytes)}; soft cap {fmt_bytes(caps.soft)}, "
+        f"hard cap {fmt_bytes(caps.hard)})"
+    )
+    if not result.over_soft_cap:
+        return f"{text}."
+    over = fmt_bytes(result.after_size_bytes - caps.soft)
+    return f"{text}, {over} over the soft cap: {_fill(surface.edit_content, file)}."
 
 
 def store_error(exc: MemoryStoreError, room: EntryRoom | None = None) -> PeopleText:
