@@ -23,3 +23,15 @@ def test_the_same_content_over_the_soft_cap_says_what_is_left_to_do(
         "in the new content, then run consolidate again."
     )
     assert memory_path(workspace, "MEMORY.md").read_bytes() == content
+
+
+def test_empty_content_for_a_missing_file_is_not_called_unchanged(
+    cli: Runner, workspace: Path
+) -> None:
+    # The write creates USER.md: "unchanged" would be wrong, whatever the two hashes say.
+    result = cli("consolidate", "USER.md", "--content", "")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "Consolidated USER.md: 0 B → 0 B (soft cap 1,536 B, hard cap 3,072 B)."
+    )
+    assert memory_path(workspace, "USER.md").read_bytes() == b""

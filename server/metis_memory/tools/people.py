@@ -111,7 +111,8 @@ _VERBS = {"add": "Added entry to", "replace": "Replaced text in", "consolidate":
 def success(operation: str, result: WriteResult, surface: Surface) -> str:
     """A write's result line: the spec's, with the soft cap's hint in this person's words."""
     file, caps = result.file.value, CAPS[result.file]
-    if operation == "consolidate" and result.before_hash == result.after_hash:
+    # (An empty file hashes as a missing one does: that write may have created it.)
+    if operation == "consolidate" and result.before_hash == result.after_hash and result.content:
         return _unchanged(result, surface)
     text = (
         f"{_VERBS.get(operation, 'Wrote')} {file}: {fmt_bytes(result.before_size_bytes)} → "
