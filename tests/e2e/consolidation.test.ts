@@ -286,6 +286,22 @@ describe('Apply, as a person meets it', { timeout: 600_000 }, () => {
     assert.equal(fs.readFileSync(memoryPath(), 'utf8'), onDisk, 'drafting writes nothing');
   });
 
+  step('a file with nothing to remove says so when its proposal opens, once', async () => {
+    const facts = Array.from({ length: 30 }, (_, i) => `- Distinct fact ${i}: the deploy job ${i} runs after the migration step.`);
+    fs.writeFileSync(memoryPath(), `# Workspace memory\n\n${facts.join('\n')}\n`);
+    await clearToasts();
+    await closeEverything();
+    await runCommand(page, 'Metis: Consolidate MEMORY.md…');
+    await applyButton().waitFor({ timeout: 15_000 });
+    const told = notification(page, /MEMORY\.md has no duplicate or empty entries, so the proposal starts as the file: merge, shorten or drop entries in it, then Apply/);
+    await told.waitFor({ timeout: 10_000 });
+    // It stands for the over-cap notice: one message about the proposal's content. (Other
+    // toasts may come: the test's own write brings the eviction notice.)
+    const texts = await page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+    const about = texts.filter((t) => /proposal starts as the file|The proposal for MEMORY\.md is still/.test(t));
+    assert.equal(about.length, 1, texts.join('\n---\n'));
+  });
+
   step('Apply shows the file from its top, with one message that names the next command', async () => {
     await closeEverything();
     fs.writeFileSync(memoryPath(), original);

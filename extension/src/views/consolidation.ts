@@ -105,6 +105,19 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     const doc = await vscode.workspace.openTextDocument(uri);
     if (select) selectIn(doc, select);
     this.updateContext();
+    if (!tidy.changed) this.tellNothingRemoved(uri, file);
+  }
+
+  /** Both sides of the diff are the same: say why, once (it stands for the over-cap notice too). */
+  private tellNothingRemoved(uri: vscode.Uri, file: MemoryFileName): void {
+    this.warned.add(uri.toString());
+    const model = this.modelAvailable;
+    const text =
+      `${file} has no duplicate or empty entries, so the proposal starts as the file: merge, ` +
+      `shorten or drop entries in it, then Apply${model ? `, or ${DRAFT}` : ''}.`;
+    void vscode.window.showInformationMessage(text, ...(model ? [DRAFT] : [])).then((choice) => {
+      if (choice === DRAFT) void this.draftWithModel(uri);
+    });
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
