@@ -10,10 +10,13 @@ deleted the wrong entry. Here lines end only where LSP says they do.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import unquote
 
+from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
 _LSP_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -38,8 +41,25 @@ class LspTextDocument(TextDocument):
         return tuple(lsp_lines(self.source))
 
 
+log = logging.getLogger(__name__)
+
+
 class LspWorkspace(Workspace):
     """pygls' workspace, creating `LspTextDocument`s."""
+
+    def update_text_document(
+        self,
+        text_doc: types.VersionedTextDocumentIdentifier,
+        change: types.TextDocumentContentChangeEvent,
+    ) -> None:
+        """A change to a document with no open copy here (a client's didChange racing its own
+        didClose: code-server did it for a consolidation proposal) has no text to apply to:
+        logged and dropped, where pygls raised KeyError and the editor showed the person
+        "Error in server". The next didOpen brings the text again."""
+        if unquote(text_doc.uri) not in self.text_documents:
+            log.warning("a change to %s, which is not open here: ignored", text_doc.uri)
+            return
+        super().update_text_document(text_doc, change)
 
     def _create_text_document(
         self,
