@@ -209,6 +209,12 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     assert.ok(text.includes(`Add Launcher writes ${launcher},`), text);
     assert.ok(text.includes(`${bin} is not on your PATH yet`), text);
     for (const file of WRITTEN) assert.ok(fs.existsSync(path.join(fixture.path, file)), `${file} was not written`);
+    // The preview is closed once answered: it showed changes still to write.
+    await waitFor(
+      'the preview tab to close after Write Files',
+      async () => (await page.locator('.tab', { hasText: 'Connect Agents: changes to write' }).count()) === 0 || undefined,
+      10_000,
+    );
     await screenshot(page, '21-agents-launcher-offer');
     await offerLauncher.locator('.monaco-button', { hasText: 'Add Launcher' }).click();
 

@@ -44,7 +44,7 @@ export async function connectAgents(
     {
       canPickMany: true,
       title: `Connect agents to the memory of ${folder.name}`,
-      placeHolder: 'The agents found here are ticked. You see every change before anything is written.',
+      placeHolder: 'Agents found here are ticked; you see every change first',
     },
   );
   if (!picked || picked.length === 0) return undefined;
@@ -55,7 +55,8 @@ export async function connectAgents(
   let result = preview;
   if (changes.length > 0) {
     const count = `${changes.length} file${changes.length === 1 ? '' : 's'}`;
-    await showChanges(folder, changes, `Connect Agents: changes to write in ${folder.name}`);
+    const title = `Connect Agents: changes to write in ${folder.name}`;
+    await showChanges(folder, changes, title);
     const answer = await vscode.window.showInformationMessage(
       `Write ${count} for ${names}?`,
       {
@@ -68,6 +69,8 @@ export async function connectAgents(
       },
       WRITE_FILES,
     );
+    // Answered: the preview of what was to be written is no longer what is there.
+    await closeTabs(title);
     if (answer !== WRITE_FILES) return undefined;
     result = await srv.command(ServerCommand.connectAgents, { ...request, expectedPlan: preview.plan });
   }
@@ -80,6 +83,12 @@ export async function connectAgents(
     : `Metis Memory: the agents of ${folder.name} were already connected; nothing changed.`;
   void report(message + note, pathLine, log, warn);
   return result;
+}
+
+/** Close the preview's tabs (the multi-file diff, or the one diff per file), by their title. */
+async function closeTabs(title: string): Promise<void> {
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.label.startsWith(title));
+  if (tabs.length > 0) await vscode.window.tabGroups.close(tabs);
 }
 
 /** Every change in one multi-file diff (a new file marked added), else one diff per file. */
