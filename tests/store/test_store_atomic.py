@@ -31,6 +31,7 @@ def test_no_temp_file_remains_after_successful_writes(store: MemoryStore, worksp
         ".lock",
         "MEMORY.md",
         "USER.md",
+        "history",
     ]
 
 

@@ -131,4 +131,4 @@ def test_the_template_is_what_a_first_create_writes(workspace: Path, store: Memo
         assert store.create(file, template(file)) is not None
         assert (workspace / ".metis" / file.value).read_text(encoding="utf-8") == template(file)
     listed = sorted(os.listdir(workspace / ".metis"))
-    assert listed == [".gitignore", ".lock", "MEMORY.md", "USER.md"]
+    assert listed == [".gitignore", ".lock", "MEMORY.md", "USER.md", "history"]

@@ -164,4 +164,9 @@ def test_a_killed_writers_half_gitignore_is_swept_and_none_is_left_empty(
     store.add_entry("MEMORY.md", "- uses make")
     assert not leftover.exists()
     assert (metis / ".gitignore").read_text() == GITIGNORE
-    assert sorted(p.name for p in metis.iterdir()) == [".gitignore", ".lock", "MEMORY.md"]
+    assert sorted(p.name for p in metis.iterdir()) == [
+        ".gitignore",
+        ".lock",
+        "MEMORY.md",
+        "history",
+    ]

@@ -110,7 +110,8 @@ def test_a_memory_file_symlink_inside_the_workspace_is_followed_and_kept(
     assert (notes / "memory.md").read_bytes() == b"shared\nfact\n"
     # The lock lives beside the real file, so every link to it shares one lock; no temp is left.
     assert sorted(os.listdir(notes)) == [".lock", "memory.md"]
-    assert os.listdir(workspace / ".metis") == ["MEMORY.md"]
+    # The write log stays in the workspace's own `.metis/` (self-ignoring), not in `notes/`.
+    assert sorted(os.listdir(workspace / ".metis")) == ["MEMORY.md", "history"]
 
 
 def test_a_symlinked_workspace_works(tmp_path: Path, workspace: Path) -> None:

@@ -220,6 +220,31 @@ class LockTimeout(MemoryStoreError):
         )
 
 
+class StagedChangeGone(MemoryStoreError):
+    """A staged change that is no longer waiting (accepted or rejected meanwhile, or never
+    staged): nothing is written."""
+
+    def __init__(self, staged_id: int) -> None:
+        self.staged_id = staged_id
+        super().__init__(
+            f"no change #{staged_id} waits for review (it was accepted or rejected already, or "
+            "never staged): nothing was written. List what waits with `metis-memory review`."
+        )
+
+
+class ReviewInboxFull(MemoryStoreError):
+    """Review is on and the inbox holds its limit of waiting changes."""
+
+    def __init__(self, file: str, waiting: int) -> None:
+        self.file = file
+        self.waiting = waiting
+        super().__init__(
+            f"{waiting} changes already wait for the user's review, the most the inbox holds: "
+            f"this change to {file} was not staged and nothing was written. Ask the user to "
+            "review the waiting changes (accept or reject them), then retry."
+        )
+
+
 def _hint(cause: OSError, path: Path, action: str) -> str:
     access = "read" if action in ("read", "inspect", "open the workspace") else "write"
     hints = {

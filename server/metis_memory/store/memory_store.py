@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any
 
 from .atomic import (
     GITIGNORE_NAME,
@@ -33,15 +34,22 @@ from .errors import (
     MemoryConflict,
     MemoryFileTooLarge,
     MemoryHardCapExceeded,
+    MemoryStoreError,
     NotUtf8,
     OldTextNotFound,
     OldTextNotUnique,
+    ReviewInboxFull,
+    StagedChangeGone,
     StorageError,
 )
 from .files import CAPS, METIS_DIR, MemoryFile, parse_memory_file
 from .fingerprint import READ_LIMIT_BYTES
 from .owners import check_discovered
 from .prompt import compose_prompt
+from .provenance import OUTSIDE, PYTHON, Provenance
+
+if TYPE_CHECKING:
+    from .trace import StagedChange, Trace, TraceRecord
 
 
 class MemoryNotUtf8Warning(UserWarning):
@@ -61,6 +69,11 @@ class WriteResult:
     over_hard_cap: bool
     content: str = ""
     """The file's text after the write: what an agent should now believe the file says."""
+    record_id: int | None = None
+    """The write log's record of this write (None when the log could not be written)."""
+    staged: StagedChange | None = None
+    """Set instead of a write when review is on: the change waits for the user."""
+    before_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -178,7 +191,18 @@ class MemoryStore:
         )
 
     # ---- writes -----------------------------------------------------------
-    def add_entry(self, file: MemoryFile | str, entry: str) -> WriteResult:
+    def add_entry(
+        self,
+        file: MemoryFile | str,
+        entry: str,
+        *,
+        by: Provenance | None = None,
+        stage: bool = False,
+        staged: int | None = None,
+    ) -> WriteResult:
+        """Append `entry`. `by` is who wrote it, for the log; with `stage` the checked change
+        waits in the review inbox instead (`WriteResult.staged`); `staged` is the id of the
+        waiting change this write applies (refused when it no longer waits)."""
         f = parse_memory_file(file)
         check_text(f.value, "entry", entry)
         if not entry.strip():
@@ -199,7 +223,13 @@ class MemoryStore:
                 joined += newline
             return joined
 
-        return self._write(f, "add", append, needs_utf8=True)
+        return self._write(
+            f,
+            "add",
+            append,
+            needs_utf8=True,
+            log=_Log(by, payload={"entry": entry} if stage else None, staged=staged),
+        )
 
     def replace(
         self,
@@ -208,6 +238,9 @@ class MemoryStore:
         new_text: str,
         *,
         expected_hash: str | None = None,
+        by: Provenance | None = None,
+        stage: bool = False,
+        staged: int | None = None,
     ) -> WriteResult:
         """Replace the one occurrence of `old_text`. With `expected_hash`, a compare-and-swap
         as for `consolidate`: whoever judged the file before the lock (the secret guard) knows
@@ -226,10 +259,27 @@ class MemoryStore:
                 raise OldTextNotUnique(f.value, old_text, count)
             return current.replace(old_text, new_text, 1)
 
-        return self._write(f, "replace", substitute, needs_utf8=True, expected_hash=expected_hash)
+        payload = {"old": old_text, "new": new_text} if stage else None
+        return self._write(
+            f,
+            "replace",
+            substitute,
+            needs_utf8=True,
+            expected_hash=expected_hash,
+            log=_Log(by, payload=payload, staged=staged),
+        )
 
     def consolidate(
-        self, file: MemoryFile | str, new_content: str, *, expected_hash: str | None = None
+        self,
+        file: MemoryFile | str,
+        new_content: str,
+        *,
+        expected_hash: str | None = None,
+        by: Provenance | None = None,
+        operation: str = "consolidate",
+        detail: str | None = None,
+        stage: bool = False,
+        staged: int | None = None,
     ) -> WriteResult:
         """Replace the whole file. With `expected_hash` (the SHA-256 of the bytes the caller
         last read; `MemorySnapshot.sha256`, that of b"" for a missing file) it is a
@@ -238,22 +288,34 @@ class MemoryStore:
         f = parse_memory_file(file)
         check_text(f.value, "content", new_content)
         # Replacing the whole file is the deliberate way out of a non-UTF-8 file.
+        # `operation` names it in the log: an undo, a restore, an archived entry put back.
+        payload = {"content": new_content} if stage else None
         return self._write(
             f,
             "consolidate",
             lambda _current: new_content,
             needs_utf8=False,
             expected_hash=expected_hash,
+            log=_Log(by, payload=payload, staged=staged, operation=operation, detail=detail),
         )
 
-    def create(self, file: MemoryFile | str, content: str) -> WriteResult | None:
+    def create(
+        self, file: MemoryFile | str, content: str, *, by: Provenance | None = None
+    ) -> WriteResult | None:
         """Write `content` as the file only where there is none: a compare-and-swap on its
         absence, decided under the lock, so a file that exists (empty, unreadable, or made by
         another writer a moment ago) is never replaced. None when it was left alone."""
         f = parse_memory_file(file)
         check_text(f.value, "content", content)
         try:
-            return self._write(f, "create", lambda _current: content, needs_utf8=False, absent=True)
+            return self._write(
+                f,
+                "create",
+                lambda _current: content,
+                needs_utf8=False,
+                absent=True,
+                log=_Log(by),
+            )
         except _Exists:
             return None
 
@@ -267,13 +329,19 @@ class MemoryStore:
         needs_utf8: bool,
         expected_hash: str | None = None,
         absent: bool = False,
+        log: _Log | None = None,
     ) -> WriteResult:
         """Read-modify-write under the lock of the directory that really holds the file.
 
         Only consolidate (`needs_utf8=False`) may replace a file it cannot read: it needs
         the old content for its hash alone, so one too large to read is not read. With
         `absent`, a file that is there raises `_Exists` and nothing is written.
+
+        The write log is written under the same lock, after the rename: a change the log
+        does not chain to is recorded first as `outside`, then this write (`log`). A log
+        that cannot be written costs the record, never the write.
         """
+        log = log or _Log(None)
         caps = CAPS[f]
         with Dir.open_root(self._root()) as root:
             for _attempt in range(_RACE_RETRIES):
@@ -300,8 +368,25 @@ class MemoryStore:
                         after = self._encode_within_caps(
                             f, operation, transform(text), current_size=current.size
                         )
+                        before_hash = sha256_hex(before) if before is not None else ""
+                        if log.payload is not None:
+                            return self._stage(
+                                root, f, operation, log, before_hash, text, after, current.size
+                            )
+                        if log.staged is not None:
+                            self._check_staged(root, log.staged)
                         atomic_write(found.directory, found.name, after, current.st)
                         _keep_out_of_git(root, found.directory)
+                        record_id = self._record(
+                            root,
+                            f,
+                            log,
+                            operation,
+                            before_hash,
+                            text if before is not None else None,
+                            current.size,
+                            after,
+                        )
                 return WriteResult(
                     file=f,
                     before_hash=sha256_hex(before) if before is not None else "",
@@ -311,9 +396,212 @@ class MemoryStore:
                     over_soft_cap=len(after) > caps.soft,
                     over_hard_cap=False,
                     content=after.decode("utf-8"),
+                    record_id=record_id,
+                    before_text=text,
                 )
         changing = OSError(errno.EAGAIN, "the directory kept being replaced during the write")
         raise StorageError("write", self.path(f), changing)
+
+    # ---- the write log and the review inbox -----------------------------------------------
+    def history(
+        self, file: MemoryFile | str | None = None, limit: int | None = 50
+    ) -> list[TraceRecord]:
+        """The log, newest first (of one file, or both); empty when there is none."""
+        name = parse_memory_file(file).value if file is not None else None
+        with self._trace(create=False) as trace:
+            return trace.records(name, limit) if trace is not None else []
+
+    def history_oldest_first(self, file: MemoryFile | str) -> list[TraceRecord]:
+        """Every record of `file` the log keeps, oldest first (for blame)."""
+        with self._trace(create=False) as trace:
+            return (
+                trace.records(parse_memory_file(file).value, None, oldest_first=True)
+                if trace is not None
+                else []
+            )
+
+    def record(self, record_id: int) -> TraceRecord | None:
+        with self._trace(create=False) as trace:
+            return trace.record(record_id) if trace is not None else None
+
+    def notice_outside(self, file: MemoryFile | str) -> TraceRecord | None:
+        """Record the file's current content as an `outside` change when the log does not
+        chain to it (a save without the server, `git pull`): what the watcher calls. None
+        when it chains, or there is no log or no file to speak of."""
+        f = parse_memory_file(file)
+        try:
+            root = Dir.open_root(self._root())
+        except StorageError:
+            return None
+        with root, self._resolve(root, f, create=None) as found:
+            if found is None:
+                return None
+            with lock_in(found.directory):
+                try:
+                    current = self._current(f, found, may_skip=True)
+                except _Swapped:
+                    return None
+                data = current.data  # b"" when missing, as a write's before; None when huge
+                now_hash = sha256_hex(data) if data is not None else f"size:{current.size}"
+                text = decode(data)[0] if data is not None else None
+                with self._trace(create=False, root=root) as trace:
+                    if trace is None:
+                        return None
+                    last = trace.last(f.value)
+                    if last is None or last.after_hash == now_hash:
+                        return None
+                    new_id = trace.append(
+                        file=f.value,
+                        operation="outside",
+                        by=OUTSIDE,
+                        before_hash=last.after_hash,
+                        after_hash=now_hash,
+                        before_size=last.after_size_bytes,
+                        after_size=current.size,
+                        before_text=last.after_text,
+                        after_text=text,
+                    )
+                    return trace.record(new_id)
+
+    def review_enabled(self) -> bool:
+        """Whether agents' writes wait for the user (off unless turned on here)."""
+        with self._trace(create=False) as trace:
+            return trace is not None and trace.setting("review") == "on"
+
+    def set_review(self, on: bool) -> None:
+        with Dir.open_root(self._root()) as root:
+            if on:
+                self._ensure_metis(root)
+            with self._trace(create=on, root=root) as trace:
+                if trace is not None:
+                    trace.set_setting("review", "on" if on else "off")
+
+    def staged(self, staged_id: int | None = None) -> list[StagedChange]:
+        """What waits for review (oldest first), or the one change `staged_id`."""
+        with self._trace(create=False) as trace:
+            return trace.staged(staged_id) if trace is not None else []
+
+    def drop_staged(self, staged_id: int) -> bool:
+        """Reject a waiting change: False when it no longer waits."""
+        with self._trace(create=False) as trace:
+            return trace is not None and trace.drop_staged(staged_id)
+
+    @contextlib.contextmanager
+    def _trace(self, *, create: bool, root: Dir | None = None) -> Iterator[Trace | None]:
+        from .trace import opened
+
+        if root is None:
+            try:
+                held = Dir.open_root(self._root())
+            except StorageError as exc:
+                if isinstance(exc.cause, FileNotFoundError):
+                    yield None
+                    return
+                raise
+            with held, opened(held, create=create) as trace:
+                yield trace
+            return
+        with opened(root, create=create) as trace:
+            yield trace
+
+    def _ensure_metis(self, root: Dir) -> None:
+        if _lstat_in(root, METIS_DIR) is None:
+            make_private_dir(root, METIS_DIR)
+
+    def _stage(
+        self,
+        root: Dir,
+        f: MemoryFile,
+        operation: str,
+        log: _Log,
+        before_hash: str,
+        before_text: str,
+        after: bytes,
+        before_size: int,
+    ) -> WriteResult:
+        """Keep a checked agent write in the review inbox instead of writing it."""
+        assert log.payload is not None
+        by = log.by or PYTHON
+        with self._trace(create=True, root=root) as trace:
+            assert trace is not None
+            staged_id = trace.stage(
+                file=f.value,
+                operation=operation,
+                by=by,
+                payload=log.payload,
+                base_hash=before_hash,
+                before_text=before_text,
+                after_text=after.decode("utf-8"),
+            )
+            if staged_id is None:
+                raise ReviewInboxFull(f.value, len(trace.staged()))
+            change = trace.staged(staged_id)[0]
+        return WriteResult(
+            file=f,
+            before_hash=before_hash,
+            after_hash=before_hash,
+            before_size_bytes=before_size,
+            after_size_bytes=before_size,
+            over_soft_cap=before_size > CAPS[f].soft,
+            over_hard_cap=False,
+            content=before_text,
+            staged=change,
+            before_text=before_text,
+        )
+
+    def _check_staged(self, root: Dir, staged_id: int) -> None:
+        with self._trace(create=False, root=root) as trace:
+            if trace is None or not trace.staged(staged_id):
+                raise StagedChangeGone(staged_id)
+
+    def _record(
+        self,
+        root: Dir,
+        f: MemoryFile,
+        log: _Log,
+        operation: str,
+        before_hash: str,
+        before_text: str | None,
+        before_size: int,
+        after: bytes,
+    ) -> int | None:
+        """Log a write that landed (see `_write`); None when the log could not be written."""
+        try:
+            with self._trace(create=True, root=root) as trace:
+                assert trace is not None
+                last = trace.last(f.value)
+                if last is not None and last.after_hash != before_hash:
+                    trace.append(
+                        file=f.value,
+                        operation="outside",
+                        by=OUTSIDE,
+                        before_hash=last.after_hash,
+                        after_hash=before_hash,
+                        before_size=last.after_size_bytes,
+                        after_size=before_size,
+                        before_text=last.after_text,
+                        after_text=before_text,
+                    )
+                return trace.append(
+                    file=f.value,
+                    operation=log.operation or operation,
+                    by=log.by or PYTHON,
+                    before_hash=before_hash,
+                    after_hash=sha256_hex(after),
+                    before_size=before_size,
+                    after_size=len(after),
+                    before_text=before_text,
+                    after_text=after.decode("utf-8"),
+                    detail=log.detail,
+                    resolves_staged=log.staged,
+                )
+        except (MemoryStoreError, OSError) as exc:  # a `.metis/` swapped away since: no log
+            import logging  # on first use: the hook reads through this module
+
+            logging.getLogger(__name__).warning(
+                "%s was written but its write log was not: %s", f.value, exc
+            )
+            return None
 
     @staticmethod
     def _encode_within_caps(f: MemoryFile, operation: str, text: str, current_size: int) -> bytes:
@@ -456,6 +744,18 @@ class MemoryStore:
 
 _RACE_RETRIES = 3
 """Resolutions tried when the path changes under a read or while a writer waits."""
+
+
+@dataclass(frozen=True)
+class _Log:
+    """What the write log needs of a write beyond its bytes (see `MemoryStore._write`)."""
+
+    by: Provenance | None
+    payload: dict[str, Any] | None = None
+    """Set to stage the write instead (the input to apply on accept)."""
+    staged: int | None = None
+    operation: str | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True)
