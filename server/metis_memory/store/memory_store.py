@@ -592,7 +592,8 @@ class MemoryStore:
                     after_size=len(after),
                     before_text=before_text,
                     after_text=after.decode("utf-8"),
-                    detail=log.detail,
+                    detail=log.detail
+                    or (f"accepted after review (#{log.staged})" if log.staged else None),
                     resolves_staged=log.staged,
                 )
         except (MemoryStoreError, OSError) as exc:  # a `.metis/` swapped away since: no log

@@ -34,6 +34,7 @@ from ..store.errors import (
 from ..store.events import EventSink, Operation, events_for_write
 from ..store.files import CAPS, MemoryFile
 from ..store.memory_store import MemoryStore, WriteResult
+from ..store.provenance import Provenance
 from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE, ToolDefinition
 from .entry_room import EntryRoom, entry_room
 from .errors import ErrorCode, ToolExecutionError
@@ -58,12 +59,17 @@ class ToolResult:
     operation: Operation | None = None
 
     @property
+    def staged(self) -> bool:
+        return self.write is not None and self.write.staged is not None
+
+    @property
     def agent_text(self) -> str:
         """The spec's result line, then the whole file as it now is (secrets redacted, as
         everywhere memory reaches a model): an agent that wrote sees the current memory
-        within its session, with no hook and no second call."""
+        within its session, with no hook and no second call. A staged write says so, and
+        what the file still reads."""
         write = self.write
-        if write is None:
+        if write is None or write.staged is not None:
             return self.text
         name = write.file.value
         if not write.content.strip():
@@ -76,6 +82,8 @@ class ToolResult:
         commands, not memory_consolidate)."""
         if self.write is None or self.operation is None:
             return self.text
+        if self.write.staged is not None:
+            return staged_for_people(self.write)
         return success_for_people(self.operation, self.write, surface)
 
     def to_json(self, people: Surface | None = None) -> dict[str, object]:
@@ -85,6 +93,17 @@ class ToolResult:
         write = self.write
         assert write is not None, "only writes have a JSON result"
         person = {"person_text": self.for_people(people)} if people is not None else {}
+        if write.staged is not None:
+            from .history import staged_json
+
+            return {
+                "staged": staged_json(write.staged),
+                "file": write.file.value,
+                "operation": self.operation,
+                "message": self.text,
+                "agent_text": self.agent_text,
+                **person,
+            }
         return {
             "file": write.file.value,
             "operation": self.operation,
@@ -100,8 +119,18 @@ class ToolResult:
         }
 
 
-Handler = Callable[[BaseModel, "str | None"], ToolResult]
-"""A tool's handler: its validated input and the caller's expected hash (compare-and-swap)."""
+@dataclass(frozen=True)
+class Call:
+    """Beside a tool's input: the caller's expected hash (compare-and-swap), who is calling
+    (`by`, for the write log and review), and the waiting change an accept applies."""
+
+    expected_hash: str | None = None
+    by: Provenance | None = None
+    staged: int | None = None
+
+
+Handler = Callable[[BaseModel, Call], ToolResult]
+"""A tool's handler: its validated input and the call's context."""
 
 
 class ToolDispatcher:
@@ -119,11 +148,19 @@ class ToolDispatcher:
         return [definition for definition, _ in self._tools.values()]
 
     def dispatch(
-        self, name: str, tool_input: object, *, expected_hash: str | None = None
+        self,
+        name: str,
+        tool_input: object,
+        *,
+        expected_hash: str | None = None,
+        by: Provenance | None = None,
+        staged: int | None = None,
     ) -> ToolResult:
         """Run tool `name`. `expected_hash` (memory_consolidate only) makes the write a
         compare-and-swap against the SHA-256 the caller last read; it travels beside the
-        input, never in it, so the agent's tool schemas stay exactly the spec's."""
+        input, never in it, so the agent's tool schemas stay exactly the spec's. `by` says
+        who calls (an agent's write waits for review when review is on); `staged` is the
+        waiting change an accept applies."""
         entry = self._tools.get(name)
         if entry is None:
             known = ", ".join(sorted(self._tools))
@@ -135,7 +172,7 @@ class ToolDispatcher:
         if expected_hash is not None:
             check_expected_hash(definition.name, expected_hash)
         try:
-            return handler(params, expected_hash)
+            return handler(params, Call(expected_hash, by, staged))
         except MemoryStoreError as exc:
             raise to_tool_error(exc) from exc
 
@@ -252,6 +289,26 @@ def add_advice(exc: MemoryHardCapExceeded, room: EntryRoom) -> str:
     )
 
 
+def staged_text(result: WriteResult) -> str:
+    """What an agent reads when its write waits for the user's review."""
+    staged = result.staged
+    assert staged is not None
+    return (
+        f"Staged for the user's review as change #{staged.id}: {result.file.value} is "
+        "unchanged until the user accepts it (they may reject it). Do not retry this write; "
+        "carry on with your task."
+    )
+
+
+def staged_for_people(result: WriteResult) -> str:
+    staged = result.staged
+    assert staged is not None
+    return (
+        f"Change #{staged.id} to {result.file.value} waits for your review: accept or reject "
+        f"it in Memory History, or run `metis-memory review accept {staged.id}`."
+    )
+
+
 def success_text(verb: str, result: WriteResult) -> str:
     caps = CAPS[result.file]
     text = (
@@ -268,28 +325,41 @@ def register_memory_tools(
     """Register memory_add/replace/consolidate bound to `store`, publishing to `sink`."""
 
     def finish(operation: Operation, verb: str, result: WriteResult) -> ToolResult:
+        if result.staged is not None:
+            return ToolResult(text=staged_text(result), write=result, operation=operation)
         if sink is not None:
             for event in events_for_write(operation, result):
                 sink.emit(event)
         return ToolResult(text=success_text(verb, result), write=result, operation=operation)
 
-    def add(params: BaseModel, _expected: str | None) -> ToolResult:
+    def staging(call: Call) -> bool:
+        """An agent's write while review is on waits for the user (an accept never does)."""
+        return (
+            call.staged is None and call.by is not None and call.by.agent and store.review_enabled()
+        )
+
+    def add(params: BaseModel, call: Call) -> ToolResult:
         assert isinstance(params, MemoryAddInput)
         file = MemoryFile(params.file)
         refuse_new_secrets(MEMORY_ADD.name, "entry", params.entry, "", file)
         try:
-            written = store.add_entry(file, params.entry)
+            written = store.add_entry(
+                file, params.entry, by=call.by, stage=staging(call), staged=call.staged
+            )
         except MemoryHardCapExceeded as exc:
             raise add_refused(exc, store, file, params.entry) from exc
         return finish("add", "Added entry to", written)
 
-    def replace(params: BaseModel, _expected: str | None) -> ToolResult:
+    def replace(params: BaseModel, call: Call) -> ToolResult:
         assert isinstance(params, MemoryReplaceInput)
         file = MemoryFile(params.file)
-        result = guarded_replace(store, file, params.old, params.new, MEMORY_REPLACE.name)
+        result = guarded_replace(
+            store, file, params.old, params.new, MEMORY_REPLACE.name, call=call, stage=staging(call)
+        )
         return finish("replace", "Replaced text in", result)
 
-    def consolidate(params: BaseModel, expected_hash: str | None) -> ToolResult:
+    def consolidate(params: BaseModel, call: Call) -> ToolResult:
+        expected_hash = call.expected_hash
         assert isinstance(params, MemoryConsolidateInput)
         file = MemoryFile(params.file)
         read: list[str] = []
@@ -305,7 +375,14 @@ def register_memory_tools(
         refuse_new_secrets(MEMORY_CONSOLIDATE.name, "content", params.content, before, file)
         # Secrets let through as already in the file must still be there when it is written.
         expected = expected_hash or (read[0] if read else None)
-        result = store.consolidate(file, params.content, expected_hash=expected)
+        result = store.consolidate(
+            file,
+            params.content,
+            expected_hash=expected,
+            by=call.by,
+            stage=staging(call),
+            staged=call.staged,
+        )
         return finish("consolidate", "Consolidated", result)
 
     dispatcher.register(MEMORY_ADD, add)
@@ -318,7 +395,15 @@ REPLACE_ROUNDS = 8
 
 
 def guarded_replace(
-    store: MemoryStore, file: MemoryFile, old: str, new: str, tool: str, part: str = "new text"
+    store: MemoryStore,
+    file: MemoryFile,
+    old: str,
+    new: str,
+    tool: str,
+    part: str = "new text",
+    *,
+    call: Call | None = None,
+    stage: bool = False,
 ) -> WriteResult:
     """`store.replace`, written only onto the file the secret guard judged (a compare-and-swap
     on its hash): two replaces at once that each pass alone (`PART1PART2`, one making
@@ -328,7 +413,15 @@ def guarded_replace(
         snap = store.snapshot(file)  # one that cannot be read: the store's error, as the write's
         refuse_replace(tool, file.value, snap.text, old, new, part)
         try:
-            return store.replace(file, old, new, expected_hash=snap.sha256)
+            return store.replace(
+                file,
+                old,
+                new,
+                expected_hash=snap.sha256,
+                by=call.by if call else None,
+                stage=stage,
+                staged=call.staged if call else None,
+            )
         except MemoryConflict:
             continue
     what = (

@@ -1,0 +1,514 @@
+"""The write log as people and scripts read it, and what they do with it: each record's
+entries added and removed, blame, undo, restore, and the archive of removed entries.
+
+The store keeps each write's whole file before and after; entries are derived here (the
+store knows bytes, not Markdown). Every text shown is redacted, as on every read path. Undo,
+restore and put-back are whole-file compare-and-swap writes through the store, so they keep
+the caps, never overwrite a write that lands meanwhile, and are logged themselves.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from ..analysis.entries import Entry, parse, removal_span
+from ..store.errors import fmt_bytes
+from ..store.files import MemoryFile, parse_memory_file
+from ..store.memory_store import MemoryStore, WriteResult, sha256_hex
+from ..store.provenance import USER, Provenance
+from ..store.trace import TraceRecord
+from .errors import ToolExecutionError
+from .redaction import redact
+from .secret_guard import refuse_new_secrets
+
+ARCHIVING = frozenset({"consolidate", "undo", "restore"})
+"""Operations whose removed entries the archive keeps (a replace shows its old text in its
+own record; an outside edit is not ours to archive)."""
+
+_SHORT = 60
+
+
+# ---- entries of a record -------------------------------------------------------------------
+def entries(text: str | None) -> list[Entry]:
+    return [] if text is None else [e for e in parse(text).entries if not e.is_empty]
+
+
+def entry_changes(before: str | None, after: str | None) -> tuple[list[str], list[str]]:
+    """Entries `after` has that `before` had not, and those it lost (as written), counted as
+    a multiset of normalised texts: a reflowed entry is neither."""
+    old, new = entries(before), entries(after)
+    left = Counter(e.key for e in old)
+    added: list[str] = []
+    for e in new:
+        if left[e.key] > 0:
+            left[e.key] -= 1
+        else:
+            added.append(e.text)
+    right = Counter(e.key for e in new)
+    removed: list[str] = []
+    for e in old:
+        if right[e.key] > 0:
+            right[e.key] -= 1
+        else:
+            removed.append(e.text)
+    return added, removed
+
+
+# ---- how a record reads ------------------------------------------------------------------
+KNOWN_ACTORS = {
+    # MCP clients' `clientInfo.name`, as each sends it (seen in tests/real_hosts recordings).
+    "claude-code": "Claude Code",
+    "codex-mcp-client": "Codex",
+    "codex": "Codex",
+    "gemini-cli-mcp-client": "Gemini CLI",
+    "gemini-cli": "Gemini CLI",
+    "github-copilot-developer": "Copilot CLI",
+    "copilot-cli": "Copilot CLI",
+    "visual studio code": "VS Code",
+    "mcp-inspector": "MCP Inspector",
+}
+
+
+def actor_name(actor: str) -> str:
+    """A person's word for who wrote: `user` is "you"; a known client its product name,
+    keeping its version ("claude-code 2.1.4" → "Claude Code 2.1.4")."""
+    if actor == USER:
+        return "you"
+    name, _, version = actor.partition(" ")
+    known = KNOWN_ACTORS.get(name.casefold())
+    if known is None:
+        return actor
+    return f"{known} {version}".strip()
+
+
+def door_phrase(record: TraceRecord) -> str:
+    """How the write arrived, e.g. "memory_add over MCP"."""
+    tool = {
+        "add": "memory_add",
+        "replace": "memory_replace",
+        "consolidate": "memory_consolidate",
+    }.get(record.operation, record.operation)
+    return {
+        "mcp": f"{tool} over MCP",
+        "language-model-tool": f"{tool} in VS Code chat",
+        "anthropic-memory-tool": "the Anthropic memory tool",
+        "cli": f"metis-memory {record.operation}",
+        "editor": f"the editor ({record.operation})",
+        "python": f"the Python API ({record.operation})",
+        "outside": "an edit outside Metis (an editor without it, git, another program)",
+    }.get(record.door, record.door)
+
+
+def person(record: TraceRecord) -> str:
+    """ "Claude Code 2.1.4 through memory_add over MCP"; "an outside edit"."""
+    if record.door == "outside":
+        return "an outside edit"
+    return f"{actor_name(record.actor)} through {door_phrase(record)}"
+
+
+def short(text: str, limit: int = _SHORT) -> str:
+    line = " ".join(redact(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def summary(record: TraceRecord, added: list[str], removed: list[str]) -> str:
+    """One line: what the write did to the entries."""
+    op = record.operation
+    if record.before_text is None or record.after_text is None:
+        return (
+            f"{op}: {fmt_bytes(record.before_size_bytes)} → {fmt_bytes(record.after_size_bytes)}"
+            " (too large to keep)"
+        )
+    if op == "add" and len(added) == 1 and not removed:
+        return f"added “{short(added[0])}”"
+    if op == "replace" and len(added) == 1 and len(removed) == 1:
+        return f"replaced “{short(removed[0], 28)}” with “{short(added[0], 28)}”"
+    parts = []
+    if added:
+        parts.append(
+            f"{len(added)} added" + (f" (“{short(added[0], 40)}”)" if len(added) == 1 else "")
+        )
+    if removed:
+        parts.append(
+            f"{len(removed)} removed"
+            + (f" (“{short(removed[0], 40)}”)" if len(removed) == 1 else "")
+        )
+    what = ", ".join(parts) if parts else "no entry changed"
+    label = {"outside": "outside edit", "create": "created"}.get(op, op)
+    return f"{label}: {what}"
+
+
+def record_json(record: TraceRecord) -> dict[str, object]:
+    """A record as `metis-memory log --json` and the editor's history show it (redacted)."""
+    added, removed = entry_changes(record.before_text, record.after_text)
+    return {
+        "id": record.id,
+        "time": record.time,
+        "file": record.file,
+        "operation": record.operation,
+        "door": record.door,
+        "actor": record.actor,
+        "session": record.session,
+        "before_hash": record.before_hash,
+        "after_hash": record.after_hash,
+        "before_size_bytes": record.before_size_bytes,
+        "after_size_bytes": record.after_size_bytes,
+        "added": [redact(t) for t in added],
+        "removed": [redact(t) for t in removed],
+        "summary": summary(record, added, removed),
+        "person": person(record),
+        "detail": record.detail,
+    }
+
+
+def ago(time: str, now: datetime | None = None) -> str:
+    """ "2 days ago" for an ISO time from the log."""
+    try:
+        then = datetime.fromisoformat(time.replace("Z", "+00:00"))
+    except ValueError:
+        return time
+    seconds = int(((now or datetime.now(timezone.utc)) - then).total_seconds())
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return "just now"  # pragma: no cover - unreachable
+
+
+# ---- blame -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Blamed:
+    line: int
+    """1-based first line of the entry."""
+    end_line: int
+    text: str
+    origin: str
+    """`log` (a record added it), `before-log` (it predates the log), `outside` (an edit the
+    log has not seen yet)."""
+    record: TraceRecord | None
+
+    def hover(self, now: datetime | None = None) -> str:
+        record = self.record
+        if self.origin == "before-log" or record is None:
+            if self.origin == "outside":
+                return "Added by an outside edit not yet in the history"
+            return "Added before the history began"
+        when = ago(record.time, now)
+        if record.door == "outside":
+            return f"Added by an outside edit, {when}"
+        actor = actor_name(record.actor)
+        by = "Added by you" if actor == "you" else f"Added by {actor}"
+        return f"{by} through {door_phrase(record)}, {when}"
+
+    def to_json(self) -> dict[str, object]:
+        record = self.record
+        return {
+            "line": self.line,
+            "end_line": self.end_line,
+            "text": redact(self.text),
+            "id": record.id if record else None,
+            "actor": record.actor if record else None,
+            "door": record.door if record else None,
+            "operation": record.operation if record else None,
+            "time": record.time if record else None,
+            "origin": self.origin,
+            "hover": self.hover(),
+        }
+
+
+def blame(store: MemoryStore, file: MemoryFile | str) -> list[Blamed]:
+    """Who added each entry of the file as it is now."""
+    f = parse_memory_file(file)
+    snap = store.snapshot(f)
+    return blame_text(snap.text, snap.sha256, store.history_oldest_first(f))
+
+
+def blame_text(text: str, sha256: str, records: list[TraceRecord]) -> list[Blamed]:
+    """Replay the log: each entry key has the records that added its living copies (a
+    multiset, oldest first); what the first record found, or what a gap in the chain let
+    in, is from before the log."""
+    owners: dict[str, list[TraceRecord | None]] = {}
+    previous_after: str | None = None
+    for record in records:
+        if record.before_text is None or record.after_text is None:
+            owners = {}  # too large to keep: what follows counts as from before the log
+            previous_after = record.after_hash
+            continue
+        if previous_after != record.before_hash:  # first record, or a gap: start from here
+            owners = {}
+            for e in entries(record.before_text):
+                owners.setdefault(e.key, []).append(None)
+        added, removed = entry_changes(record.before_text, record.after_text)
+        for t in removed:
+            stack = owners.get(_key(t))
+            if stack:
+                stack.pop()
+        for t in added:
+            owners.setdefault(_key(t), []).append(record)
+        previous_after = record.after_hash
+    unseen = bool(records) and previous_after != sha256
+    result: list[Blamed] = []
+    taken: Counter[str] = Counter()
+    for e in entries(text):
+        stack = owners.get(e.key, [])
+        i = taken[e.key]
+        taken[e.key] += 1
+        if i < len(stack):
+            owner = stack[i]
+            origin = "log" if owner is not None else "before-log"
+        else:
+            owner, origin = None, "outside" if unseen else "before-log"
+        result.append(Blamed(e.first_line + 1, e.last_line + 1, e.text, origin, owner))
+    return result
+
+
+def _key(text: str) -> str:
+    found = entries(text)
+    return found[0].key if found else " ".join(text.split()).casefold()
+
+
+# ---- undo, restore, put back -------------------------------------------------------------
+class Refused(ToolExecutionError):
+    """An undo, restore or put-back that cannot be made: nothing was written."""
+
+    def __init__(self, message: str, code: str = "conflict") -> None:
+        super().__init__(code, message)  # type: ignore[arg-type]
+
+
+def find_record(store: MemoryStore, record_id: int) -> TraceRecord:
+    record = store.record(record_id)
+    if record is None:
+        raise Refused(
+            f"there is no change #{record_id} in the history (the history keeps the last "
+            "1,000 writes): nothing was written. List them with `metis-memory log`.",
+            "not_found",
+        )
+    return record
+
+
+def undo(store: MemoryStore, record_id: int, by: Provenance) -> WriteResult:
+    """Reverse change `record_id` where its entries are still as it left them."""
+    record = find_record(store, record_id)
+    f = parse_memory_file(record.file)
+    if record.before_text is None or record.after_text is None:
+        raise Refused(
+            f"change #{record_id} to {f.value} was too large to keep "
+            f"({fmt_bytes(max(record.before_size_bytes, record.after_size_bytes))}), so it "
+            "cannot be undone: nothing was written."
+        )
+    snap = store.snapshot(f)
+    current = snap.text
+    new = record.before_text if snap.sha256 == record.after_hash else _reverse(record, current)
+    refuse_new_secrets("undo", "the undone text", new, current, f)
+    return store.consolidate(
+        f,
+        new,
+        expected_hash=snap.sha256,
+        by=by,
+        operation="undo",
+        detail=f"undoes #{record_id}",
+    )
+
+
+def _reverse(record: TraceRecord, current: str) -> str:
+    added, removed = entry_changes(record.before_text, record.after_text)
+    if not added and not removed:
+        raise Refused(
+            f"change #{record.id} to {record.file} changed no entry (only headings or "
+            "spacing), and the file has changed since: undo it by hand, or restore the "
+            f"version before it with `metis-memory restore {record.file} --to "
+            f"{record.id}`. Nothing was written."
+        )
+    text = current
+    outline = parse(text)
+    have = Counter(e.key for e in outline.entries)
+    blocked = [t for t in added if have[_key(t)] <= 0]
+    if blocked:
+        raise Refused(
+            f"change #{record.id} to {record.file} cannot be undone: a later write changed "
+            f"or removed what it added (“{short(blocked[0])}”"
+            + (f" and {len(blocked) - 1} more" if len(blocked) > 1 else "")
+            + "). Nothing was written. See `metis-memory log` for the later writes."
+        )
+    for t in added:  # remove the last copy of each added entry
+        outline = parse(text)
+        key = _key(t)
+        target = [e for e in outline.entries if e.key == key][-1]
+        start, end = removal_span(outline, target)
+        text = text[:start] + text[end:]
+    back = [t for t in removed if _key(t) not in {e.key for e in parse(text).entries}]
+    for t in back:
+        text = _put_back(text, t, record.before_text or "")
+    return text
+
+
+def _put_back(text: str, entry: str, before: str) -> str:
+    """`entry` inserted after the entry that preceded it in `before` when that is still
+    there, else at the end."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    old = entries(before)
+    key = _key(entry)
+    prev_key = None
+    for i, e in enumerate(old):
+        if e.key == key:
+            prev_key = old[i - 1].key if i > 0 else None
+            break
+    outline = parse(text)
+    if prev_key is not None:
+        for e in outline.entries:
+            if e.key == prev_key:
+                at = outline.next_line_start(e.last_line)
+                head = text[:at]
+                if head and not head.endswith(("\n", "\r")):
+                    head += newline
+                return head + entry.rstrip("\r\n") + newline + text[at:]
+    if text and not text.endswith(("\n", "\r")):
+        text += newline
+    return text + entry.rstrip("\r\n") + newline
+
+
+def restore(store: MemoryStore, record_id: int, by: Provenance) -> WriteResult:
+    """The file as it was right after change `record_id`."""
+    record = find_record(store, record_id)
+    f = parse_memory_file(record.file)
+    if record.after_text is None:
+        raise Refused(
+            f"the version after change #{record_id} was too large to keep "
+            f"({fmt_bytes(record.after_size_bytes)}), so it cannot be restored: nothing was "
+            "written."
+        )
+    snap = store.snapshot(f)
+    if snap.sha256 == record.after_hash:
+        raise Refused(
+            f"{f.value} is already as it was after change #{record_id}: nothing was written.",
+            "unchanged",
+        )
+    refuse_new_secrets("restore", "the restored text", record.after_text, snap.text, f)
+    return store.consolidate(
+        f,
+        record.after_text,
+        expected_hash=snap.sha256,
+        by=by,
+        operation="restore",
+        detail=f"restores the version after #{record_id}",
+    )
+
+
+# ---- the archive ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Archived:
+    id: str
+    """`<record id>:<n>`: the n-th entry (from 1) that record removed."""
+    text: str
+    record: TraceRecord
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "file": self.record.file,
+            "text": redact(self.text),
+            "time": self.record.time,
+            "operation": self.record.operation,
+            "actor": self.record.actor,
+            "person": person(self.record),
+            "record": self.record.id,
+        }
+
+
+def archived(store: MemoryStore, file: MemoryFile | str | None = None) -> list[Archived]:
+    """What consolidations, undos and restores removed, newest first, less what is back in
+    the file now. Kept as long as the log keeps the record that removed it."""
+    records = store.history(file, limit=None)
+    present: dict[str, set[str]] = {}
+    result: list[Archived] = []
+    for record in records:
+        if record.operation not in ARCHIVING:
+            continue
+        if record.file not in present:
+            present[record.file] = {e.key for e in entries(store.snapshot(record.file).text)}
+        _, removed = entry_changes(record.before_text, record.after_text)
+        for n, t in enumerate(removed, 1):
+            if _key(t) not in present[record.file]:
+                result.append(Archived(f"{record.id}:{n}", t, record))
+    return result
+
+
+def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult:
+    """Append an archived entry to its file again (within the caps)."""
+    head, _, tail = archive_id.partition(":")
+    if not head.isdigit() or not tail.isdigit():
+        raise Refused(
+            f"{archive_id!r} is not an archived entry's id (they look like 12:1): nothing was "
+            "written. List them with `metis-memory archive`.",
+            "invalid_input",
+        )
+    record = find_record(store, int(head))
+    _, removed = entry_changes(record.before_text, record.after_text)
+    n = int(tail)
+    if record.operation not in ARCHIVING or not 1 <= n <= len(removed):
+        raise Refused(
+            f"change #{head} archived no entry {n}: nothing was written. List archived entries "
+            "with `metis-memory archive`.",
+            "not_found",
+        )
+    entry = removed[n - 1]
+    f = parse_memory_file(record.file)
+    snap = store.snapshot(f)
+    if _key(entry) in {e.key for e in entries(snap.text)}:
+        raise Refused(
+            f"“{short(entry)}” is in {f.value} already: nothing was written.", "unchanged"
+        )
+    new = _put_back(snap.text, entry, record.before_text or "")
+    refuse_new_secrets("put back", "the archived entry", new, snap.text, f)
+    return store.consolidate(
+        f,
+        new,
+        expected_hash=snap.sha256,
+        by=by,
+        operation="unarchive",
+        detail=f"puts back an entry archived by #{record.id}",
+    )
+
+
+def staged_json(change: object) -> dict[str, object]:
+    """A waiting change as `metis-memory review --json` and the editor show it (redacted)."""
+    from ..store.trace import StagedChange
+
+    assert isinstance(change, StagedChange)
+    added, removed = entry_changes(change.before_text, change.after_text)
+    fake = TraceRecord(
+        id=change.id,
+        time=change.time,
+        file=change.file,
+        operation=change.operation,
+        door=change.door,
+        actor=change.actor,
+        session=change.session,
+        agent=True,
+        before_hash=change.base_hash,
+        after_hash=sha256_hex(change.after_text.encode()),
+        before_size_bytes=len(change.before_text.encode()),
+        after_size_bytes=len(change.after_text.encode()),
+        before_text=change.before_text,
+        after_text=change.after_text,
+        detail=None,
+    )
+    return {
+        "id": change.id,
+        "time": change.time,
+        "file": change.file,
+        "operation": change.operation,
+        "door": change.door,
+        "actor": change.actor,
+        "session": change.session,
+        "added": [redact(t) for t in added],
+        "removed": [redact(t) for t in removed],
+        "before": redact(change.before_text),
+        "after": redact(change.after_text),
+        "summary": summary(fake, added, removed),
+        "person": person(fake),
+    }

@@ -1,0 +1,78 @@
+"""The review inbox: an agent's write, checked and staged while review is on, applied or
+dropped by the user.
+
+Accepting runs the staged tool call again, as its agent (the log records who wrote it, and
+that the user accepted it), against the file as it is then: an add appends; a replace needs
+its `old` exactly once; a consolidate needs the file unchanged since it was staged (else
+the user is asked to reject it and let the agent try again). The secret guard and the caps
+judge it again. Nothing here ever stages the user's own writes.
+"""
+
+from __future__ import annotations
+
+from ..store.errors import MemoryConflict, MemoryStoreError
+from ..store.events import EventSink
+from ..store.memory_store import MemoryStore
+from ..store.trace import StagedChange
+from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE
+from .dispatch import ToolResult, memory_dispatcher, to_tool_error
+from .errors import ToolExecutionError
+
+TOOL_OF = {
+    "add": MEMORY_ADD.name,
+    "replace": MEMORY_REPLACE.name,
+    "consolidate": MEMORY_CONSOLIDATE.name,
+}
+
+
+def waiting(store: MemoryStore, staged_id: int) -> StagedChange:
+    found = store.staged(staged_id)
+    if not found:
+        raise ToolExecutionError(
+            "not_found",
+            f"no change #{staged_id} waits for review (accepted or rejected already, or never "
+            "staged): nothing was written. List what waits with `metis-memory review`.",
+        )
+    return found[0]
+
+
+def accept(store: MemoryStore, staged_id: int, sink: EventSink | None = None) -> ToolResult:
+    """Apply waiting change `staged_id` to the file as it is now; it stops waiting."""
+    change = waiting(store, staged_id)
+    payload = {"file": change.file, **change.payload}
+    expected = change.base_hash if change.operation == "consolidate" else None
+    try:
+        return memory_dispatcher(store, sink).dispatch(
+            TOOL_OF[change.operation],
+            payload,
+            expected_hash=expected,
+            by=change.provenance,
+            staged=staged_id,
+        )
+    except ToolExecutionError as exc:
+        if isinstance(exc.__cause__, MemoryConflict) and change.operation == "consolidate":
+            raise ToolExecutionError(
+                "conflict",
+                f"{change.file} changed since change #{staged_id} (a consolidation by "
+                f"{change.actor}) was staged: accepting it now would drop what was written "
+                f"since. Nothing was written. Reject it (`metis-memory review reject "
+                f"{staged_id}`) and ask the agent to consolidate again.",
+            ) from exc
+        raise ToolExecutionError(
+            exc.code,
+            f"change #{staged_id} cannot be applied to {change.file} as it is now: "
+            f"{exc.message} It still waits: reject it with `metis-memory review reject "
+            f"{staged_id}`.",
+        ) from exc
+
+
+def reject(store: MemoryStore, staged_id: int) -> StagedChange:
+    """Drop waiting change `staged_id`: the file is never touched."""
+    change = waiting(store, staged_id)
+    try:
+        dropped = store.drop_staged(staged_id)
+    except MemoryStoreError as exc:
+        raise to_tool_error(exc) from exc
+    if not dropped:
+        waiting(store, staged_id)  # gone meanwhile: its error
+    return change
