@@ -84,28 +84,39 @@ def actor_name(actor: str) -> str:
 
 
 def door_phrase(record: TraceRecord) -> str:
-    """How the write arrived, e.g. "memory_add over MCP"."""
+    """How the write arrived, e.g. "through memory_add over MCP", "with metis-memory undo"."""
     tool = {
         "add": "memory_add",
         "replace": "memory_replace",
         "consolidate": "memory_consolidate",
     }.get(record.operation, record.operation)
     return {
-        "mcp": f"{tool} over MCP",
-        "language-model-tool": f"{tool} in VS Code chat",
-        "anthropic-memory-tool": "the Anthropic memory tool",
-        "cli": f"metis-memory {record.operation}",
-        "editor": f"the editor ({record.operation})",
-        "python": f"the Python API ({record.operation})",
-        "outside": "an edit outside Metis (an editor without it, git, another program)",
-    }.get(record.door, record.door)
+        "mcp": f"through {tool} over MCP",
+        "language-model-tool": f"through {tool} in VS Code chat",
+        "anthropic-memory-tool": "through the Anthropic memory tool",
+        "cli": f"with metis-memory {record.operation}",
+        "editor": "in the editor"
+        if record.operation in _TOOLS
+        else f"in the editor ({record.operation})",
+        "python": f"through the Python API ({record.operation})",
+        "outside": "outside Metis (an editor without it, git, another program)",
+    }.get(record.door, f"through {record.door}")
+
+
+_TOOLS = frozenset({"add", "replace", "consolidate"})
 
 
 def person(record: TraceRecord) -> str:
-    """ "Claude Code 2.1.4 through memory_add over MCP"; "an outside edit"."""
+    """Who and how, capitalised: "Claude Code 2.1.4 through memory_add over MCP", "You in
+    the editor", "An outside edit"."""
     if record.door == "outside":
-        return "an outside edit"
-    return f"{actor_name(record.actor)} through {door_phrase(record)}"
+        return "An outside edit"
+    who = actor_name(record.actor)
+    who = "You" if who == "you" else who
+    accepted = (
+        " (accepted by you)" if record.detail and record.detail.startswith("accepted") else ""
+    )
+    return f"{who} {door_phrase(record)}{accepted}"
 
 
 def short(text: str, limit: int = _SHORT) -> str:
@@ -200,9 +211,9 @@ class Blamed:
         when = ago(record.time, now)
         if record.door == "outside":
             return f"Added by an outside edit, {when}"
-        actor = actor_name(record.actor)
-        by = "Added by you" if actor == "you" else f"Added by {actor}"
-        return f"{by} through {door_phrase(record)}, {when}"
+        who = person(record)
+        who = "you" + who[3:] if who.startswith("You") else who
+        return f"Added by {who}, {when}"
 
     def to_json(self) -> dict[str, object]:
         record = self.record
