@@ -2,7 +2,9 @@
 
 Built on the SDK's `MCPServer`. The three write tools keep the spec's exact input
 schemas and go through the same dispatcher (validation, store, error text) as the
-language server and CLI; MCP only adds transport. Nothing here prints to stdout, and
+language server and CLI; MCP only adds transport, and who is writing: each write is the
+client's, by the name and version its `initialize` gave (`client_provenance`), for the write
+log, and waits for the user's review when review is on. Nothing here prints to stdout, and
 while it serves, the SDK's `stdio_server` points fd 1 at stderr so a stray write from a
 library cannot corrupt the protocol stream either.
 """
@@ -10,9 +12,10 @@ library cannot corrupt the protocol stream either.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
+    CLIENT_INFO_META_KEY,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     BlobResourceContents,
@@ -44,6 +48,7 @@ from .. import __version__
 from ..store.errors import MemoryStoreError, short_repr
 from ..store.files import MemoryFile
 from ..store.memory_store import MemoryStore
+from ..store.provenance import UNKNOWN, USER, Provenance
 from ..tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 from ..tools.read import memory_read
 from ..tools.redaction import redacted_prompt, redacted_text
@@ -275,10 +280,9 @@ class MemoryMCPServer(MCPServer):
                     structured_content={"code": "unknown_tool", "message": message},
                 )
             return await super().call_tool(name, arguments, context)
+        dispatch = functools.partial(self.dispatcher.dispatch, by=client_provenance(context))
         try:
-            result = await anyio.to_thread.run_sync(
-                self.dispatcher.dispatch, name, arguments, limiter=_writes()
-            )
+            result = await anyio.to_thread.run_sync(dispatch, name, arguments, limiter=_writes())
         except ToolExecutionError as exc:
             message = _cut(exc.message)  # the net: messages cut client input at the source
             return CallToolResult(
@@ -286,6 +290,8 @@ class MemoryMCPServer(MCPServer):
                 is_error=True,
                 structured_content={"code": exc.code, "message": message},
             )
+        # A write staged for review is an answer, not an error: the agent is told its change
+        # waits (with its id) and not to retry.
         return CallToolResult(
             content=[TextContent(type="text", text=result.agent_text)], is_error=False
         )
@@ -308,6 +314,66 @@ class MemoryMCPServer(MCPServer):
             return redacted_prompt(self.store, base)
         except MemoryStoreError as exc:
             raise _tool_error(exc) from exc
+
+
+UNKNOWN_CLIENT = "unknown MCP client"
+"""The actor of a write from a client that did not name itself in `initialize`."""
+
+_NAME_SHOWN = 80
+"""Characters of a client's name and of its version kept: a name is not a page."""
+
+
+def client_provenance(context: Any) -> Provenance:
+    """Who writes through MCP: the client's `clientInfo` name and version, as its
+    `initialize` (or, in the 2026-07-28 protocol, each request's `_meta`) gave them, e.g.
+    "claude-code 2.1.330"; the HTTP `Mcp-Session-Id` as the session where there is one
+    (none on stdio). Always the `mcp` door, so review applies to every MCP write."""
+    info = _client_info(context)
+    name = _text(info, "name")
+    if not name:
+        return Provenance("mcp", UNKNOWN_CLIENT, _session_id(context))
+    version = _text(info, "version")
+    actor = f"{name} {version}" if version else name
+    if actor.casefold() in (USER, UNKNOWN):  # never shown as "you", nor as no one
+        actor = f"MCP client named {actor}"
+    return Provenance("mcp", actor, _session_id(context))
+
+
+def _request(context: Any) -> ServerRequestContext[Any, Any] | None:
+    """The request a tool call came in, or None for a call made from outside one (the
+    lone-surrogate path, which has no context)."""
+    try:
+        request = context.request_context if context is not None else None
+    except ValueError:  # "Context is not available outside of a request"
+        return None
+    return request if isinstance(request, ServerRequestContext) else None
+
+
+def _client_info(context: Any) -> Any:
+    request = _request(context)
+    if request is None:
+        return None
+    params = request.session.client_params
+    if params is not None and params.client_info is not None:
+        return params.client_info
+    meta = request.meta
+    return meta.get(CLIENT_INFO_META_KEY) if isinstance(meta, Mapping) else None
+
+
+def _text(info: Any, field: str) -> str:
+    value = info.get(field) if isinstance(info, Mapping) else getattr(info, field, None)
+    if not isinstance(value, str):
+        return ""
+    return " ".join(value[: _NAME_SHOWN * 2].split())[:_NAME_SHOWN]
+
+
+def _session_id(context: Any) -> str | None:
+    request = _request(context)
+    headers = getattr(request.request, "headers", None) if request is not None else None
+    if not isinstance(headers, Mapping):
+        return None
+    session = headers.get("mcp-session-id")
+    return session if isinstance(session, str) and session else None
 
 
 _STALE_PART = (
