@@ -436,6 +436,10 @@ class MemoryStore:
         with root, self._resolve(root, f, create=None) as found:
             if found is None:
                 return None
+            # Nothing logged of this file: nothing to chain to, and no lock file made.
+            with self._trace(create=False, root=root) as trace:
+                if trace is None or trace.last(f.value) is None:
+                    return None
             with lock_in(found.directory):
                 try:
                     current = self._current(f, found, may_skip=True)

@@ -15,12 +15,15 @@ is set aside (renamed `*.untrusted`) by the next write and a fresh log begun.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import json
 import os
 import sqlite3
 import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,7 +31,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from .confined import Dir, resolve_beneath
-from .errors import StorageError
+from .errors import StorageError, UnsafePath
 from .files import METIS_DIR
 from .provenance import Provenance
 
@@ -43,6 +46,8 @@ MAX_KEPT_TEXT = 64 * 1024
 smaller; an outside edit that made it huge keeps only its hashes and sizes)."""
 _SCHEMA_VERSION = 1
 _BUSY_MS = 10_000
+_WAL_LIMIT = 4 * 2**20
+"""Bytes a WAL is truncated to after a checkpoint (it would keep its largest size)."""
 _IGNORE_ALL = "# Written by Metis Memory: the local write log; never committed.\n*\n"
 
 _SCHEMA = """
@@ -332,6 +337,63 @@ def _payload(text: object) -> dict[str, Any]:
 
 
 # ---- opening ------------------------------------------------------------------------------
+_SIDECARS = ("-wal", "-shm", "-journal")
+"""SQLite's files beside the database: a journal is replayed into whatever database it lies
+beside, so one that is not ours is never left there to be read."""
+_MAX_OPEN = 8
+"""Connections a process keeps open (least recently used closed first). Opening SQLite for
+each write cost more than the write: a WAL database's last connection to close checkpoints
+and deletes its `-wal` and `-shm`, and the next open makes them again."""
+
+
+class _Open:
+    """A connection kept open to the database file `identity` (device, inode); `lock` lets
+    one thread at a time use it."""
+
+    __slots__ = ("conn", "identity", "lock")
+
+    def __init__(self, conn: sqlite3.Connection, identity: tuple[int, int]) -> None:
+        self.conn = conn
+        self.identity = identity
+        self.lock = threading.RLock()
+
+
+_open: OrderedDict[str, _Open] = OrderedDict()
+_open_lock = threading.Lock()
+_inherited: list[_Open] = []
+"""A parent's connections, in a forked child: never used, never closed (SQLite forbids
+both), only kept from the garbage collector, which would close them."""
+
+
+def _after_fork() -> None:
+    global _open_lock
+    _inherited.extend(_open.values())
+    _open.clear()
+    _open_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def close_all() -> None:
+    """Close this process's connections (at exit; and for tests: what is on disk is then
+    the database alone, its WAL checkpointed into it)."""
+    with _open_lock:
+        held = list(_open.values())
+        _open.clear()
+    for each in held:
+        _close(each)
+
+
+atexit.register(close_all)
+
+
+def _close(each: _Open) -> None:
+    with each.lock, contextlib.suppress(sqlite3.Error):
+        each.conn.close()
+
+
 @contextlib.contextmanager
 def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
     """The workspace's log. Without `create`, None when there is none (or none to trust);
@@ -347,78 +409,149 @@ def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
         return
     with held:
         path = held.path / TRACE_DB
-        if not _trusted_db(held, create=create):
-            yield None
-            return
         try:
-            conn = sqlite3.connect(
-                str(path), timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
-            )
+            each = _connection(held, path, create=create)
+        except OSError as exc:
+            raise StorageError("open the write log", path, exc) from exc
         except sqlite3.Error as exc:
-            raise StorageError("open the write log", path, OSError(errno.EIO, str(exc))) from exc
-        try:
-            if not _prepare(conn, create=create):
-                yield None  # made a moment ago by a writer still setting it up: empty
-                return
-            yield Trace(conn)
-        except sqlite3.DatabaseError as exc:
             raise StorageError("use the write log", path, OSError(errno.EIO, str(exc))) from exc
-        finally:
+        if each is None:
+            yield None  # none to trust, or made a moment ago by a writer still setting it up
+            return
+        with each.lock:
+            try:
+                yield Trace(each.conn)
+            except sqlite3.DatabaseError as exc:
+                raise StorageError("use the write log", path, OSError(errno.EIO, str(exc))) from exc
+            finally:
+                if each.conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        each.conn.execute("ROLLBACK")
+
+
+def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
+    """An open connection to the database in `held`, when it is ours to read (see
+    `_trusted_db`): the one this process has open when it is still that file, else a new
+    one. With `create`, one SQLite cannot read as our log is set aside and begun afresh."""
+    for attempt in range(2):
+        st = _trusted_db(held, create=create)
+        if st is None:
+            return None
+        identity = (st.st_dev, st.st_ino)
+        key = str(path)
+        stale = None
+        with _open_lock:
+            found = _open.get(key)
+            if found is not None and found.identity == identity:
+                _open.move_to_end(key)
+                return found
+            if found is not None:
+                stale = _open.pop(key)
+        if stale is not None:
+            _close(stale)
+        conn = sqlite3.connect(
+            str(path), timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        try:
+            ready = _prepare(conn, create=create)
+        except _Foreign:
             conn.close()
+            if attempt:
+                raise
+            _set_aside(held, TRACE_DB)
+            continue
+        except BaseException:
+            conn.close()
+            raise
+        if not ready:
+            conn.close()
+            return None
+        each = _Open(conn, identity)
+        with _open_lock:
+            replaced = _open.pop(key, None)
+            _open[key] = each
+            evicted = [_open.popitem(last=False)[1] for _ in range(len(_open) - _MAX_OPEN)]
+        for old in ([replaced] if replaced is not None else []) + evicted:
+            _close(old)
+        return each
+    return None  # pragma: no cover - the loop returns or raises
+
+
+class _Foreign(Exception):
+    """The database is not our log (another program's, damaged, or not a database)."""
 
 
 def _prepare(conn: sqlite3.Connection, *, create: bool) -> bool:
     """Set the connection up (and, with `create`, the schema); False when there is no schema
-    and this is a read (a read never writes)."""
-    conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
-    conn.execute("PRAGMA trusted_schema = OFF")
-    with contextlib.suppress(AttributeError, sqlite3.Error):  # Python 3.12+: no DDL tricks
-        conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)  # type: ignore[attr-defined]
-    (version,) = conn.execute("PRAGMA user_version").fetchone()
-    if int(version) == _SCHEMA_VERSION:
-        conn.execute("PRAGMA synchronous = NORMAL")
-        return True
-    if not create:
-        return False
+    and this is a read (a read never writes). With `create`, raises `_Foreign` for a database
+    that is not our log."""
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+        conn.execute("PRAGMA trusted_schema = OFF")
+        with contextlib.suppress(AttributeError, sqlite3.Error):  # Python 3.12+: no DDL tricks
+            conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)  # type: ignore[attr-defined]
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if int(version) == _SCHEMA_VERSION:
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")
+            return True
+        if not create:
+            return False
+        (tables,) = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        raise  # busy, locked, out of disk: not the database's fault
+    except sqlite3.DatabaseError as exc:
+        if create:
+            raise _Foreign from exc
+        raise
+    if int(version) != 0 or int(tables):
+        raise _Foreign
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"PRAGMA journal_size_limit = {_WAL_LIMIT}")
     conn.executescript(_SCHEMA)
     conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
     return True
 
 
 def _history_dir(root: Dir, *, create: bool) -> Dir | None:
-    """`.metis/history`, held, made owner-only with its `.gitignore` when `create`."""
+    """`.metis/history`, held: a folder of ours, owner-only with its `.gitignore` (made so,
+    with `create`). Anything else there (a symlink, a file, another user's folder, one
+    others may enter: what a repository commits) is never read; with `create` it is set
+    aside and a fresh folder made."""
     from .atomic import make_private_dir
 
     try:
-        found = resolve_beneath(
-            root, PurePath(METIS_DIR, TRACE_DIR), shown=root.path / METIS_DIR / TRACE_DIR
-        )
-    except FileNotFoundError:
+        found = resolve_beneath(root, PurePath(METIS_DIR), shown=root.path / METIS_DIR)
+    except (FileNotFoundError, NotADirectoryError):
         return None  # no `.metis/`: no log
-    with found.directory as metis:
-        if found.st is None:
+    except UnsafePath:
+        if create:
+            raise
+        return None  # `.metis` leads out of the workspace: nothing there is read
+    with found.directory as parent:
+        if found.st is None or not stat.S_ISDIR(found.st.st_mode):
+            return None
+        metis = parent.open_dir(found.name)
+    with metis:
+        try:
+            st: os.stat_result | None = metis.lstat(TRACE_DIR)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not _our_folder(st, root):
             if not create:
                 return None
-            make_private_dir(metis, found.name)
-        elif not stat.S_ISDIR(found.st.st_mode):
+            _set_aside(metis, TRACE_DIR)
+            st = None
+        if st is None:
             if not create:
                 return None
-            raise NotADirectoryError(
-                errno.ENOTDIR, "is not a folder (move it away)", str(found.path)
-            )
-        held = metis.open_dir(found.name)
+            make_private_dir(metis, TRACE_DIR)
+        held = metis.open_dir(TRACE_DIR)
     try:
-        st = held.stat_self()
-        if hasattr(os, "geteuid") and st.st_uid != os.geteuid() and st.st_uid != _owner(root):
+        if not _our_folder(held.stat_self(), root):  # swapped since the lstat
             held.close()
             return None
-        if stat.S_IMODE(st.st_mode) & 0o077 and held.fd is not None:
-            if not create:
-                held.close()
-                return None
-            os.fchmod(held.fd, 0o700)
         if create:
             _ignore_everything(held)
     except BaseException:
@@ -427,44 +560,91 @@ def _history_dir(root: Dir, *, create: bool) -> Dir | None:
     return held
 
 
+def _our_folder(st: os.stat_result, root: Dir) -> bool:
+    """A real folder, owner-only (as we make it), owned by us or by the workspace's owner
+    (root writing in a user's workspace makes it theirs)."""
+    if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) & 0o077:
+        return False
+    return not hasattr(os, "geteuid") or st.st_uid in (os.geteuid(), _owner(root))
+
+
 def _owner(root: Dir) -> int:
     return root.stat_self().st_uid
 
 
 def _ignore_everything(held: Dir) -> None:
+    """The folder's `.gitignore` says `*`: one that says anything else (a folder adopted
+    from elsewhere) is replaced, so the log is never committed."""
     try:
-        held.lstat(".gitignore")
-        return
-    except FileNotFoundError:
-        pass
-    with contextlib.suppress(OSError):
-        fd = held.open(".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = held.open(".gitignore", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        pass  # missing, or a folder or a link there: replaced below
+    else:
         try:
-            os.write(fd, _IGNORE_ALL.encode())
+            same = os.read(fd, len(_IGNORE_ALL) + 1) == _IGNORE_ALL.encode()
+        except OSError:
+            same = False
         finally:
             os.close(fd)
+        if same:
+            return
+    from .atomic import atomic_write
+
+    with contextlib.suppress(OSError, StorageError):
+        atomic_write(held, ".gitignore", _IGNORE_ALL.encode(), new_mode=0o644)
 
 
-def _trusted_db(held: Dir, *, create: bool) -> bool:
-    """Whether the database there is ours to read. With `create`, one that is not is set
-    aside (and any journal beside it removed) so a fresh one can begin."""
+def _ours(st: os.stat_result) -> bool:
+    """A file we made: regular, ours, owner-only, and not linked from elsewhere."""
+    mine = not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
+    return (
+        mine
+        and stat.S_ISREG(st.st_mode)
+        and not stat.S_IMODE(st.st_mode) & 0o077
+        and st.st_nlink == 1
+    )
+
+
+def _trusted_db(held: Dir, *, create: bool) -> os.stat_result | None:
+    """The database's stat when it is ours to read, and so is every journal beside it;
+    None when not. With `create`, one that is not is set aside (journals that are not ours
+    removed) so that a fresh one can begin."""
     try:
         st = held.lstat(TRACE_DB)
     except FileNotFoundError:
-        if create:
-            _remove_leftovers(held)
-            _make_empty(held)
-        return create
-    mine = not hasattr(os, "geteuid") or st.st_uid == os.geteuid()
-    ours = stat.S_ISREG(st.st_mode) and not stat.S_IMODE(st.st_mode) & 0o077 and mine
-    if ours and st.st_nlink == 1:
-        return True
+        if not create:
+            return None
+        _remove_leftovers(held)
+        _make_empty(held)
+        return held.lstat(TRACE_DB)
+    if _ours(st) and all(_ours_or_missing(held, TRACE_DB + suffix) for suffix in _SIDECARS):
+        return st
     if not create:
-        return False
-    held.replace(TRACE_DB, TRACE_DB + ".untrusted")
+        return None
+    if not _ours(st):
+        _set_aside(held, TRACE_DB)
     _remove_leftovers(held)
     _make_empty(held)
-    return True
+    return held.lstat(TRACE_DB)
+
+
+def _ours_or_missing(held: Dir, name: str) -> bool:
+    try:
+        return _ours(held.lstat(name))
+    except FileNotFoundError:
+        return True
+
+
+def _set_aside(held: Dir, name: str) -> None:
+    """Rename `name` to `<name>.untrusted` (or `-2`, `-3`…: what was set aside before stays)."""
+    for n in range(1, 100):
+        aside = f"{name}.untrusted" + (f"-{n}" if n > 1 else "")
+        try:
+            held.lstat(aside)
+        except FileNotFoundError:
+            held.replace(name, aside)
+            return
+    held.replace(name, f"{name}.untrusted")  # pragma: no cover - 99 set aside already
 
 
 def _make_empty(held: Dir) -> None:
@@ -475,7 +655,7 @@ def _make_empty(held: Dir) -> None:
 
 def _remove_leftovers(held: Dir) -> None:
     """A journal with no database of ours is replayed into the next one: never keep it."""
-    for suffix in ("-wal", "-shm", "-journal"):
+    for suffix in _SIDECARS:
         with contextlib.suppress(FileNotFoundError):
             held.unlink(TRACE_DB + suffix)
 
