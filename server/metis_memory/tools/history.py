@@ -58,29 +58,49 @@ def entry_changes(before: str | None, after: str | None) -> tuple[list[str], lis
 
 # ---- how a record reads ------------------------------------------------------------------
 KNOWN_ACTORS = {
-    # MCP clients' `clientInfo.name`, as each sends it (seen in tests/real_hosts recordings).
+    # Who writes, as the write log records it (a name, then a space and a version), and the
+    # product a person knows. MCP writes: each client's `clientInfo.name` from `initialize`.
+    # The four hosts' were seen by tests/real_hosts (the real binaries, one MCP write each,
+    # read back from the log): Claude Code 2.1.330 sends "claude-code" "2.1.330", Codex
+    # 0.169.0 "codex-mcp-client" "0.169.0", Gemini CLI 0.61.0 "gemini-cli-mcp-client"
+    # "0.61.0" (also in its bundle: `new Client({name: "gemini-cli-mcp-client", version:
+    # clientVersion})`), Copilot CLI 1.0.102 "copilot-cli" "1.0.102".
     "claude-code": "Claude Code",
     "codex-mcp-client": "Codex",
-    "codex": "Codex",
     "gemini-cli-mcp-client": "Gemini CLI",
-    "gemini-cli": "Gemini CLI",
-    "github-copilot-developer": "Copilot CLI",
     "copilot-cli": "Copilot CLI",
+    # The CLI run from a host's shell tool is logged under the names hosts/actor.py gives
+    # (claude-code and copilot-cli as above, and these two).
+    "codex": "Codex",
+    "gemini-cli": "Gemini CLI",
+    # VS Code sends its product's `nameLong` and `version` (workbench.js of VS Code 1.139.1,
+    # in .cache/code-server: `clientInfo:{name:l.nameLong,version:l.version}`): "Visual
+    # Studio Code", "Visual Studio Code - Insiders"; code-server sends "code-server", its
+    # own name, kept as it is.
     "visual studio code": "VS Code",
+    "visual studio code - insiders": "VS Code Insiders",
+    # The MCP Inspector (github.com/modelcontextprotocol/inspector): its web UI sends
+    # "inspector-client" from 0.16 (client/src/lib/constants.ts, the package's name) and
+    # "mcp-inspector" before that and again in 2.x (core/mcp/inspectorClient.ts); its CLI
+    # "inspector-cli", its 2.x terminal UI "inspector-tui".
     "mcp-inspector": "MCP Inspector",
+    "inspector-client": "MCP Inspector",
+    "inspector-cli": "MCP Inspector",
+    "inspector-tui": "MCP Inspector",
 }
 
 
 def actor_name(actor: str) -> str:
     """A person's word for who wrote: `user` is "you"; a known client its product name,
-    keeping its version ("claude-code 2.1.4" → "Claude Code 2.1.4")."""
+    keeping its version ("claude-code 2.1.4" → "Claude Code 2.1.4"). Names may hold spaces
+    ("Visual Studio Code 1.139.1"): the longest known name the actor starts with wins."""
     if actor == USER:
         return "you"
-    name, _, version = actor.partition(" ")
-    known = KNOWN_ACTORS.get(name.casefold())
-    if known is None:
-        return actor
-    return f"{known} {version}".strip()
+    folded = actor.casefold()
+    for name in sorted(KNOWN_ACTORS, key=len, reverse=True):
+        if folded == name or folded.startswith(name + " "):
+            return f"{KNOWN_ACTORS[name]} {actor[len(name) :].strip()}".strip()
+    return actor
 
 
 def door_phrase(record: TraceRecord) -> str:
