@@ -124,3 +124,25 @@ async def test_an_unnamed_clients_write_still_waits_for_review(tmp_path: Path) -
         assert not r.is_error and "Staged for the user's review" in only_text(r)
     assert not (tmp_path / ".metis" / "MEMORY.md").exists()
     assert [(s.door, s.actor) for s in store.staged()] == [("mcp", "unknown MCP client")]
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "shown"),
+    [
+        ("Visual Studio Code", "1.139.1", "VS Code 1.139.1"),
+        ("Visual Studio Code - Insiders", "1.140.0", "VS Code Insiders 1.140.0"),
+        ("inspector-client", "0.17.2", "MCP Inspector 0.17.2"),
+        ("code-server", "1.139.1", "code-server 1.139.1"),
+    ],
+)
+async def test_a_known_client_reads_as_its_product(
+    tmp_path: Path, name: str, version: str, shown: str
+) -> None:
+    """The log keeps the client's own words; people read the product's name, also where
+    the client's name has spaces (VS Code sends its long name)."""
+    async with client(tmp_path, Implementation(name=name, version=version), mode="legacy") as c:
+        r = await c.call_tool("memory_add", {"file": "MEMORY.md", "entry": "- a fact"})
+        assert not r.is_error, only_text(r)
+    (record,) = MemoryStore(tmp_path).history()
+    assert record.actor == f"{name} {version}"
+    assert person(record) == f"{shown} through memory_add over MCP"

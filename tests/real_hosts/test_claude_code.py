@@ -29,6 +29,7 @@ from real_hosts.conftest import (
     CHANGED_MEMORY,
     FIRST_MEMORY,
     HOSTS_BIN,
+    VENV_BIN,
     host_env,
     init,
     run_host,
@@ -39,6 +40,10 @@ from real_hosts.wire_anthropic import AnthropicWire
 SERVER = "metis-memory"
 MEMORY_ADD = f"mcp__{SERVER}__memory_add"
 """Claude Code names an MCP tool `mcp__<server>__<tool>` (https://code.claude.com/docs/en/mcp)."""
+VERSION = json.loads((Path(__file__).parent / "package.json").read_text())["dependencies"][
+    "@anthropic-ai/claude-code"
+]
+"""The Claude Code installed for these tests (its MCP client sends it in `clientInfo`)."""
 TOOL_SEARCH = "ToolSearch"
 """Claude Code's tool that loads the schema of a deferred (MCP) tool: "select:<name>"."""
 
@@ -197,6 +202,20 @@ def test_claude_code_memory_hooks_and_mcp(home: Path, workspace: Path) -> None:
     assert not answered[0].get("is_error") and ADDED_MEMORY in text and FIRST_MEMORY in text, (
         f"the {MEMORY_ADD} result is not the fresh file: {answered[0]}\n{context()}"
     )
+
+    # 5. The write log says Claude Code made that write, by the `clientInfo` it sent.
+    logged = subprocess.run(
+        [str(VENV_BIN / "metis-memory"), "log", "--json", "-w", str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert logged.returncode == 0, f"metis-memory log failed:\n{logged.stderr}"
+    by_mcp = [r for r in json.loads(logged.stdout)["records"] if r["door"] == "mcp"]
+    assert [(r["operation"], r["actor"], r["person"]) for r in by_mcp] == [
+        ("add", f"claude-code {VERSION}", f"Claude Code {VERSION} through memory_add over MCP")
+    ], f"the log has not Claude Code's MCP write: {logged.stdout}"
 
     # 2. The resumed session's request holds the memory as changed between the prompts.
     assert second_calls, f"the resumed session sent no model request\n{context()}"
