@@ -18,7 +18,8 @@ from pathlib import Path, PurePath
 from ._version import DISTRIBUTION, __version__
 from .store.errors import MemoryStoreError, fmt_bytes
 from .store.files import METIS_DIR, MemoryFile
-from .store.memory_store import MemoryStore
+from .store.memory_store import MemoryStore, WriteResult
+from .store.provenance import Provenance
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -92,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--from", dest="from_path", type=Path, metavar="PATH", help="read it from PATH"
     )
     source.add_argument("-", dest="stdin", action="store_true", help="read it from standard input")
+
+    _history_parsers(sub)
 
     from .hosts.hook_command import hook_arguments
 
@@ -188,6 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             marker = max(args.marker_size, 1)
             return git_merge.run(args.base, args.ours, args.theirs, marker, args.path, sys.stderr)
+        history = HISTORY_COMMANDS.get(args.command)
+        if history is not None:
+            return _flushed(args.command, lambda: history(args))
         return _flushed(args.command, lambda: _tool(args))
     except UsageError as exc:
         print(f"metis-memory: {exc}", file=sys.stderr)
@@ -222,6 +228,8 @@ def _flushed(command: str, run: Callable[[], int]) -> int:
         done = (
             " The write may have been done: see `metis-memory check` before repeating it."
             if command in ("add", "replace", "consolidate")
+            else " It may have been done: see `metis-memory log` before repeating it."
+            if command in WRITING_HISTORY_COMMANDS
             else ""
         )
         print(
@@ -428,15 +436,20 @@ def _tool(args: argparse.Namespace) -> int:
         given = {"content": str(tool_input["content"])}
     for what, text in given.items():
         _utf8_text(what, text)
+    from .hosts.actor import cli_provenance
+
     try:
-        result = memory_dispatcher(store).dispatch(name, tool_input)
+        result = memory_dispatcher(store).dispatch(name, tool_input, by=cli_provenance())
     except ToolExecutionError as exc:
         print(f"metis-memory: {exc.for_people(CLI)}", file=sys.stderr)
         if args.json:
             print(json.dumps({"error": {"code": exc.code, "message": exc.message}}))
         return EXIT_FAIL
     if args.json:
-        print(json.dumps(result.to_json()))
+        print(json.dumps(result.to_json(CLI) if result.staged else result.to_json()))
+    elif result.staged:
+        # Only an agent's write is staged: the agent that ran this reads the answer.
+        print(result.text)
     else:
         print(result.for_people(CLI))
     return EXIT_OK
@@ -493,6 +506,609 @@ def _content(args: argparse.Namespace) -> str:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise UsageError(f"cannot read --from {shown}: {reason}. Nothing was written.") from exc
+
+
+# ---- the write log: log, blame, undo, restore, archive, unarchive, review ------------------
+LOG_DEFAULT = 20
+"""Writes `log` shows unless told (-n): a screenful; the log keeps up to 1,000."""
+DIFF_LINES = 12
+"""Changed lines `review` shows of each waiting change (the editor shows the whole diff)."""
+SHOWN_LINE = 120
+"""Characters of one memory line shown in a listing before it is cut with "…"."""
+
+
+def _history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    def command(name: str, help_text: str, description: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=description)
+        p.add_argument(
+            "--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)"
+        )
+        p.add_argument("--json", action="store_true", help="print one JSON document instead")
+        return p
+
+    file_help = "MEMORY.md or USER.md (memory.md, .metis/MEMORY.md too)"
+    log = command(
+        "log",
+        "list the recorded writes to the memory, newest first",
+        "List the writes recorded in .metis/history/ (the last 1,000 of this workspace), "
+        "newest first: each change's ID, its time, the file, who made it and how, and what "
+        "it did to the entries.",
+    )
+    log.add_argument("file", nargs="?", metavar="FILE", help=f"only this file: {file_help}")
+    log.add_argument(
+        "-n",
+        dest="limit",
+        type=_positive,
+        default=LOG_DEFAULT,
+        metavar="N",
+        help=f"show at most N writes (default: {LOG_DEFAULT})",
+    )
+    blame = command(
+        "blame",
+        "who added each entry of a memory file, and when",
+        "For each entry of the file: the recorded write that added it (who, how, when), or "
+        "that it was there before the history began, or came from an edit outside Metis.",
+    )
+    blame.add_argument("file", metavar="FILE", help=file_help)
+    undo = command(
+        "undo",
+        "reverse one recorded write",
+        "Remove what change ID added and put back what it removed, where its entries are "
+        "still as it left them; refused (exit 1, nothing written) where later writes changed "
+        "them. The undo is recorded too.",
+    )
+    undo.add_argument("id", type=_change_id, metavar="ID", help="the change, from `log`")
+    restore = command(
+        "restore",
+        "make a memory file what it was right after a recorded write",
+        "Write FILE as it was right after change ID (a change to FILE). What that removes is "
+        "kept in the archive. The restore is recorded too.",
+    )
+    restore.add_argument("file", metavar="FILE", help=file_help)
+    restore.add_argument(
+        "--to",
+        dest="id",
+        type=_change_id,
+        required=True,
+        metavar="ID",
+        help="the change to go back to, from `log FILE`",
+    )
+    archive = command(
+        "archive",
+        "list the entries consolidations, undos and restores removed",
+        "List the entries that consolidations, undos and restores removed and that are not "
+        "back in their file, newest first, as long as the history keeps the write that "
+        "removed them. Put one back with `unarchive ID`.",
+    )
+    archive.add_argument("file", nargs="?", metavar="FILE", help=f"only this file: {file_help}")
+    unarchive = command(
+        "unarchive",
+        "put an archived entry back in its file",
+        "Put archived entry ID back in its file (after the entry it followed, when that is "
+        "still there), within the file's caps. Recorded as a write of yours.",
+    )
+    unarchive.add_argument("id", metavar="ID", help="an archived entry, e.g. 12:1, from `archive`")
+    review = command(
+        "review",
+        "list agents' changes waiting for you; review on|off|accept ID|reject ID",
+        "With review on, what agents write (over MCP, in VS Code chat, through the Anthropic "
+        "memory tool, or with metis-memory in an agent's shell) waits here until you accept "
+        "or reject it; your own writes never wait. Without an action: list what waits, with "
+        "a short diff of each.",
+    )
+    review.add_argument(
+        "action",
+        nargs="?",
+        choices=("on", "off", "accept", "reject"),
+        metavar="on|off|accept|reject",
+        help="turn review on or off, or accept or reject waiting change ID",
+    )
+    review.add_argument("id", nargs="?", type=_change_id, metavar="ID")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return value
+
+
+def _change_id(text: str) -> int:
+    """A change's number as `log` and `review` print it (`12`, or `#12` pasted from them)."""
+    digits = text.strip().removeprefix("#")
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 18:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a change ID: use the number `metis-memory log` (or `review`) "
+            "shows, e.g. 12"
+        )
+    return int(digits)
+
+
+def _shown(text: str) -> str:
+    """Memory text for a terminal: control characters (an escape sequence an agent wrote)
+    shown as escapes, never sent to the terminal to act on."""
+    return "".join(
+        ch if ch == "\t" or ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )
+
+
+def _cut(line: str, limit: int = SHOWN_LINE) -> str:
+    line = _shown(line)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _indented(text: str, prefix: str = "    ") -> list[str]:
+    return [prefix + _cut(line) for line in text.splitlines() or [""]]
+
+
+def _local_time(time: str) -> str:
+    """The log's UTC time as this machine's local time, to the minute."""
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(time.replace("Z", "+00:00"))
+    except ValueError:
+        return _shown(time)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _dump(document: object) -> None:
+    print(json.dumps(document))
+
+
+def _failed(args: argparse.Namespace, code: str, message: str) -> int:
+    """A refused history command: the reason on stderr (and as JSON with --json); exit 1."""
+    print(f"metis-memory: {message}", file=sys.stderr)
+    if args.json:
+        _dump({"error": {"code": code, "message": message}})
+    return EXIT_FAIL
+
+
+def _history_file(args: argparse.Namespace) -> str | None:
+    return _memory_file(args.file, args.workspace) if args.file else None
+
+
+def _notice_outside(store: MemoryStore, file: str | None) -> None:
+    """Record an edit made outside Metis since the last write, so the log shows it now (the
+    editor's watcher and the next write would record it too). Best effort: a workspace this
+    user cannot write is still listed."""
+    for f in [file] if file else [m.value for m in MemoryFile]:
+        with contextlib.suppress(MemoryStoreError, OSError):
+            store.notice_outside(f)
+
+
+def _log(args: argparse.Namespace) -> int:
+    from .tools.history import record_json
+    from .tools.redaction import redact
+
+    store = _workspace(args.workspace)
+    file = _history_file(args)
+    _notice_outside(store, file)
+    records = store.history(file, limit=args.limit + 1)
+    more, records = len(records) > args.limit, records[: args.limit]
+    if args.json:
+        _dump({"records": [record_json(r) for r in records]})
+        return EXIT_OK
+    if not records:
+        where = f"to {file} " if file else ""
+        print(
+            f"No writes {where}are recorded yet: the history begins with the next write "
+            "through Metis (`metis-memory log` lists it)."
+        )
+        return EXIT_OK
+    width = len(str(records[0].id))
+    lines: list[str] = []
+    for record in records:
+        shown = record_json(record)
+        detail = record.detail or ""
+        how = f" ({detail})" if detail and not detail.startswith("accepted") else ""
+        lines.append(
+            f"#{record.id:<{width}}  {_local_time(record.time)}  {record.file:<9}  "
+            + _cut(redact(f"{shown['person']}{how}"), 200)
+        )
+        lines.append(" " * (width + 3) + _cut(str(shown["summary"]), 200))
+    if more:
+        lines.append(f"(older writes are not shown: -n {args.limit * 5} shows more)")
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def _blame(args: argparse.Namespace) -> int:
+    from .tools.history import blame
+    from .tools.redaction import redact
+
+    store = _workspace(args.workspace)
+    file = _memory_file(args.file, args.workspace)
+    found = blame(store, file)
+    if args.json:
+        _dump({"file": file, "entries": [b.to_json() for b in found]})
+        return EXIT_OK
+    if not found:
+        print(f"{file} has no entries.")
+        return EXIT_OK
+    lines: list[str] = []
+    for b in found:
+        where = f"line {b.line}" if b.end_line == b.line else f"lines {b.line}–{b.end_line}"
+        change = f" (#{b.record.id})" if b.record is not None else ""
+        lines.append(f"{where}{change}: {_cut(redact(b.hover()), 200)}")
+        lines += _indented(redact(b.text))
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def _archive(args: argparse.Namespace) -> int:
+    from .tools.history import archived, person
+    from .tools.redaction import redact
+
+    store = _workspace(args.workspace)
+    found = archived(store, _history_file(args))
+    if args.json:
+        _dump({"archived": [a.to_json() for a in found]})
+        return EXIT_OK
+    if not found:
+        print(
+            "Nothing is archived: no consolidation, undo or restore the history keeps removed "
+            "an entry that is not back in its file."
+        )
+        return EXIT_OK
+    lines: list[str] = []
+    for a in found:
+        who = _cut(redact(person(a.record)), 200)
+        lines.append(
+            f"{a.id}  {_local_time(a.record.time)}  {a.record.file:<9}  removed by {who} "
+            f"(#{a.record.id})"
+        )
+        lines += _indented(redact(a.text))
+    lines.append("Put one back with `metis-memory unarchive ID`.")
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def _sizes(result: WriteResult) -> str:
+    """ "48 B → 63 B (soft cap 2,048 B, hard cap 4,096 B)", and the soft cap's hint."""
+    from .store.files import CAPS
+    from .tools.people import CLI
+
+    caps = CAPS[result.file]
+    text = (
+        f"{fmt_bytes(result.before_size_bytes)} → {fmt_bytes(result.after_size_bytes)} "
+        f"(soft cap {fmt_bytes(caps.soft)}, hard cap {fmt_bytes(caps.hard)})"
+    )
+    if result.over_soft_cap:
+        over = fmt_bytes(result.after_size_bytes - caps.soft)
+        text += f", {over} over the soft cap: {CLI.shorten.format(file=result.file.value)}"
+    return text
+
+
+def _recorded(result: WriteResult) -> str:
+    return f" (recorded as #{result.record_id})" if result.record_id is not None else ""
+
+
+def _write_json(result: WriteResult, operation: str, message: str) -> dict[str, object]:
+    """What `undo`, `restore` and `unarchive` print with --json: the write's hashes and sizes
+    (as the tool commands print them) and the record it made."""
+    return {
+        "id": result.record_id,
+        "file": result.file.value,
+        "operation": operation,
+        "before_hash": result.before_hash,
+        "after_hash": result.after_hash,
+        "before_size_bytes": result.before_size_bytes,
+        "after_size_bytes": result.after_size_bytes,
+        "over_soft_cap": result.over_soft_cap,
+        "over_hard_cap": result.over_hard_cap,
+        "message": message,
+    }
+
+
+_DONE = {"undo": "Not undone", "restore": "Not restored", "unarchive": "Not put back"}
+_AGAIN = {
+    "undo": "run the undo again",
+    "restore": "run the restore again",
+    "unarchive": "run the unarchive again",
+}
+
+
+def _history_write(
+    args: argparse.Namespace,
+    operation: str,
+    write: Callable[[Provenance], WriteResult],
+    said: Callable[[WriteResult], str],
+) -> int:
+    """Run an undo, restore or put-back as whoever runs this command (`hosts.actor`), and
+    say what it did, or why nothing was written (exit 1)."""
+    from .hosts.actor import cli_provenance, shell_host
+    from .store.errors import MemoryConflict, MemoryHardCapExceeded
+    from .tools.dispatch import to_tool_error
+    from .tools.errors import ToolExecutionError
+    from .tools.people import CLI, store_error
+
+    store = _workspace(args.workspace)
+    host = shell_host()
+    if host is not None and store.review_enabled():
+        return _failed(
+            args,
+            "review_required",
+            f"this {operation} was refused: metis-memory is running in {host.title}'s shell, "
+            "and while review is on only the user undoes, restores or puts back changes (in "
+            "their own terminal or the editor). Nothing was written.",
+        )
+    try:
+        result = write(cli_provenance())
+    except ToolExecutionError as exc:
+        return _failed(args, exc.code, exc.for_people(CLI))
+    except MemoryConflict as exc:
+        return _failed(
+            args,
+            "conflict",
+            f"{exc.file} changed while this {operation} was being made (another write landed "
+            f"first): nothing was written, so that write is kept. "
+            f"{_AGAIN[operation].capitalize()}.",
+        )
+    except MemoryHardCapExceeded as exc:
+        over = exc.attempted_size - exc.hard_cap
+        text = (
+            f"{_DONE[operation]}: {exc.file} would be {fmt_bytes(exc.attempted_size)}, "
+            f"{fmt_bytes(over)} over its {fmt_bytes(exc.hard_cap)} hard cap (it is "
+            f"{fmt_bytes(exc.current_size)} now). Nothing was written."
+        )
+        room = exc.current_size - over
+        if operation != "restore" and room > 0:
+            make_room = CLI.make_room.format(file=exc.file, size=fmt_bytes(room), better="")
+            text += f" Make room first: {make_room}, then {_AGAIN[operation]}."
+        return _failed(args, "hard_cap_exceeded", text)
+    except MemoryStoreError as exc:
+        return _failed(args, to_tool_error(exc).code, store_error(exc)(CLI))
+    message = said(result)
+    if args.json:
+        _dump(_write_json(result, operation, message))
+    else:
+        print(message)
+    return EXIT_OK
+
+
+def _undo(args: argparse.Namespace) -> int:
+    from .tools.history import undo
+
+    record_id: int = args.id
+
+    def run(by: Provenance) -> WriteResult:
+        return undo(_workspace(args.workspace), record_id, by)
+
+    def said(result: WriteResult) -> str:
+        return (
+            f"Undid change #{record_id} to {result.file.value}{_recorded(result)}: "
+            f"{_sizes(result)}."
+        )
+
+    return _history_write(args, "undo", run, said)
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from .tools.history import find_record, restore
+
+    record_id: int = args.id
+    file = _memory_file(args.file, args.workspace)
+
+    def run(by: Provenance) -> WriteResult:
+        store = _workspace(args.workspace)
+        record = find_record(store, record_id)
+        if record.file != file:
+            from .tools.history import Refused
+
+            raise Refused(
+                f"change #{record_id} is a write to {record.file}, not {file}: nothing was "
+                f"written. `metis-memory log {file}` lists the changes to {file}.",
+                "invalid_input",
+            )
+        return restore(store, record_id, by)
+
+    def said(result: WriteResult) -> str:
+        return (
+            f"Restored {file} to the version after change #{record_id}{_recorded(result)}: "
+            f"{_sizes(result)}."
+        )
+
+    return _history_write(args, "restore", run, said)
+
+
+def _unarchive(args: argparse.Namespace) -> int:
+    from .tools.history import put_back, short
+
+    archive_id = str(args.id).strip()
+
+    def run(by: Provenance) -> WriteResult:
+        return put_back(_workspace(args.workspace), archive_id, by)
+
+    def said(result: WriteResult) -> str:
+        from .tools.history import entry_changes
+
+        added, _ = entry_changes(result.before_text, result.content)
+        what = f"“{_shown(short(added[0]))}”" if added else f"entry {archive_id}"
+        return f"Put back {what} in {result.file.value}{_recorded(result)}: {_sizes(result)}."
+
+    return _history_write(args, "unarchive", run, said)
+
+
+def _review(args: argparse.Namespace) -> int:
+    action: str | None = args.action
+    if action in (None, "on", "off") and args.id is not None:
+        named = f"review {action}" if action else "review"
+        raise UsageError(
+            f"`metis-memory {named}` takes no ID: accept or reject a change with "
+            f"`metis-memory review accept {args.id}` or `review reject {args.id}`"
+        )
+    if action in ("accept", "reject") and args.id is None:
+        raise UsageError(
+            f"`metis-memory review {action}` needs the change's ID: "
+            f"`metis-memory review {action} ID` (`metis-memory review` lists them)"
+        )
+    store = _workspace(args.workspace)
+    if action is None:
+        return _review_list(args, store)
+    from .hosts.actor import shell_host
+
+    host = shell_host()
+    if host is not None and action != "on":
+        named = f"review {action}" + (f" {args.id}" if args.id is not None else "")
+        return _failed(
+            args,
+            "review_required",
+            f"`metis-memory {named}` was refused: it is running in {host.title}'s shell, and "
+            "reviewing is the user's to do (in their own terminal or the editor). Nothing was "
+            "changed.",
+        )
+    if action in ("on", "off"):
+        return _review_switch(args, store, action == "on")
+    if action == "accept":
+        return _review_accept(args, store, args.id)
+    return _review_reject(args, store, args.id)
+
+
+def _review_list(args: argparse.Namespace, store: MemoryStore) -> int:
+    from .tools.history import staged_json
+
+    on = store.review_enabled()
+    waiting = [staged_json(change) for change in store.staged()]
+    if args.json:
+        _dump({"on": on, "staged": waiting})
+        return EXIT_OK
+    if on:
+        head = "Review is on: agents' writes wait here for you."
+    else:
+        head = "Review is off: agents write the memory directly."
+    count = len(waiting)
+    if not waiting:
+        tail = (
+            " Nothing waits." if on else " `metis-memory review on` makes their writes wait here."
+        )
+        print(head + tail)
+        return EXIT_OK
+    still = " still" if not on else ""
+    lines = [
+        f"{head} {count} change{'s' if count != 1 else ''}{still} wait{'s' if count == 1 else ''}:"
+    ]
+    width = len(str(max(int(str(w["id"])) for w in waiting)))
+    for w in waiting:
+        lines.append("")
+        lines.append(
+            f"#{w['id']!s:<{width}}  {_local_time(str(w['time']))}  {w['file']!s:<9}  "
+            + _cut(str(w["person"]), 200)
+        )
+        pad = " " * (width + 3)
+        lines.append(pad + _cut(str(w["summary"]), 200))
+        lines += [pad + line for line in _short_diff(str(w["before"]), str(w["after"]))]
+    lines.append("")
+    lines.append(
+        "Accept one with `metis-memory review accept ID`, or drop it with "
+        "`metis-memory review reject ID`."
+    )
+    print("\n".join(lines))
+    return EXIT_OK
+
+
+def _short_diff(before: str, after: str) -> list[str]:
+    """The changed lines (`-` removed, `+` added), at most DIFF_LINES of them."""
+    import difflib
+
+    changed = [
+        line
+        for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+        if not line.startswith(("---", "+++", "@@"))
+    ]
+    if len(changed) > DIFF_LINES:
+        rest = len(changed) - DIFF_LINES + 1
+        changed = [*changed[: DIFF_LINES - 1], f"… and {rest} more changed lines"]
+    return [_cut(line) for line in changed]
+
+
+def _review_switch(args: argparse.Namespace, store: MemoryStore, on: bool) -> int:
+    store.set_review(on)
+    if args.json:
+        _dump({"on": on})
+        return EXIT_OK
+    if on:
+        print(
+            "Review is on: what agents write (over MCP, in VS Code chat, through the Anthropic "
+            "memory tool, or with metis-memory in an agent's shell) now waits for you in "
+            "`metis-memory review`. Your own writes never wait."
+        )
+        return EXIT_OK
+    waiting = len(store.staged())
+    text = "Review is off: agents write the memory directly again."
+    if waiting:
+        text += (
+            f" {waiting} change{'s' if waiting != 1 else ''} staged before still "
+            f"wait{'s' if waiting == 1 else ''}: see `metis-memory review`."
+        )
+    print(text)
+    return EXIT_OK
+
+
+def _review_accept(args: argparse.Namespace, store: MemoryStore, staged_id: int) -> int:
+    from .tools.errors import ToolExecutionError
+    from .tools.people import CLI
+    from .tools.review import accept, waiting
+
+    try:
+        change = waiting(store, staged_id)
+        result = accept(store, staged_id)
+    except ToolExecutionError as exc:
+        return _failed(args, exc.code, exc.for_people(CLI))
+    except MemoryStoreError as exc:
+        from .tools.dispatch import to_tool_error
+        from .tools.people import store_error
+
+        return _failed(args, to_tool_error(exc).code, store_error(exc)(CLI))
+    from .tools.history import actor_name
+
+    write = result.write
+    recorded = f" (recorded as #{write.record_id})" if write and write.record_id else ""
+    message = (
+        f"Accepted change #{staged_id} from {_shown(actor_name(change.actor))}{recorded}. "
+        + result.for_people(CLI)
+    )
+    if args.json:
+        _dump({"accepted": staged_id, **result.to_json(CLI), "message": message})
+    else:
+        print(message)
+    return EXIT_OK
+
+
+def _review_reject(args: argparse.Namespace, store: MemoryStore, staged_id: int) -> int:
+    from .tools.errors import ToolExecutionError
+    from .tools.history import actor_name, staged_json
+    from .tools.review import reject
+
+    try:
+        change = reject(store, staged_id)
+    except ToolExecutionError as exc:
+        return _failed(args, exc.code, exc.message)
+    message = (
+        f"Rejected change #{staged_id} from {_shown(actor_name(change.actor))}: "
+        f"{change.file} was not touched."
+    )
+    if args.json:
+        _dump({"rejected": staged_id, "staged": staged_json(change), "message": message})
+    else:
+        print(message)
+    return EXIT_OK
+
+
+HISTORY_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "log": _log,
+    "blame": _blame,
+    "undo": _undo,
+    "restore": _restore,
+    "archive": _archive,
+    "unarchive": _unarchive,
+    "review": _review,
+}
+WRITING_HISTORY_COMMANDS = ("undo", "restore", "unarchive", "review")
 
 
 def main_exit() -> None:

@@ -1,0 +1,116 @@
+"""Who runs `metis-memory`: the user at their own terminal, or an agent through its host's
+shell tool. The write log records the difference, and with review on an agent's write waits
+for the user: an agent does not escape review by running the command instead of calling
+the tool.
+
+Each host marks the commands its agent runs with variables of its own. Those below were read
+in each host's shipped code and seen in the environment a command gets from its shell tool
+(the real binaries of tests/real_hosts, asked by a fake model to run `env`). A variable that
+is absent means "not that host"; the value is never trusted beyond a name, a version and a
+session id (cleaned by `Provenance`).
+
+A host started from another host's shell inherits the outer one's variables: the first host
+below whose marker is set is named. Either way the command is an agent's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ..store.provenance import USER, Provenance
+
+
+def _claude_version(env: Mapping[str, str]) -> str | None:
+    """Claude Code puts its version in `AI_AGENT` (`claude-code_2-1-330_agent`: the dots made
+    dashes) for its tool shell."""
+    found = re.fullmatch(r"claude-code_(\d+(?:-\d+){1,3})_agent", env.get("AI_AGENT", ""))
+    return found.group(1).replace("-", ".") if found else None
+
+
+def _variable(name: str) -> Callable[[Mapping[str, str]], str | None]:
+    return lambda env: env.get(name) or None
+
+
+def _vscode_version(env: Mapping[str, str]) -> str | None:
+    return env.get("TERM_PROGRAM_VERSION") or None if env.get("TERM_PROGRAM") == "vscode" else None
+
+
+@dataclass(frozen=True)
+class ShellHost:
+    """An agent host whose shell tool sets `marker` to `value` for every command."""
+
+    title: str
+    actor: str
+    """The name the log records: the one the host's MCP client gives (`tools.history`
+    turns it into the product's name)."""
+    marker: str
+    value: str
+    version: Callable[[Mapping[str, str]], str | None]
+    session: str | None
+    """The variable holding the host's session (or thread) id, where it sets one."""
+
+
+SHELL_HOSTS: tuple[ShellHost, ...] = (
+    # Claude Code 2.1.330 (its binary: the shell tool's environment is built with
+    # `CLAUDECODE:"1", CLAUDE_CODE_SESSION_ID: <session>, ... AI_AGENT: "claude-code_<version>
+    # _agent"`; seen in the Bash tool's `env`).
+    ShellHost(
+        "Claude Code", "claude-code", "CLAUDECODE", "1", _claude_version, "CLAUDE_CODE_SESSION_ID"
+    ),
+    # OpenAI Codex 0.169.0 (closed here: a Rust binary; seen in `exec_command`'s `env`, sandboxed
+    # or not: CODEX_THREAD_ID and CODEX_SESSION_ID, both the thread's id, CODEX_VERSION,
+    # CODEX_TOOL_CALL_ID). Not CODEX_HOME: a user sets that in their own shell.
+    ShellHost(
+        "Codex", "codex", "CODEX_THREAD_ID", "", _variable("CODEX_VERSION"), "CODEX_THREAD_ID"
+    ),
+    # Gemini CLI 0.61.0 (bundle, ShellExecutionService.prepareExecution:
+    # `[GEMINI_CLI_IDENTIFICATION_ENV_VAR]: GEMINI_CLI_IDENTIFICATION_ENV_VAR_VALUE`, that is
+    # GEMINI_CLI=1; no session or version is given to the command).
+    ShellHost("Gemini CLI", "gemini-cli", "GEMINI_CLI", "1", lambda _env: None, None),
+    # GitHub Copilot CLI 1.0.102 (its runtime is native and closed; its changelog, 0.0.421:
+    # "subprocesses ... via the COPILOT_CLI=1 environment variable"; seen in the bash tool's
+    # `env`: COPILOT_CLI=1, COPILOT_AGENT_SESSION_ID (the session-state folder's name),
+    # COPILOT_CLI_BINARY_VERSION).
+    ShellHost(
+        "Copilot CLI",
+        "copilot-cli",
+        "COPILOT_CLI",
+        "1",
+        _variable("COPILOT_CLI_BINARY_VERSION"),
+        "COPILOT_AGENT_SESSION_ID",
+    ),
+    # VS Code 1.139.1's agent (GitHub Copilot) runs commands in terminals it creates with
+    # COPILOT_AGENT:"1" (workbench.js, `_createCopilotTerminal`); every VS Code terminal has
+    # TERM_PROGRAM=vscode and TERM_PROGRAM_VERSION. The user's own terminals have no marker.
+    ShellHost("VS Code", "Visual Studio Code", "COPILOT_AGENT", "1", _vscode_version, None),
+)
+"""Checked in this order; `value` "" means any non-empty value."""
+
+MARKERS: tuple[str, ...] = tuple(h.marker for h in SHELL_HOSTS)
+"""Every variable that makes the command an agent's (tests clear them for the user's case)."""
+
+
+def shell_host(env: Mapping[str, str] | None = None) -> ShellHost | None:
+    """The agent host whose shell runs this command, or None for the user's own terminal."""
+    env = os.environ if env is None else env
+    for host in SHELL_HOSTS:
+        value = env.get(host.marker, "")
+        if value and (not host.value or value == host.value):
+            return host
+    return None
+
+
+def cli_provenance(env: Mapping[str, str] | None = None) -> Provenance:
+    """Who a `metis-memory` command writes as: the user, or the agent host running it (then
+    an agent's write, which waits for the user while review is on)."""
+    env = os.environ if env is None else env
+    host = shell_host(env)
+    if host is None:
+        return Provenance("cli", USER)
+    version = host.version(env)
+    actor = f"{host.actor} {version}" if version else host.actor
+    session = env.get(host.session) if host.session else None
+    return Provenance("cli", actor, session or None, agent=True)
