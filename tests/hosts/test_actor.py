@@ -1,0 +1,105 @@
+"""Who a `metis-memory` command writes as (`hosts.actor`): the user at their own terminal, or
+the agent host whose shell tool set its marker. The markers are those each host's tool shell
+was seen to set (Claude Code 2.1.330, Codex 0.169.0, Gemini CLI 0.61.0, Copilot CLI 1.0.102,
+VS Code 1.139.1); here, what is made of them, and of values a hostile environment could hold."""
+
+from __future__ import annotations
+
+import pytest
+
+from metis_memory.hosts.actor import MARKERS, cli_provenance, shell_host
+from metis_memory.store.provenance import Provenance
+
+
+def test_a_terminal_without_markers_is_the_user() -> None:
+    assert cli_provenance({"PATH": "/usr/bin", "TERM_PROGRAM": "vscode"}) == Provenance(
+        "cli", "user"
+    )
+    assert not cli_provenance({}).agent
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        (
+            {
+                "CLAUDECODE": "1",
+                "CLAUDE_CODE_SESSION_ID": "s1",
+                "AI_AGENT": "claude-code_2-1-330_agent",
+            },
+            ("claude-code 2.1.330", "s1"),
+        ),
+        ({"CODEX_THREAD_ID": "t1", "CODEX_VERSION": "0.169.0"}, ("codex 0.169.0", "t1")),
+        ({"GEMINI_CLI": "1", "GEMINI_SESSION_ID": "not-given-to-commands"}, ("gemini-cli", None)),
+        (
+            {
+                "COPILOT_CLI": "1",
+                "COPILOT_AGENT_SESSION_ID": "c1",
+                "COPILOT_CLI_BINARY_VERSION": "1.0.102",
+            },
+            ("copilot-cli 1.0.102", "c1"),
+        ),
+        (
+            {"COPILOT_AGENT": "1", "TERM_PROGRAM": "vscode", "TERM_PROGRAM_VERSION": "1.139.1"},
+            ("Visual Studio Code 1.139.1", None),
+        ),
+    ],
+)
+def test_each_hosts_shell_makes_an_agents_write(
+    env: dict[str, str], expected: tuple[str, str | None]
+) -> None:
+    by = cli_provenance(env)
+    assert (by.door, by.actor, by.session, by.agent) == ("cli", *expected, True)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"CLAUDECODE": "0"},
+        {"CLAUDECODE": ""},
+        {"GEMINI_CLI": "true"},
+        {"COPILOT_CLI": "yes"},
+        {"COPILOT_AGENT": "0"},
+        {"CODEX_THREAD_ID": ""},
+        {"CODEX_HOME": "/home/me/.codex"},  # a user's own setting, not Codex's shell
+        {"CLAUDE_PROJECT_DIR": "/p"},  # set for Gemini CLI's hooks too: not a marker
+        {"AI_AGENT": "claude-code_2-1-330_agent"},  # a version alone marks nothing
+    ],
+)
+def test_values_that_are_not_the_hosts_are_the_user(env: dict[str, str]) -> None:
+    assert shell_host(env) is None
+    assert cli_provenance(env) == Provenance("cli", "user")
+
+
+def test_a_version_that_is_not_one_is_left_out() -> None:
+    for odd in ("claude-code_2-1-330-beta_agent", "claude-code__agent", "claude-code_x_agent", "x"):
+        by = cli_provenance({"CLAUDECODE": "1", "AI_AGENT": odd})
+        assert by.actor == "claude-code", odd
+    assert cli_provenance({"COPILOT_AGENT": "1", "TERM_PROGRAM_VERSION": "9"}).actor == (
+        "Visual Studio Code"
+    ), "TERM_PROGRAM_VERSION is VS Code's only beside TERM_PROGRAM=vscode"
+
+
+def test_hostile_values_are_one_short_printable_line() -> None:
+    by = cli_provenance(
+        {
+            "CODEX_THREAD_ID": "t\x1b[2J\nforged line" + "x" * 5000,
+            "CODEX_VERSION": "1.0\n\x07 " + "v" * 5000,
+        }
+    )
+    assert by.agent and by.actor.startswith("codex 1.0 ") and len(by.actor) <= 200
+    assert by.session is not None and len(by.session) <= 200
+    for text in (by.actor, by.session):
+        assert text.isprintable() and "\n" not in text
+
+
+def test_a_host_inside_another_hosts_shell_is_an_agent_either_way() -> None:
+    nested = {"CLAUDECODE": "1", "COPILOT_CLI": "1", "GEMINI_CLI": "1"}
+    assert cli_provenance(nested).agent
+    assert set(MARKERS) == {
+        "CLAUDECODE",
+        "CODEX_THREAD_ID",
+        "GEMINI_CLI",
+        "COPILOT_CLI",
+        "COPILOT_AGENT",
+    }

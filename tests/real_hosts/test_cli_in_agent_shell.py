@@ -1,0 +1,262 @@
+"""`metis-memory add`, run by an agent through its host's own shell tool (the real Claude
+Code, Codex, Gemini CLI and Copilot CLI; a fake model asks for the command): the write is
+recorded as that host's, with its version and session where the host gives them, and with
+review on it is staged, the file unchanged, and the agent reads that it waits. This is what
+`hosts/actor.py` reads the environment for; each host's variables were first seen here.
+
+No `init` is needed: the agent runs the command as it would run `make`."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from metis_memory import MemoryStore
+from real_hosts.conftest import CACHE, HOSTS_BIN, VENV_BIN, host_env, run_host
+from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall, Wire, strings
+from real_hosts.wire_anthropic import AnthropicWire
+from real_hosts.wire_gemini import GeminiWire, function_names, function_responses
+from real_hosts.wire_openai_chat import OpenAIChatWire, tool_names
+from real_hosts.wire_openai_responses import OpenAIResponsesWire, offered_tools
+
+PROMPT = "METIS-SHELL-PROMPT: remember that deploys happen on Tuesdays."
+ENTRY = "- Deploys happen on Tuesdays."
+CALL_ID = "call_metis_shell"
+COMMAND = shlex.join(["metis-memory", "add", "MEMORY.md", ENTRY])
+STAGED = "Staged for the user's review as change #1"
+PINNED: dict[str, str] = json.loads((Path(__file__).parent / "package.json").read_text())[
+    "dependencies"
+]
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str
+    wire: Callable[[], Wire]
+    shell_tool: str
+    arguments: dict[str, Any]
+    offered: Callable[[Request], list[str]]
+    actor: str
+    run: Callable[[Path, Path, str], tuple[list[str], dict[str, str]]]
+    """(home, workspace, model url) → argv and environment, as a user sets the host up."""
+    session: Callable[[subprocess.CompletedProcess[str], Path], str | None]
+    """The session (or thread) id the host reports for the run, or None where it gives its
+    commands none."""
+    answered: Callable[[Request], bool] = lambda request: any(
+        CALL_ID in s for s in strings(request.body)
+    )
+    """Whether the request carries the command's result (Gemini's carries no call id)."""
+
+
+def _claude(home: Path, _ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    env = host_env(
+        home,
+        {
+            "ANTHROPIC_API_KEY": "test",
+            "ANTHROPIC_BASE_URL": url,
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+        },
+    )
+    # "Yes, and don't ask again for metis-memory commands" (a Bash permission rule).
+    allow = ["--allowedTools", "Bash(metis-memory:*)"]
+    return [str(HOSTS_BIN / "claude"), "-p", PROMPT, "--output-format", "json", *allow], env
+
+
+def _claude_session(done: subprocess.CompletedProcess[str], _home: Path) -> str | None:
+    return str(json.loads(done.stdout)["session_id"])
+
+
+def _codex(home: Path, ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    codex_home = home / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        f"""model = "gpt-5.5"
+model_provider = "metis-fake"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.metis-fake]
+name = "Metis fake model"
+base_url = "{url}/v1"
+wire_api = "responses"
+env_key = "METIS_FAKE_OPENAI_KEY"
+
+[projects.{json.dumps(str(ws))}]
+trust_level = "trusted"
+""",
+        encoding="utf-8",
+    )
+    env = host_env(home, {"METIS_FAKE_OPENAI_KEY": "sk-metis-fake", "CODEX_HOME": str(codex_home)})
+    # Its sandbox as `--full-auto` sets it (writes in the workspace only, no network).
+    return ["codex", "exec", "--json", "--sandbox", "workspace-write", PROMPT], env
+
+
+def _codex_thread(done: subprocess.CompletedProcess[str], _home: Path) -> str | None:
+    for line in done.stdout.splitlines():
+        event = json.loads(line) if line.startswith("{") else {}
+        if event.get("type") == "thread.started":
+            return str(event["thread_id"])
+    raise AssertionError(f"codex exec --json reported no thread:\n{done.stdout[-2000:]}")
+
+
+def _gemini(home: Path, ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    gemini = home / ".gemini"
+    gemini.mkdir()
+    settings = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "telemetry": {"enabled": False},
+    }
+    (gemini / "settings.json").write_text(json.dumps(settings))
+    (gemini / "trustedFolders.json").write_text(json.dumps({str(ws.resolve()): "TRUST_FOLDER"}))
+    env = host_env(home, {"GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": url})
+    argv = ["gemini", "--model", "gemini-2.5-flash", "--output-format", "json", "--yolo"]
+    return [*argv, "--prompt", PROMPT], env
+
+
+COPILOT_SESSION = str(uuid.uuid4())
+
+
+def _copilot(home: Path, ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    config = home / ".copilot" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"trustedFolders": [str(ws.resolve())]}))
+    env = host_env(
+        home,
+        {
+            "COPILOT_PROVIDER_BASE_URL": f"{url}/v1",
+            "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_API_KEY": "test",
+            "COPILOT_MODEL": "gpt-4.1",
+            "COPILOT_OFFLINE": "true",
+            "COPILOT_AUTO_UPDATE": "false",
+            "COPILOT_PKG_CACHE_HOME": str(CACHE / "copilot-pkg"),
+        },
+    )
+    argv = [str(HOSTS_BIN / "copilot"), "-p", PROMPT, "--allow-tool", "shell(metis-memory)"]
+    return [*argv, "--session-id", COPILOT_SESSION], env
+
+
+def _anthropic_tools(request: Request) -> list[str]:
+    body = request.body if isinstance(request.body, dict) else {}
+    return [str(t.get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
+
+
+HOSTS = [
+    Host(
+        "claude",
+        AnthropicWire,
+        "Bash",
+        {"command": COMMAND, "description": "Remember the deploy day"},
+        _anthropic_tools,
+        f"claude-code {PINNED['@anthropic-ai/claude-code']}",
+        _claude,
+        _claude_session,
+    ),
+    Host(
+        "codex",
+        OpenAIResponsesWire,
+        "exec_command",
+        {"cmd": COMMAND, "login": False},  # (a login shell's profile would reset PATH)
+        lambda request: list(offered_tools(request)),
+        f"codex {PINNED['@openai/codex']}",
+        _codex,
+        _codex_thread,
+    ),
+    Host(
+        "gemini",
+        GeminiWire,
+        "run_shell_command",
+        {"command": COMMAND},
+        function_names,
+        "gemini-cli",
+        _gemini,
+        lambda _done, _home: None,
+        lambda request: bool(function_responses(request)),
+    ),
+    Host(
+        "copilot",
+        OpenAIChatWire,
+        "bash",
+        {"command": COMMAND, "description": "Remember the deploy day"},
+        lambda request: tool_names(request.body),
+        f"copilot-cli {PINNED['@github/copilot']}",
+        _copilot,
+        lambda _done, _home: COPILOT_SESSION,
+    ),
+]
+
+
+@pytest.mark.parametrize("host", HOSTS, ids=[h.name for h in HOSTS])
+def test_an_agents_metis_memory_command_is_the_hosts_and_waits_for_review(
+    host: Host, home: Path, workspace: Path
+) -> None:
+    store = MemoryStore(workspace)
+    store.set_review(True)
+    before = store.path("MEMORY.md").read_bytes()
+
+    def script(request: Request) -> Reply:
+        if host.answered(request):
+            return Text("Noted.")  # the command's result came back
+        if any(PROMPT in s for s in strings(request.body)) and host.shell_tool in host.offered(
+            request
+        ):
+            return ToolCall(host.shell_tool, host.arguments, CALL_ID)
+        return Text("ok")  # a side call (a title, a summary)
+
+    with ModelServer(host.wire(), script) as model:
+        argv, env = host.run(home, workspace, model.url)
+        done = run_host(argv, cwd=workspace, env=env)
+        talk = "\n".join(f"--- {r.path}: {r.text[-1500:]}" for r in model.model_calls[-2:])
+        context = (
+            f"\nexit {done.returncode}\nstdout: {done.stdout[-2000:]}\n"
+            f"stderr: {done.stderr[-2000:]}\nlast model calls:\n{talk}"
+        )
+        assert done.returncode == 0, f"{host.name} failed" + context
+        answered = [r for r in model.model_calls if host.answered(r)]
+        assert answered, f"{host.name} never ran the command" + context
+        assert any(STAGED in s for s in strings(answered[0].body)), (
+            "the agent did not read that its write waits for review" + context
+        )
+
+    assert store.path("MEMORY.md").read_bytes() == before, "a staged write changed the file"
+    (staged,) = store.staged()
+    expected_session = host.session(done, home)
+    assert (staged.door, staged.actor, staged.session, staged.operation) == (
+        "cli",
+        host.actor,
+        expected_session,
+        "add",
+    ), f"recorded as {staged.door}/{staged.actor}/{staged.session}" + context
+
+    accept = subprocess.run(
+        [str(VENV_BIN / "metis-memory"), "review", "accept", "1"],
+        cwd=workspace,
+        env=host_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert accept.returncode == 0, accept.stderr
+    record = store.history("MEMORY.md", limit=1)[0]
+    assert (record.door, record.actor, record.session, record.agent) == (
+        "cli",
+        host.actor,
+        expected_session,
+        True,
+    )
+    assert store.read("MEMORY.md").endswith(ENTRY + "\n")
