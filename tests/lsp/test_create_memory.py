@@ -93,6 +93,7 @@ async def test_one_file_on_request(client: MetisClient, workspace: Path) -> None
         ".gitignore",
         ".lock",
         "USER.md",
+        "history",  # the write log, which records the creation
     ]
     bad = await client.command_error("metis.createMemory", {"files": ["memory.md"]})
     assert bad.code == INVALID_PARAMS

@@ -79,11 +79,13 @@ def ts_type_of(annotation: object) -> str:
         return ts_type_of(inner)
     if get_origin(annotation) is Literal and set(get_args(annotation)) == {"MEMORY.md", "USER.md"}:
         return "MemoryFileName"
+    if get_origin(annotation) is Literal:
+        return " | ".join(f"'{value}'" for value in get_args(annotation))
     if get_origin(annotation) is list:
         return f"{ts_type_of(get_args(annotation)[0])}[]"
     if get_origin(annotation) is dict:
         return "Record<string, unknown>"
-    return {str: "string", bool: "boolean"}[annotation]  # type: ignore[index]
+    return {str: "string", bool: "boolean", int: "number"}[annotation]  # type: ignore[index]
 
 
 def test_every_command_argument_agrees_field_by_field() -> None:

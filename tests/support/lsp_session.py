@@ -48,6 +48,8 @@ METIS_NOTIFICATIONS = (
     "metis/memoryUpdated",
     "metis/memoryEviction",
     "metis/proposalUsage",
+    "metis/historyChanged",
+    "metis/reviewChanged",
 )
 CLIENT_COMMANDS = {"clientCommands": ["metis.openConsolidation", "metis.replaceEntryPrompt"]}
 """The initializationOptions of a client that implements both client-side commands (as

@@ -7,6 +7,7 @@ is rendered from it, so the text cannot drift from what is enforced.
 
 from __future__ import annotations
 
+import types
 import typing
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin
 
@@ -74,6 +75,10 @@ def shape(model: type[BaseModel]) -> str:
 
 def _placeholder(annotation: Any, description: str | None) -> str:
     origin = get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):  # an optional field: what it is when given
+        given = [a for a in get_args(annotation) if a is not type(None)]
+        if len(given) == 1:
+            return _placeholder(given[0], description)
     if origin is typing.Literal:
         return " | ".join(f'"{value}"' for value in get_args(annotation))
     if origin is list:

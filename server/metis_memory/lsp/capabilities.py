@@ -46,9 +46,14 @@ class Capabilities:
     disabled_actions: bool = False
     applies_edits: bool = False
     """`workspace/applyEdit`."""
+    client: str | None = None
+    """The client's `clientInfo`, name and version ("Visual Studio Code 1.96.0"): the write
+    log names the editor whose chat agent wrote through its language-model tools."""
 
 
-def resolve(caps: types.ClientCapabilities, options: object) -> Capabilities:
+def resolve(
+    caps: types.ClientCapabilities, options: object, info: types.ClientInfo | None = None
+) -> Capabilities:
     workspace, document = caps.workspace, caps.text_document
     watched = workspace.did_change_watched_files if workspace else None
     sync = document.synchronization if document else None
@@ -76,6 +81,7 @@ def resolve(caps: types.ClientCapabilities, options: object) -> Capabilities:
         action_literals=bool(action and action.code_action_literal_support),
         disabled_actions=bool(action and action.disabled_support),
         applies_edits=bool(workspace and workspace.apply_edit),
+        client=f"{info.name} {info.version or ''}".strip() if info and info.name else None,
     )
 
 

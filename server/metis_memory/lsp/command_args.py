@@ -9,13 +9,19 @@ fails when the two disagree.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..tools.inputs import FileName, MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput
 
 WORKSPACE = Field(default=None, description="workspace or document URI")
+VIA = Field(default=None, description="who asks for the write")
+"""`via`: who asks for the write. Left out, it is the person at the editor (the palette, a
+code action, Apply); "languageModelTool" is an agent in the editor's chat calling the
+extension's language-model tools: the write is then an agent's (logged as such, and staged
+for the user's review when review is on)."""
+Via = Literal["languageModelTool"]
 
 
 class _Workspace(BaseModel):
@@ -28,14 +34,17 @@ class _Workspace(BaseModel):
 
 class MemoryAddArgs(MemoryAddInput):
     workspace: str | None = WORKSPACE
+    via: Via | None = VIA
 
 
 class MemoryReplaceArgs(MemoryReplaceInput):
     workspace: str | None = WORKSPACE
+    via: Via | None = VIA
 
 
 class MemoryConsolidateArgs(MemoryConsolidateInput):
     workspace: str | None = WORKSPACE
+    via: Via | None = VIA
     expectedHash: str | None = Field(  # the wire's camelCase
         default=None,
         description="sha256 of the file as last read",
@@ -101,6 +110,40 @@ class CreateMemoryArgs(_Workspace):
     files: list[FileName] = Field(default_factory=_both, min_length=1, description="file")
 
 
+MAX_ID = 2**63 - 1
+"""The largest id the write log can hold (SQLite's INTEGER): a larger one names nothing."""
+
+
+class HistoryArgs(_Workspace):
+    """The write log, newest first: one file's, or both files' when `file` is left out."""
+
+    file: FileName | None = None
+    limit: int = Field(default=50, ge=1, le=1000, description="how many records, 1 to 1,000")
+
+
+class RecordArgs(_Workspace):
+    """One record of the write log (`metis.history` lists their ids)."""
+
+    id: int = Field(ge=1, le=MAX_ID, description="record id")
+
+
+class ArchivedArgs(_Workspace):
+    """An archived entry: `<record id>:<n>`, the n-th entry that record removed."""
+
+    id: str = Field(min_length=1, max_length=40, description="archived entry id, as 12:1")
+
+
+class StagedArgs(_Workspace):
+    """A change waiting for review (`metis.review` lists their ids)."""
+
+    id: int = Field(ge=1, le=MAX_ID, description="staged change id")
+
+
+class SetReviewArgs(_Workspace):
+    on: bool
+
+
 def tool_input(args: BaseModel) -> dict[str, Any]:
-    """A write command's argument as its tool's input (without `workspace` or the hash)."""
-    return args.model_dump(exclude={"workspace", "expectedHash"})
+    """A write command's argument as its tool's input (without `workspace`, the hash, or
+    who asks)."""
+    return args.model_dump(exclude={"workspace", "expectedHash", "via"})

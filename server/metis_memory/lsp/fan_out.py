@@ -3,7 +3,8 @@
 pygls takes one handler per method, and several features care about the same events: a
 document opened may be a memory file, a consolidation proposal or another agent's file;
 a watched file may be a stale reference or Claude Code's auto memory; a folder added
-needs its budgets.toml followed and its auto memory published. The core registers the
+needs its budgets.toml followed and its auto memory published; a memory file changed on
+disk is refreshed and may be a change the write log has yet to record. The core registers the
 handler once and calls each feature's subscriber in the order they registered.
 """
 
@@ -41,6 +42,9 @@ class FanOut:
         self.watched: list[Callable[[list[types.FileEvent]], None]] = []
         self.folders_added: list[Callable[[list[Folder]], None]] = []
         self.store_events: list[Callable[[Folder, Any], None]] = []
+        self.disk_changes: list[Callable[[Folder], None]] = []
+        """A folder's memory files may have changed on disk (the `.metis/` watcher: anyone's
+        write, the server's own included), on the loop."""
         self.stopping: list[Callable[[], None]] = []
 
     def opened(self, uri: str) -> None:
@@ -63,6 +67,10 @@ class FanOut:
     def folders_were_added(self, added: list[Folder]) -> None:
         for subscriber in self.folders_added:
             subscriber(added)
+
+    def disk_changed(self, folder: Folder) -> None:
+        for subscriber in self.disk_changes:
+            subscriber(folder)
 
     def store_event(self, folder: Folder, event: Any) -> None:
         for subscriber in self.store_events:

@@ -15,15 +15,20 @@ if TYPE_CHECKING:
 
     from .command_args import (
         ApplyEditArgs,
+        ArchivedArgs,
         AssemblePromptArgs,
         ConnectAgentsArgs,
         ConsolidationPromptArgs,
         CreateMemoryArgs,
         FileArgs,
+        HistoryArgs,
         InstallLauncherArgs,
         MemoryAddArgs,
         MemoryConsolidateArgs,
         MemoryReplaceArgs,
+        RecordArgs,
+        SetReviewArgs,
+        StagedArgs,
         WorkspaceArgs,
     )
 
@@ -63,6 +68,16 @@ CONSOLIDATION_PROMPT: Command[ConsolidationPromptArgs] = Command("metis.consolid
 INSTALL_LAUNCHER: Command[InstallLauncherArgs] = Command("metis.installLauncher")
 CREATE_MEMORY: Command[CreateMemoryArgs] = Command("metis.createMemory")
 HOST_PROMPTS: Command[WorkspaceArgs] = Command("metis.hostPrompts")
+HISTORY: Command[HistoryArgs] = Command("metis.history")
+HISTORY_DIFF: Command[RecordArgs] = Command("metis.historyDiff")
+BLAME: Command[FileArgs] = Command("metis.blame")
+UNDO: Command[RecordArgs] = Command("metis.undo")
+RESTORE: Command[RecordArgs] = Command("metis.restore")
+UNARCHIVE: Command[ArchivedArgs] = Command("metis.unarchive")
+REVIEW: Command[WorkspaceArgs] = Command("metis.review")
+SET_REVIEW: Command[SetReviewArgs] = Command("metis.setReview")
+REVIEW_ACCEPT: Command[StagedArgs] = Command("metis.reviewAccept")
+REVIEW_REJECT: Command[StagedArgs] = Command("metis.reviewReject")
 
 SERVER_COMMANDS = frozenset(
     {
@@ -82,6 +97,16 @@ SERVER_COMMANDS = frozenset(
         CREATE_MEMORY,
         INSTALL_LAUNCHER,
         HOST_PROMPTS,
+        HISTORY,
+        HISTORY_DIFF,
+        BLAME,
+        UNDO,
+        RESTORE,
+        UNARCHIVE,
+        REVIEW,
+        SET_REVIEW,
+        REVIEW_ACCEPT,
+        REVIEW_REJECT,
     }
 )
 
@@ -96,8 +121,19 @@ USAGE_CHANGED = "metis/usageChanged"
 MEMORY_UPDATED = "metis/memoryUpdated"
 MEMORY_EVICTION = "metis/memoryEviction"
 PROPOSAL_USAGE = "metis/proposalUsage"
+HISTORY_CHANGED = "metis/historyChanged"
+REVIEW_CHANGED = "metis/reviewChanged"
 
-NOTIFICATIONS = frozenset({USAGE_CHANGED, MEMORY_UPDATED, MEMORY_EVICTION, PROPOSAL_USAGE})
+NOTIFICATIONS = frozenset(
+    {
+        USAGE_CHANGED,
+        MEMORY_UPDATED,
+        MEMORY_EVICTION,
+        PROPOSAL_USAGE,
+        HISTORY_CHANGED,
+        REVIEW_CHANGED,
+    }
+)
 
 # ---- initializationOptions -----------------------------------------------------------------
 CLIENT_COMMANDS_OPTION = "clientCommands"
@@ -127,4 +163,14 @@ def argument_models() -> dict[str, type[BaseModel]]:
         CREATE_MEMORY: args.CreateMemoryArgs,
         HOST_PROMPTS: args.WorkspaceArgs,
         INSTALL_LAUNCHER: args.InstallLauncherArgs,
+        HISTORY: args.HistoryArgs,
+        HISTORY_DIFF: args.RecordArgs,
+        BLAME: args.FileArgs,
+        UNDO: args.RecordArgs,
+        RESTORE: args.RecordArgs,
+        UNARCHIVE: args.ArchivedArgs,
+        REVIEW: args.WorkspaceArgs,
+        SET_REVIEW: args.SetReviewArgs,
+        REVIEW_ACCEPT: args.StagedArgs,
+        REVIEW_REJECT: args.StagedArgs,
     }

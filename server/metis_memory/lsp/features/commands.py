@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...analysis.positions import utf8_size
 from ...store.errors import MemoryStoreError, NotUtf8
@@ -36,6 +37,7 @@ from ..protocol import (
 from ..usage_text import usage_json
 from ..views import editor_text
 from ..workspaces import Folder, WorkspaceArgumentError
+from .history_notes import by_client, review_changed, write_landed
 
 if TYPE_CHECKING:
     from ...store.events import MemoryEvent
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
 
     WriteArgs = MemoryAddArgs | MemoryReplaceArgs | MemoryConsolidateArgs
 
+
+T = TypeVar("T")
 
 TOOL_OF = {
     MEMORY_ADD: "memory_add",
@@ -81,7 +85,9 @@ def take_folder(ls: ServerContext, command: str, workspace: str | None) -> Folde
 async def memory_write(
     ls: ServerContext, command: Command[WriteArgs], args: tuple[Any, ...]
 ) -> dict[str, object]:
-    """metis.memoryAdd / memoryReplace / memoryConsolidate."""
+    """metis.memoryAdd / memoryReplace / memoryConsolidate: the person at the editor's write,
+    or (`via`) an agent's in its chat, which waits for the user's review when review is on
+    (the answer is then the staged change, and `metis/reviewChanged` follows)."""
     from ...tools import ToolExecutionError
     from ...tools.people import EDITOR
     from ..command_args import MemoryConsolidateArgs, tool_input
@@ -91,27 +97,38 @@ async def memory_write(
     file = MemoryFile(params.file)
     await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
     dispatcher = folder.dispatcher()
-    loop = asyncio.get_running_loop()
     expected = params.expectedHash if isinstance(params, MemoryConsolidateArgs) else None
-    write = loop.run_in_executor(
-        _WRITES,
-        functools.partial(
-            dispatcher.dispatch, TOOL_OF[command], tool_input(params), expected_hash=expected
-        ),
+    write = functools.partial(
+        dispatcher.dispatch,
+        TOOL_OF[command],
+        tool_input(params),
+        expected_hash=expected,
+        by=by_client(ls, params.via),
     )
     try:
-        try:
-            result = await asyncio.shield(write)
-        except asyncio.CancelledError:
-            # A write cannot be taken back once it is running (it may already wait for
-            # the lock): the client gets what happened, not a "cancelled" that hides it.
-            result = await write
+        result = await in_writer(write)
     except ToolExecutionError as exc:
         raise from_tool_error(exc) from None
     written = result.write
     assert written is not None
-    ls.refresher.request(folder.file_key(written.file))
-    return result.to_json(EDITOR)
+    answer = result.to_json(EDITOR)
+    staged = answer.get("staged")
+    if isinstance(staged, dict):  # an agent's write waits for the user: the file is unchanged
+        await review_changed(ls, folder, arrived=staged)
+        return answer
+    write_landed(ls, folder, written)
+    return answer
+
+
+async def in_writer(write: Callable[[], T]) -> T:
+    """Run a write in the writers' pool and wait for it. A write cannot be taken back once
+    it is running (it may already wait for the lock): a cancelled request still gets what
+    happened, not a "cancelled" that hides it."""
+    job = asyncio.get_running_loop().run_in_executor(_WRITES, write)
+    try:
+        return await asyncio.shield(job)
+    except asyncio.CancelledError:
+        return await job
 
 
 async def refuse_unsaved(

@@ -19,6 +19,7 @@ from ..context import ServerContext
 from ..protocol import CREATE_MEMORY
 from ..workspaces import Folder
 from .commands import from_store_error, refuse_unsaved, take_folder
+from .history_notes import BY_USER, write_landed
 
 
 async def create_memory(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
@@ -33,15 +34,16 @@ async def create_memory(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, o
     existing: list[MemoryFile] = []
     try:
         for file in files:
-            written = await asyncio.to_thread(folder.store.create, file, template(file))
-            (created if written is not None else existing).append(file)
+            written = await asyncio.to_thread(folder.store.create, file, template(file), by=BY_USER)
+            if written is None:
+                existing.append(file)
+                continue
+            created.append(file)
+            write_landed(ls, folder, written)
     except MemoryStoreError as exc:
         error = from_store_error(exc)
         done = f"Created {_names(created)} from the template, but not the rest: " if created else ""
         raise CommandError(error.error_code, done + str(error.message)) from None
-    finally:
-        for file in created:
-            ls.refresher.request(folder.file_key(file))
     notes = await asyncio.to_thread(_over_budgets, folder, created)
     return {
         "created": [f.value for f in created],

@@ -1,14 +1,17 @@
 """Usage where the eye is: a code lens on the first line and a hover on the title
-(the first non-blank line), both for the buffer as typed."""
+(the first non-blank line), both for the buffer as typed; and on each entry, a hover
+saying who added it (the write log's blame)."""
 
 from __future__ import annotations
+
+import re
 
 from lsprotocol import types
 
 from ...analysis.entries import LineKind, Outline
 from ..context import ServerContext
 from ..usage_text import hover_markdown, hover_plaintext, lens_title
-from . import budget_docs
+from . import budget_docs, history
 from .budget_docs import BudgetDocuments
 
 
@@ -20,21 +23,39 @@ def title_line(outline: Outline) -> int:
     return 0
 
 
-def hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | None:
-    analysis = ls.analysis_of_open(params.text_document.uri)
+async def hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | None:
+    """The usage on the title; on an entry, who added it (`history.blame_hover`)."""
+    uri = params.text_document.uri
+    analysis = ls.analysis_of_open(uri)
     if analysis is None:
         return budget_hover(ls, params)
-    line = title_line(analysis.outline)
-    if params.position.line != line:
-        return None
     outline = analysis.outline
-    if hover_kind(ls) is types.MarkupKind.Markdown:
-        contents = types.MarkupContent(types.MarkupKind.Markdown, hover_markdown(analysis.usage))
+    line = params.position.line
+    blamed = await history.blame_hover(ls, uri, outline, line)
+    markdown = hover_kind(ls) is types.MarkupKind.Markdown
+    if line == title_line(outline):
+        usage = hover_markdown(analysis.usage) if markdown else hover_plaintext(analysis.usage)
+        if blamed is not None:
+            usage += "\n\n" + (markdown_escaped(blamed) if markdown else blamed)
+        start, end = outline.line_starts[line], outline.line_ends[line]
+    elif blamed is not None:
+        usage = markdown_escaped(blamed) if markdown else blamed
+        entry = outline.entries[outline.line_entry[line]]
+        start, end = entry.start, entry.end
     else:
-        contents = types.MarkupContent(types.MarkupKind.PlainText, hover_plaintext(analysis.usage))
-    return types.Hover(
-        contents=contents, range=analysis.range(outline.line_starts[line], outline.line_ends[line])
-    )
+        return None
+    kind = types.MarkupKind.Markdown if markdown else types.MarkupKind.PlainText
+    return types.Hover(contents=types.MarkupContent(kind, usage), range=analysis.range(start, end))
+
+
+def markdown_escaped(text: str) -> str:
+    """`text` shown as written in Markdown: an agent names itself (an MCP client's name), and
+    a name like `[x](https://…)` must not become a link in the editor's hover."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\g<0>", text)
+
+
+_MARKDOWN_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+"""ASCII punctuation, every character of which CommonMark lets a backslash escape."""
 
 
 def hover_kind(ls: ServerContext) -> types.MarkupKind:

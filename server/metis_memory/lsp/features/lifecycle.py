@@ -106,6 +106,7 @@ def disk_changed(ls: ServerContext, key: str) -> None:
             ls.refresher.request(file_key)
         else:
             remember_disk(ls, folder, file)
+    ls.fan_out.disk_changed(folder)
 
 
 def remember_disk(ls: ServerContext, folder: Folder, file: MemoryFile) -> None:
@@ -127,7 +128,9 @@ def register(server: ServerContext) -> None:
     def on_initialize(ls: ServerContext, params: types.InitializeParams) -> None:
         # pygls has just built its workspace; no document is open yet.
         LspWorkspace.install(ls)
-        ls.capabilities = resolve(params.capabilities, params.initialization_options)
+        ls.capabilities = resolve(
+            params.capabilities, params.initialization_options, params.client_info
+        )
 
     @server.feature(types.INITIALIZED)
     def on_initialized(ls: ServerContext, params: types.InitializedParams) -> None:
