@@ -1,0 +1,64 @@
+"""The `.metis/` watcher and the write log: what only touches `.metis/history/` (the log's
+folder made, trace.sqlite3 and its -wal and -shm written, the review inbox and setting) is
+never reported. The language server looks at the log when the watcher reports a folder, and
+looking opens the log: were its own files reported, every look would ask for another."""
+
+from __future__ import annotations
+
+import queue
+from pathlib import Path
+
+from metis_memory import MemoryStore
+from metis_memory.store.provenance import Provenance
+from metis_memory.tools import memory_dispatcher
+from support.waits import Deadline
+
+WAIT_S = 10
+
+
+def next_report(reports: queue.Queue[Path], what: str) -> Path:
+    deadline = Deadline(WAIT_S, what)
+    try:
+        return reports.get(timeout=deadline.remaining())
+    except queue.Empty:
+        raise deadline.expired() from None
+
+
+def test_the_write_logs_own_files_are_never_reported(tmp_path: Path) -> None:
+    from metis_memory.watch.memory_watcher import MemoryWatcher
+
+    logged, quiet = tmp_path / "a", tmp_path / "b"
+    for folder in (logged, quiet):
+        (folder / ".metis").mkdir(parents=True)
+    (logged / ".metis" / "MEMORY.md").write_text("- fact\n")
+    store = MemoryStore(logged)
+    reports: queue.Queue[Path] = queue.Queue()
+    watcher = MemoryWatcher(reports.put)
+    try:
+        watcher.set_folders([logged, quiet])
+        assert {next_report(reports, "a/"), next_report(reports, "b/")} == {logged, quiet}
+        # The log begins here (its folder and database made while the watch runs), and then
+        # changes with no memory file written: the setting, a staged change, a rejection.
+        store.set_review(True)
+        history = logged / ".metis" / "history"
+        assert {p.name for p in history.iterdir()} >= {"trace.sqlite3", ".gitignore"}
+        agent = Provenance("mcp", "claude-code 2.1.4")
+        staged = memory_dispatcher(store).dispatch(
+            "memory_add", {"file": "MEMORY.md", "entry": "- staged"}, by=agent
+        )
+        assert staged.write is not None and staged.write.staged is not None
+        assert store.drop_staged(staged.write.staged.id)
+        store.set_review(False)
+        for journal in ("trace.sqlite3-wal", "trace.sqlite3-shm"):  # as SQLite makes them
+            (history / journal).touch()
+        assert (logged / ".metis" / "MEMORY.md").read_text() == "- fact\n"
+        # Memory files written after all that, twice: by the second one's report, any report
+        # of the log's events would already be queued (a batch is reported whole, in order).
+        for n in range(2):
+            (quiet / ".metis" / "MEMORY.md").write_text(f"- fact {n}\n")
+            seen = [next_report(reports, f"MEMORY.md written in b/ ({n + 1})")]
+            seen += [reports.get_nowait() for _ in range(reports.qsize())]
+            assert logged not in seen, "a/ reported for its write log's files"
+            assert quiet in seen
+    finally:
+        watcher.stop()
