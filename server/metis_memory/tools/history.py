@@ -9,11 +9,12 @@ the caps, never overwrite a write that lands meanwhile, and are logged themselve
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..analysis.entries import Entry, parse, removal_span
+from ..analysis.entries import Entry, Outline, parse, removal_span
 from ..store.errors import fmt_bytes
 from ..store.files import MemoryFile, parse_memory_file
 from ..store.memory_store import MemoryStore, WriteResult, sha256_hex
@@ -31,29 +32,110 @@ _SHORT = 60
 
 
 # ---- entries of a record -------------------------------------------------------------------
+_OUTLINES_KEPT = 8
+_outlines: OrderedDict[str, Outline] = OrderedDict()
+_CHANGES_KEPT = 2048
+_changes: OrderedDict[tuple[str, str], tuple[tuple[Entry, ...], tuple[Entry, ...]]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _outline(text: str, near: str | None = None) -> Outline:
+    """`parse(text)`, from the outline of `near` when one is at hand: a record's before is
+    the previous record's after, and one write changes a few entries, so a replay of the log
+    parses again only what each write changed (`parse`'s `previous`: exactly a full parse).
+    The last few outlines are kept."""
+    with _cache_lock:
+        found = _outlines.get(text)
+        if found is not None:
+            _outlines.move_to_end(text)
+            return found
+        base = _outlines.get(near) if near is not None else None
+    outline = parse(text, previous=base)
+    with _cache_lock:
+        _outlines[text] = outline
+        while len(_outlines) > _OUTLINES_KEPT:
+            _outlines.popitem(last=False)
+    return outline
+
+
 def entries(text: str | None) -> list[Entry]:
-    return [] if text is None else [e for e in parse(text).entries if not e.is_empty]
+    return [] if text is None else [e for e in _outline(text).entries if not e.is_empty]
+
+
+def _diff(before: str | None, after: str | None) -> tuple[list[Entry], list[Entry]]:
+    """The entries `after` added and those `before` lost (see `entry_changes`): of each
+    text, the copies past the other's count, the later ones. Entries the two share from the
+    top are skipped unread (a multiset difference is the same without them, and they are
+    the first copies, which are never the ones counted)."""
+    old = [] if before is None else _outline(before, after).entries
+    new = [] if after is None else _outline(after, before).entries
+    old_keys = [e.key for e in old]
+    new_keys = [e.key for e in new]
+    same = _shared_head(old_keys, new_keys)
+    return _counted(new[same:], old_keys[same:]), _counted(old[same:], new_keys[same:])
+
+
+def _shared_head(a: list[str], b: list[str]) -> int:
+    """How many items `a` and `b` share from the start (compared a slice at a time, in C)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _counted(these: list[Entry], other_keys: list[str]) -> list[Entry]:
+    """The entries of `these` (empty ones aside) past the count of their key in the other."""
+    left = Counter(other_keys)
+    beyond: list[Entry] = []
+    for e in these:
+        key = e.key
+        if not key:
+            continue
+        if left[key] > 0:
+            left[key] -= 1
+        else:
+            beyond.append(e)
+    return beyond
 
 
 def entry_changes(before: str | None, after: str | None) -> tuple[list[str], list[str]]:
     """Entries `after` has that `before` had not, and those it lost (as written), counted as
     a multiset of normalised texts: a reflowed entry is neither."""
-    old, new = entries(before), entries(after)
-    left = Counter(e.key for e in old)
-    added: list[str] = []
-    for e in new:
-        if left[e.key] > 0:
-            left[e.key] -= 1
-        else:
-            added.append(e.text)
-    right = Counter(e.key for e in new)
-    removed: list[str] = []
-    for e in old:
-        if right[e.key] > 0:
-            right[e.key] -= 1
-        else:
-            removed.append(e.text)
-    return added, removed
+    added, removed = _diff(before, after)
+    return [e.text for e in added], [e.text for e in removed]
+
+
+def _record_diff(record: TraceRecord) -> tuple[tuple[Entry, ...], tuple[Entry, ...]]:
+    """`_diff` of a record's two sides, kept by their hashes (a record never changes, and the
+    same two texts always differ alike): a hover after a write replays the log again, and
+    only the new records are parsed."""
+    if record.before_text is None or record.after_text is None:
+        added, removed = _diff(record.before_text, record.after_text)
+        return tuple(added), tuple(removed)
+    key = (record.before_hash, record.after_hash)
+    with _cache_lock:
+        found = _changes.get(key)
+        if found is not None:
+            _changes.move_to_end(key)
+            return found
+    added, removed = _diff(record.before_text, record.after_text)
+    # Only the changed entries are kept, cut loose from the text they were parsed from.
+    kept = (tuple(added), tuple(removed))
+    with _cache_lock:
+        _changes[key] = kept
+        while len(_changes) > _CHANGES_KEPT:
+            _changes.popitem(last=False)
+    return kept
+
+
+def record_changes(record: TraceRecord) -> tuple[list[str], list[str]]:
+    """`entry_changes` of a record's before and after."""
+    added, removed = _record_diff(record)
+    return [e.text for e in added], [e.text for e in removed]
 
 
 # ---- how a record reads ------------------------------------------------------------------
@@ -173,7 +255,7 @@ def summary(record: TraceRecord, added: list[str], removed: list[str]) -> str:
 
 def record_json(record: TraceRecord) -> dict[str, object]:
     """A record as `metis-memory log --json` and the editor's history show it (redacted)."""
-    added, removed = entry_changes(record.before_text, record.after_text)
+    added, removed = record_changes(record)
     return {
         "id": record.id,
         "time": record.time,
@@ -273,13 +355,13 @@ def blame_text(text: str, sha256: str, records: list[TraceRecord]) -> list[Blame
             owners = {}
             for e in entries(record.before_text):
                 owners.setdefault(e.key, []).append(None)
-        added, removed = entry_changes(record.before_text, record.after_text)
-        for t in removed:
-            stack = owners.get(_key(t))
+        added, removed = _record_diff(record)
+        for e in removed:
+            stack = owners.get(e.key)
             if stack:
                 stack.pop()
-        for t in added:
-            owners.setdefault(_key(t), []).append(record)
+        for e in added:
+            owners.setdefault(e.key, []).append(record)
         previous_after = record.after_hash
     unseen = bool(records) and previous_after != sha256
     result: list[Blamed] = []
@@ -346,7 +428,7 @@ def undo(store: MemoryStore, record_id: int, by: Provenance) -> WriteResult:
 
 
 def _reverse(record: TraceRecord, current: str) -> str:
-    added, removed = entry_changes(record.before_text, record.after_text)
+    added, removed = record_changes(record)
     if not added and not removed:
         raise Refused(
             f"change #{record.id} to {record.file} changed no entry (only headings or "
@@ -461,10 +543,10 @@ def archived(store: MemoryStore, file: MemoryFile | str | None = None) -> list[A
             continue
         if record.file not in present:
             present[record.file] = {e.key for e in entries(store.snapshot(record.file).text)}
-        _, removed = entry_changes(record.before_text, record.after_text)
-        for n, t in enumerate(removed, 1):
-            if _key(t) not in present[record.file]:
-                result.append(Archived(f"{record.id}:{n}", t, record))
+        _, removed = _record_diff(record)
+        for n, e in enumerate(removed, 1):
+            if e.key not in present[record.file]:
+                result.append(Archived(f"{record.id}:{n}", e.text, record))
     return result
 
 
@@ -478,7 +560,7 @@ def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult
             "invalid_input",
         )
     record = find_record(store, int(head))
-    _, removed = entry_changes(record.before_text, record.after_text)
+    _, removed = record_changes(record)
     n = int(tail)
     if record.operation not in ARCHIVING or not 1 <= n <= len(removed):
         raise Refused(
