@@ -697,7 +697,7 @@ def _log(args: argparse.Namespace) -> int:
         where = f"to {file} " if file else ""
         print(
             f"No writes {where}are recorded yet: the history begins with the next write "
-            "through Metis (`metis-memory log` lists it)."
+            "through Metis Memory."
         )
         return EXIT_OK
     width = len(str(records[0].id))
@@ -1073,7 +1073,8 @@ def _review_accept(args: argparse.Namespace, store: MemoryStore, staged_id: int)
         + result.for_people(CLI)
     )
     if args.json:
-        _dump({"accepted": staged_id, **result.to_json(CLI), "message": message})
+        record = write.record_id if write is not None else None
+        _dump({"accepted": staged_id, "id": record, **result.to_json(CLI), "message": message})
     else:
         print(message)
     return EXIT_OK

@@ -448,3 +448,35 @@ def test_log_in_an_empty_workspace_creates_nothing(run: Cli, workspace: Path) ->
     assert run.json("review") == {"on": False, "staged": []}
     assert run.json("archive") == {"archived": []}
     assert list(workspace.iterdir()) == []
+
+
+def test_history_writes_with_json_name_their_record(run: Cli, workspace: Path) -> None:
+    run.ok("add", "MEMORY.md", "- A")
+    run.ok("add", "MEMORY.md", "- B")
+    undone = run.json("undo", "2")
+    assert (undone["id"], undone["file"], undone["operation"]) == (3, "MEMORY.md", "undo")
+    assert undone["after_hash"] == hashlib.sha256(memory(workspace)).hexdigest()
+    assert undone["message"].startswith("Undid change #2 to MEMORY.md (recorded as #3)")
+    run.ok("review", "on")
+    run.ok("add", "MEMORY.md", "- C", env=CLAUDE)
+    run.ok("add", "MEMORY.md", "- D", env=CLAUDE)
+    accepted = run.json("review", "accept", "1")
+    assert (accepted["accepted"], accepted["id"], accepted["operation"]) == (1, 4, "add")
+    assert accepted["after_hash"] == hashlib.sha256(memory(workspace)).hexdigest()
+    rejected = run.json("review", "reject", "2")
+    assert (rejected["rejected"], rejected["staged"]["added"]) == (2, ["- D"])
+    assert run.json("review", "off") == {"on": False}
+
+
+def test_review_off_with_changes_still_waiting(run: Cli) -> None:
+    run.ok("review", "on")
+    run.ok("add", "MEMORY.md", "- Waits", env=CLAUDE)
+    assert run.ok("review", "off") == (
+        "Review is off: agents write the memory directly again. 1 change staged before still "
+        "waits: see `metis-memory review`.\n"
+    )
+    assert run.ok("review").splitlines()[0] == (
+        "Review is off: agents write the memory directly. 1 change still waits:"
+    )
+    run.ok("add", "MEMORY.md", "- Lands", env=CLAUDE)  # off: an agent's write lands again
+    assert records(run)[0]["actor"] == "claude-code 2.1.330"
