@@ -573,8 +573,9 @@ class MemoryStore:
         try:
             with self._trace(create=True, root=root) as trace:
                 assert trace is not None
-                last = trace.last(f.value)
-                if last is not None and last.after_hash != before_hash:
+                chained = trace.last_hash(f.value)
+                last = trace.last(f.value) if chained not in (None, before_hash) else None
+                if last is not None:
                     trace.append(
                         file=f.value,
                         operation="outside",

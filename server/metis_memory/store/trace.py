@@ -240,6 +240,14 @@ class Trace:
             for r in cur.fetchall()
         ]
 
+    def last_hash(self, file: str) -> str | None:
+        """The hash `file` had after its last record (None when it has none): whether the
+        next write chains, without reading the record's texts."""
+        row = self._conn.execute(
+            "SELECT after_hash FROM writes WHERE file = ? ORDER BY id DESC LIMIT 1", (file,)
+        ).fetchone()
+        return str(row[0]) if row else None
+
     # ---- the review inbox -----------------------------------------------------------
     def stage(
         self,
@@ -565,7 +573,7 @@ def _our_folder(st: os.stat_result, root: Dir) -> bool:
     (root writing in a user's workspace makes it theirs)."""
     if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) & 0o077:
         return False
-    return not hasattr(os, "geteuid") or st.st_uid in (os.geteuid(), _owner(root))
+    return not hasattr(os, "geteuid") or st.st_uid == os.geteuid() or st.st_uid == _owner(root)
 
 
 def _owner(root: Dir) -> int:
