@@ -13,7 +13,7 @@ import hashlib
 import os
 import stat
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -424,10 +424,22 @@ class MemoryStore:
         with self._trace(create=False) as trace:
             return trace.record(record_id) if trace is not None else None
 
-    def notice_outside(self, file: MemoryFile | str) -> TraceRecord | None:
+    def notice_outside(
+        self,
+        file: MemoryFile | str,
+        *,
+        saved_texts: Collection[str] = (),
+        saved_by: Provenance | None = None,
+    ) -> TraceRecord | None:
         """Record the file's current content as an `outside` change when the log does not
         chain to it (a save without the server, `git pull`): what the watcher calls. None
-        when it chains, or there is no log or no file to speak of."""
+        when it chains, or there is no log or no file to speak of.
+
+        `saved_texts` are the editor's buffers of the file: a disk that reads as one of them
+        was saved from the editor. With `saved_by` (the editor's save notification) that is
+        recorded as that person's `edit`; without it (the watcher, which may see the save
+        first) it is left for the save notification to record, and stays unrecorded (so an
+        `outside` change at the next write) if none comes."""
         f = parse_memory_file(file)
         try:
             root = Dir.open_root(self._root())
@@ -454,10 +466,15 @@ class MemoryStore:
                     last = trace.last(f.value)
                     if last is None or last.after_hash == now_hash:
                         return None
+                    saved = text is not None and _unmarked(text) in {
+                        _unmarked(t) for t in saved_texts
+                    }
+                    if saved and saved_by is None:
+                        return None
                     new_id = trace.append(
                         file=f.value,
-                        operation="outside",
-                        by=OUTSIDE,
+                        operation="edit" if saved else "outside",
+                        by=saved_by if saved and saved_by is not None else OUTSIDE,
                         before_hash=last.after_hash,
                         after_hash=now_hash,
                         before_size=last.after_size_bytes,
@@ -779,6 +796,11 @@ class _Swapped(Exception):
 
 class _Exists(Exception):
     """`create` found the file there: it is left alone."""
+
+
+def _unmarked(text: str) -> str:
+    """Text without a leading byte-order mark (an editor's buffer does not show it)."""
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def _compare(f: MemoryFile, expected: str, before: bytes | None, size: int) -> None:

@@ -37,6 +37,9 @@ from .provenance import Provenance
 
 TRACE_DIR = "history"
 TRACE_DB = "trace.sqlite3"
+_SQLITE_INT = range(-(2**63), 2**63)
+INBOX_STAMP = "inbox"
+"""Rewritten whenever a change is staged, accepted or rejected (see `Trace._inbox_changed`)."""
 MAX_RECORDS = 1000
 """Records kept per workspace: past this, the oldest are dropped (with what they archived)."""
 MAX_STAGED = 100
@@ -143,8 +146,23 @@ def _kept(text: str | None) -> str | None:
 class Trace:
     """An open log. Open one per operation (`opened`); SQLite does the rest."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, folder: Dir | None = None) -> None:
         self._conn = conn
+        self._folder = folder
+
+    def _inbox_changed(self) -> None:
+        """Touch `INBOX_STAMP` beside the database: the language server watches it (and not
+        the database, which its own reads touch) to tell the editor a change arrived from
+        another process. A signal only: a failure to write it costs the notification."""
+        folder = self._folder
+        if folder is None:
+            return
+        with contextlib.suppress(OSError):
+            fd = folder.open(INBOX_STAMP, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, now().encode())
+            finally:
+                os.close(fd)
 
     # ---- the log ---------------------------------------------------------------------
     def last(self, file: str) -> TraceRecord | None:
@@ -194,6 +212,8 @@ class Trace:
             self._conn.execute("DELETE FROM writes WHERE id <= ?", (new_id - MAX_RECORDS,))
             if resolves_staged is not None:
                 self._conn.execute("DELETE FROM staged WHERE id = ?", (resolves_staged,))
+        if resolves_staged is not None:
+            self._inbox_changed()
         return new_id
 
     def records(
@@ -209,6 +229,8 @@ class Trace:
         return self._select(clause, params)
 
     def record(self, record_id: int) -> TraceRecord | None:
+        if record_id not in _SQLITE_INT:
+            return None  # no such id can exist (SQLite integers are 64-bit)
         rows = self._select("WHERE id = ?", (record_id,))
         return rows[0] if rows else None
 
@@ -281,9 +303,13 @@ class Trace:
                     after_text,
                 ),
             )
-            return int(cur.lastrowid or 0)
+            staged_id = int(cur.lastrowid or 0)
+        self._inbox_changed()
+        return staged_id
 
     def staged(self, staged_id: int | None = None) -> list[StagedChange]:
+        if staged_id is not None and not _SQLITE_INT.__contains__(staged_id):
+            return []  # no such id can exist (SQLite integers are 64-bit)
         where, params = ("WHERE id = ?", (staged_id,)) if staged_id is not None else ("", ())
         cur = self._conn.execute(
             "SELECT id, time, file, operation, door, actor, session, payload, base_hash, "
@@ -308,8 +334,12 @@ class Trace:
         ]
 
     def drop_staged(self, staged_id: int) -> bool:
+        if staged_id not in _SQLITE_INT:
+            return False
         with self._transaction():
             cur = self._conn.execute("DELETE FROM staged WHERE id = ?", (staged_id,))
+        if cur.rowcount > 0:
+            self._inbox_changed()
         return cur.rowcount > 0
 
     # ---- settings -------------------------------------------------------------------
@@ -428,7 +458,7 @@ def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
             return
         with each.lock:
             try:
-                yield Trace(each.conn)
+                yield Trace(each.conn, held)
             except sqlite3.DatabaseError as exc:
                 raise StorageError("use the write log", path, OSError(errno.EIO, str(exc))) from exc
             finally:

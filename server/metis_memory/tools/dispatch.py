@@ -26,6 +26,8 @@ from ..store.errors import (
     NotUtf8,
     OldTextNotFound,
     OldTextNotUnique,
+    ReviewInboxFull,
+    StagedChangeGone,
     StorageError,
     UnsafePath,
     fmt_bytes,
@@ -238,8 +240,10 @@ def to_tool_error(exc: MemoryStoreError) -> ToolExecutionError:
         code = "not_utf8"
     elif isinstance(exc, UnsafePath):
         code = "unsafe_path"
-    elif isinstance(exc, LockTimeout):
+    elif isinstance(exc, (LockTimeout, ReviewInboxFull)):
         code = "busy"
+    elif isinstance(exc, StagedChangeGone):
+        code = "not_found"
     elif isinstance(exc, MemoryConflict):
         code = "conflict"
     elif isinstance(exc, StorageError):
