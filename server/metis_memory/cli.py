@@ -11,6 +11,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
@@ -587,7 +588,9 @@ def _history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "Put archived entry ID back in its file (after the entry it followed, when that is "
         "still there), within the file's caps. Recorded as a write of yours.",
     )
-    unarchive.add_argument("id", metavar="ID", help="an archived entry, e.g. 12:1, from `archive`")
+    unarchive.add_argument(
+        "id", type=_archive_id, metavar="ID", help="an archived entry, e.g. 12:1, from `archive`"
+    )
     review = command(
         "review",
         "list agents' changes waiting for you; review on|off|accept ID|reject ID",
@@ -625,6 +628,20 @@ def _change_id(text: str) -> int:
             "shows, e.g. 12"
         )
     return int(digits)
+
+
+_ARCHIVE_ID = re.compile(r"#?([0-9]{1,18}):([0-9]{1,9})")
+
+
+def _archive_id(text: str) -> str:
+    """An archived entry's ID as `archive` prints it: the change, a colon, the entry's place."""
+    found = _ARCHIVE_ID.fullmatch(text.strip())
+    if found is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an archived entry's ID: use one `metis-memory archive` shows, "
+            "e.g. 12:1"
+        )
+    return f"{int(found[1])}:{int(found[2])}"
 
 
 def _shown(text: str) -> str:
@@ -688,8 +705,11 @@ def _log(args: argparse.Namespace) -> int:
     store = _workspace(args.workspace)
     file = _history_file(args)
     _notice_outside(store, file)
-    records = store.history(file, limit=args.limit + 1)
-    more, records = len(records) > args.limit, records[: args.limit]
+    from .store.trace import MAX_RECORDS
+
+    limit = min(args.limit, MAX_RECORDS)  # the most the log keeps
+    records = store.history(file, limit=limit + 1)
+    more, records = len(records) > limit, records[:limit]
     if args.json:
         _dump({"records": [record_json(r) for r in records]})
         return EXIT_OK
@@ -712,7 +732,7 @@ def _log(args: argparse.Namespace) -> int:
         )
         lines.append(" " * (width + 3) + _cut(str(shown["summary"]), 200))
     if more:
-        lines.append(f"(older writes are not shown: -n {args.limit * 5} shows more)")
+        lines.append(f"(older writes are not shown: -n {limit * 5} shows more)")
     print("\n".join(lines))
     return EXIT_OK
 

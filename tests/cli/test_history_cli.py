@@ -251,8 +251,12 @@ def test_a_blocked_undo_exits_1_and_leaves_the_file_byte_identical(
 def test_undo_of_no_such_change_and_a_bad_id(run: Cli) -> None:
     run.ok("add", "MEMORY.md", "- A")
     assert "there is no change #9 in the history" in run.refused("undo", "9")
-    bad = run("undo", "twelve")
-    assert bad.returncode == 2 and "'twelve' is not a change ID" in bad.stderr
+    assert "there is no change #999" in run.refused("undo", "9" * 18)
+    for bad in ("twelve", "9" * 19, "-1", "１", "1.0"):
+        done = run("undo", bad)
+        assert done.returncode == 2 and "is not a change ID" in done.stderr, bad
+    # As many as the log keeps, however many are asked for.
+    assert len(records(run, "-n", "9" * 40)) == 1
 
 
 # ---- restore ---------------------------------------------------------------------------------
@@ -306,7 +310,9 @@ def test_archive_and_unarchive(run: Cli, workspace: Path) -> None:
     assert (put["operation"], put["added"], put["actor"]) == ("unarchive", ["- Old B"], "user")
     before = memory(workspace)
     assert "is in MEMORY.md already" in run.refused("unarchive", "4:2")
-    assert "is not an archived entry's id" in run.refused("unarchive", "4")
+    for bad in ("4", "４:1", "4:" + "9" * 30, "x:1"):
+        done = run("unarchive", bad)
+        assert done.returncode == 2 and "is not an archived entry's ID" in done.stderr, bad
     assert memory(workspace) == before
     assert run.ok("archive", "USER.md").startswith("Nothing is archived")
 
