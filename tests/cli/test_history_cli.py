@@ -158,7 +158,7 @@ def test_in_claude_codes_shell_the_write_is_claude_codes_with_its_session(run: C
         ),
         (
             {"COPILOT_AGENT": "1", "TERM_PROGRAM": "vscode", "TERM_PROGRAM_VERSION": "1.139.1"},
-            "Visual Studio Code 1.139.1",
+            "VS Code 1.139.1 chat agent",
             None,
         ),
     ],

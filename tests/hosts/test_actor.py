@@ -41,7 +41,7 @@ def test_a_terminal_without_markers_is_the_user() -> None:
         ),
         (
             {"COPILOT_AGENT": "1", "TERM_PROGRAM": "vscode", "TERM_PROGRAM_VERSION": "1.139.1"},
-            ("Visual Studio Code 1.139.1", None),
+            ("VS Code 1.139.1 chat agent", None),
         ),
     ],
 )
@@ -76,7 +76,7 @@ def test_a_version_that_is_not_one_is_left_out() -> None:
         by = cli_provenance({"CLAUDECODE": "1", "AI_AGENT": odd})
         assert by.actor == "claude-code", odd
     assert cli_provenance({"COPILOT_AGENT": "1", "TERM_PROGRAM_VERSION": "9"}).actor == (
-        "Visual Studio Code"
+        "VS Code chat agent"
     ), "TERM_PROGRAM_VERSION is VS Code's only beside TERM_PROGRAM=vscode"
 
 

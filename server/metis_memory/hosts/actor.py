@@ -45,12 +45,15 @@ class ShellHost:
     title: str
     actor: str
     """The name the log records: the one the host's MCP client gives (`tools.history`
-    turns it into the product's name)."""
+    turns it into the product's name), so one agent reads the same through either door."""
     marker: str
     value: str
     version: Callable[[Mapping[str, str]], str | None]
     session: str | None
     """The variable holding the host's session (or thread) id, where it sets one."""
+    suffix: str = ""
+    """Words after the version: VS Code's agent is its "chat agent", as the language server
+    names it when it writes through the editor's language-model tools."""
 
 
 SHELL_HOSTS: tuple[ShellHost, ...] = (
@@ -85,7 +88,7 @@ SHELL_HOSTS: tuple[ShellHost, ...] = (
     # VS Code 1.139.1's agent (GitHub Copilot) runs commands in terminals it creates with
     # COPILOT_AGENT:"1" (workbench.js, `_createCopilotTerminal`); every VS Code terminal has
     # TERM_PROGRAM=vscode and TERM_PROGRAM_VERSION. The user's own terminals have no marker.
-    ShellHost("VS Code", "Visual Studio Code", "COPILOT_AGENT", "1", _vscode_version, None),
+    ShellHost("VS Code", "VS Code", "COPILOT_AGENT", "1", _vscode_version, None, "chat agent"),
 )
 """Checked in this order; `value` "" means any non-empty value."""
 
@@ -110,7 +113,6 @@ def cli_provenance(env: Mapping[str, str] | None = None) -> Provenance:
     host = shell_host(env)
     if host is None:
         return Provenance("cli", USER)
-    version = host.version(env)
-    actor = f"{host.actor} {version}" if version else host.actor
+    actor = " ".join(part for part in (host.actor, host.version(env), host.suffix) if part)
     session = env.get(host.session) if host.session else None
     return Provenance("cli", actor, session or None, agent=True)
