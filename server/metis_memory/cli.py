@@ -1,8 +1,10 @@
-"""`metis-memory`: check, prompt and the three tools from a shell (and `lsp` for editors).
+"""`metis-memory`: check, prompt, the three tools and the write log's commands (log, blame,
+undo, restore, archive, review) from a shell (and `lsp` for editors).
 
 A person reads what it prints: the tools' results and errors in the CLI's words
 (`tools.people.CLI`: its own commands, never the tools' names or schemas); `--json` keeps
-the tools' own fields for scripts."""
+the tools' own fields for scripts. A write is the user's, or, run in an agent host's shell,
+that agent's (`hosts.actor`): with review on it waits, and the agent cannot review it."""
 
 from __future__ import annotations
 
