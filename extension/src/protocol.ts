@@ -121,6 +121,16 @@ export const ServerCommand = {
   createMemory: 'metis.createMemory',
   installLauncher: 'metis.installLauncher',
   hostPrompts: 'metis.hostPrompts',
+  history: 'metis.history',
+  historyDiff: 'metis.historyDiff',
+  blame: 'metis.blame',
+  undo: 'metis.undo',
+  restore: 'metis.restore',
+  unarchive: 'metis.unarchive',
+  review: 'metis.review',
+  setReview: 'metis.setReview',
+  reviewAccept: 'metis.reviewAccept',
+  reviewReject: 'metis.reviewReject',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -131,14 +141,23 @@ export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerComman
  * tests/lsp/test_protocol_contract.py fails when these fields disagree with them.
  */
 export interface ServerCommandArgs {
-  [ServerCommand.memoryAdd]: { file: MemoryFileName; entry: string; workspace?: string };
-  [ServerCommand.memoryReplace]: { file: MemoryFileName; old: string; new: string; workspace?: string };
+  // via: the editor's language-model tools say so: the write is then an agent's (door
+  // `language-model-tool`), staged for review when review is on (the answer is a StagedAnswer).
+  [ServerCommand.memoryAdd]: { file: MemoryFileName; entry: string; workspace?: string; via?: 'languageModelTool' };
+  [ServerCommand.memoryReplace]: {
+    file: MemoryFileName;
+    old: string;
+    new: string;
+    workspace?: string;
+    via?: 'languageModelTool';
+  };
   // expectedHash: sha256 of the file's bytes as last read; refused (`conflict`) if they changed.
   [ServerCommand.memoryConsolidate]: {
     file: MemoryFileName;
     content: string;
     workspace?: string;
     expectedHash?: string;
+    via?: 'languageModelTool';
   };
   [ServerCommand.assemblePrompt]: { base: string; workspace?: string };
   [ServerCommand.usage]: { workspace?: string };
@@ -162,6 +181,19 @@ export interface ServerCommandArgs {
   // refresh: only rewrite a launcher of ours that runs something else; never create one.
   [ServerCommand.installLauncher]: { refresh?: boolean };
   [ServerCommand.hostPrompts]: { workspace?: string };
+  // Newest first; both files when `file` is left out.
+  [ServerCommand.history]: { workspace?: string; file?: MemoryFileName; limit?: number };
+  [ServerCommand.historyDiff]: { workspace?: string; id: number };
+  [ServerCommand.blame]: { workspace?: string; file: MemoryFileName };
+  [ServerCommand.undo]: { workspace?: string; id: number };
+  // The file as it was after record `id`.
+  [ServerCommand.restore]: { workspace?: string; id: number };
+  // An archived entry's id, "<record id>:<n>".
+  [ServerCommand.unarchive]: { workspace?: string; id: string };
+  [ServerCommand.review]: { workspace?: string };
+  [ServerCommand.setReview]: { workspace?: string; on: boolean };
+  [ServerCommand.reviewAccept]: { workspace?: string; id: number };
+  [ServerCommand.reviewReject]: { workspace?: string; id: number };
 }
 
 /** What each server command answers. */
@@ -182,6 +214,133 @@ export interface ServerCommandResults {
   [ServerCommand.createMemory]: CreateMemoryResult;
   [ServerCommand.installLauncher]: InstallLauncherResult;
   [ServerCommand.hostPrompts]: HostPrompt[];
+  [ServerCommand.history]: HistoryResult;
+  [ServerCommand.historyDiff]: HistoryDiff;
+  [ServerCommand.blame]: { entries: BlameEntry[] };
+  [ServerCommand.undo]: WriteResult;
+  [ServerCommand.restore]: WriteResult;
+  [ServerCommand.unarchive]: WriteResult;
+  [ServerCommand.review]: ReviewState;
+  [ServerCommand.setReview]: { on: boolean };
+  [ServerCommand.reviewAccept]: WriteResult;
+  [ServerCommand.reviewReject]: { rejected: number };
+}
+
+/**
+ * What a write command with `via` answers instead of a WriteResult when review is on: the
+ * change is staged, the file untouched. `agent_text` says so to the model, with the id.
+ * (ServerCommandResults names WriteResult: only a call with `via` gets this.)
+ */
+export interface StagedAnswer {
+  staged: StagedChange;
+  agent_text: string;
+  person_text: string;
+}
+
+/** One recorded write (`metis.history`), its texts redacted. Newest first in a list. */
+export interface HistoryRecord {
+  id: number;
+  /** UTC, ISO 8601 with Z. */
+  time: string;
+  file: MemoryFileName;
+  /** add, replace, consolidate, undo, restore, unarchive, outside, … */
+  operation: string;
+  /** cli, mcp, editor, language-model-tool, anthropic-memory-tool, python, outside. */
+  door: string;
+  actor: string;
+  session: string | null;
+  before_hash: string;
+  after_hash: string;
+  before_size_bytes: number;
+  after_size_bytes: number;
+  added: string[];
+  removed: string[];
+  /** One line: `added 1 entry: "Use pnpm…"`. */
+  summary: string;
+  /** Who, for people: "Claude Code 2.1.4 through memory_add over MCP"; "an outside edit". */
+  person: string;
+  /** What an undo, restore or put-back was of ("puts back an entry archived by #12"), else null. */
+  detail: string | null;
+}
+
+/** An entry a consolidation, undo or restore removed, kept so it can be put back. */
+export interface ArchivedEntry {
+  /** "<record id>:<n>": what `metis.unarchive` takes. */
+  id: string;
+  file: MemoryFileName;
+  text: string;
+  time: string;
+  operation: string;
+  actor: string;
+  /** Who removed it, for people. */
+  person: string;
+  /** The record that removed it. */
+  record: number;
+}
+
+export interface HistoryResult {
+  records: HistoryRecord[];
+  archived: ArchivedEntry[];
+}
+
+/** `metis.historyDiff`: a record's file before and after it (redacted), and the diff's title. */
+export interface HistoryDiff {
+  id: number;
+  file: MemoryFileName;
+  before: string;
+  after: string;
+  title: string;
+}
+
+/** `metis.blame`: who added one entry of a file. */
+export interface BlameEntry {
+  line: number;
+  end_line: number;
+  text: string;
+  id: number | null;
+  actor: string | null;
+  door: string | null;
+  operation: string | null;
+  time: string | null;
+  origin: 'log' | 'before-log' | 'outside';
+  hover: string;
+}
+
+/** An agent's write waiting for the user's review (`metis.review`). */
+export interface StagedChange {
+  id: number;
+  time: string;
+  file: MemoryFileName;
+  operation: string;
+  door: string;
+  actor: string;
+  session: string | null;
+  /** Who, for people: "Claude Code 2.1.4 through memory_add over MCP". */
+  person: string;
+  added: string[];
+  removed: string[];
+  /** The file when it was staged, and as the change would leave it. */
+  before: string;
+  after: string;
+  summary: string;
+}
+
+export interface ReviewState {
+  on: boolean;
+  staged: StagedChange[];
+}
+
+/** `metis/historyChanged`: a write (by any door, or outside every door) was recorded. */
+export interface HistoryChangedParams {
+  workspace: string;
+  file: MemoryFileName;
+}
+
+/** `metis/reviewChanged`: how many changes wait for review; `arrived` is the one just staged. */
+export interface ReviewChangedParams {
+  workspace: string;
+  count: number;
+  arrived: StagedChange | null;
 }
 
 /** `metis.createMemory`: the files written from the template, and those left as they were. */
@@ -319,6 +478,8 @@ export const ServerNotification = {
   memoryEviction: 'metis/memoryEviction',
   usageChanged: 'metis/usageChanged',
   proposalUsage: 'metis/proposalUsage',
+  historyChanged: 'metis/historyChanged',
+  reviewChanged: 'metis/reviewChanged',
 } as const;
 
 /** Arguments of `ClientCommand.openConsolidation`. */
