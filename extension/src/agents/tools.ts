@@ -3,12 +3,13 @@
  * memory_consolidate forward to the server's commands (which validate the input against the
  * spec's schemas); memory_read returns the assembled memory sections. A failure comes back
  * as text the model can act on, not as an exception. Writes get no custom confirmation: they
- * follow VS Code's own tool-approval flow.
+ * follow VS Code's own tool-approval flow. They go as an agent's (`via`), so the log names the
+ * door and, with review on, the server stages them: the model is then told so, with the id.
  */
 
 import * as vscode from 'vscode';
 import { toolWorkspace } from '../folders';
-import { ServerCommand, type ServerCommandArgs } from '../protocol';
+import { ServerCommand, type ServerCommandArgs, type StagedAnswer, type WriteResult } from '../protocol';
 import { MetisCommandError } from '../server/commandError';
 import type { MetisServer } from '../server/server';
 
@@ -46,8 +47,13 @@ export function registerTools(server: MetisServer): vscode.Disposable {
           try {
             // The model's input goes as it came: the server validates it against the tool's schema.
             const input = options.input as ServerCommandArgs[typeof spec.command];
-            const result = await server.command(spec.command, { ...input, workspace: workspace.target });
-            // The spec's line, then the file as it now is (composed by the server).
+            const result: WriteResult | StagedAnswer = await server.command(spec.command, {
+              ...input,
+              workspace: workspace.target,
+              via: 'languageModelTool',
+            });
+            // The spec's line, then the file as it now is; or, staged for the user's review,
+            // that it is and its id (both composed by the server).
             return text(result.agent_text);
           } catch (err) {
             return failure(err);
