@@ -6,6 +6,8 @@ import * as vscode from 'vscode';
 import type { AgentContextView } from './views/agentContext';
 import { connectAgents } from './agents/connect';
 import type { Consolidation } from './views/consolidation';
+import type { HistoryNode, HistoryView } from './views/history';
+import type { ReviewInbox, StagedTarget } from './views/reviewInbox';
 import { chooseWorkspace } from './folders';
 import { formatBytes, utf8Length } from './views/format';
 import { addEntry, openMemoryFile, pickFile, replaceEntry } from './views/entryPrompts';
@@ -21,6 +23,8 @@ export function registerCommands(
   log: vscode.LogOutputChannel,
   consolidation: Consolidation,
   agentContext: AgentContextView,
+  history: HistoryView,
+  inbox: ReviewInbox,
 ): void {
   const run = (fn: () => Promise<unknown>) => async () => {
     try {
@@ -78,10 +82,37 @@ export function registerCommands(
     return Promise.resolve();
   });
   register('metis.showActions', () => showActions());
+  register('metis.showHistory', () => history.reveal());
+  register('metis.history.refresh', () => {
+    history.refresh();
+    return Promise.resolve();
+  });
+  register('metis.history.open', (target?: HistoryNode | vscode.Uri) => history.open(target));
+  register('metis.history.undo', (target?: HistoryNode | vscode.Uri) => history.undo(target));
+  register('metis.history.restore', (target?: HistoryNode | vscode.Uri) => history.restore(target));
+  register('metis.history.putBack', (target?: HistoryNode) => history.putBack(target));
+  register('metis.review.show', () => inbox.show());
+  register('metis.review.open', (target?: StagedTarget | HistoryNode) => inbox.open(stagedTarget(target)));
+  register('metis.review.accept', (target?: StagedTarget | HistoryNode | vscode.Uri) =>
+    inbox.accept(target instanceof vscode.Uri ? target : stagedTarget(target)),
+  );
+  register('metis.review.reject', (target?: StagedTarget | HistoryNode | vscode.Uri) =>
+    inbox.reject(target instanceof vscode.Uri ? target : stagedTarget(target)),
+  );
+  register('metis.review.on', () => inbox.setReview(true));
+  register('metis.review.off', () => inbox.setReview(false));
   register('metis.setUpAgents', async () => {
     const folder = await chooseWorkspace();
     if (folder) await connectAgents(srv, folder, log);
   });
+}
+
+/** A staged change named by a tree item (its context menu) or a command's argument. */
+function stagedTarget(target?: StagedTarget | HistoryNode): StagedTarget | undefined {
+  if (!target) return undefined;
+  if ('kind' in target)
+    return target.kind === 'staged' ? { change: target.change, workspace: target.workspace } : undefined;
+  return target;
 }
 
 async function showActions(): Promise<void> {
@@ -92,6 +123,8 @@ async function showActions(): Promise<void> {
     { label: '$(fold) Consolidate MEMORY.md…', command: 'metis.consolidate.memory' },
     { label: '$(fold) Consolidate USER.md…', command: 'metis.consolidate.user' },
     { label: '$(plug) Connect Agents…', command: 'metis.setUpAgents' },
+    { label: '$(history) Show Memory History', command: 'metis.showHistory' },
+    { label: '$(inbox) Show Changes to Review', command: 'metis.review.show' },
     { label: '$(preview) Show Assembled Prompt…', command: 'metis.showPrompt' },
     { label: '$(copy) Copy Assembled Prompt', command: 'metis.copyPrompt' },
     { label: '$(debug-restart) Restart Server', command: 'metis.restartServer' },

@@ -28,6 +28,9 @@ import { PromptDocuments } from './views/prompt';
 import { onDidChangePythonInterpreter } from './server/pythonExtension';
 import { MetisServer } from './server/server';
 import { UsageStatusBar } from './views/statusBar';
+import { HistoryDocuments } from './views/historyDiff';
+import { HistoryView } from './views/history';
+import { ReviewInbox } from './views/reviewInbox';
 import { registerTools } from './agents/tools';
 
 let server: MetisServer | undefined;
@@ -46,6 +49,9 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
   const prompts = new PromptDocuments(srv);
   const consolidation = new Consolidation(srv);
   const updated = new vscode.EventEmitter<MemoryUpdatedEvent>();
+  const inbox = new ReviewInbox(srv, statusBar);
+  const historyDocuments = new HistoryDocuments(srv, (workspace, id) => inbox.find(workspace, id));
+  const history = new HistoryView(srv, historyDocuments, inbox);
   context.subscriptions.push(
     log,
     srv,
@@ -55,11 +61,17 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
     prompts,
     consolidation,
     updated,
+    inbox,
+    historyDocuments,
+    history,
+    updated.event(() => {
+      history.refresh();
+    }),
     registerTools(srv),
   );
 
   handleNotifications(srv, { log, statusBar, prompts, consolidation, updated });
-  registerCommands(context, srv, log, consolidation, agentContext);
+  registerCommands(context, srv, log, consolidation, agentContext, history, inbox);
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {

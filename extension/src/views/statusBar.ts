@@ -7,6 +7,7 @@
 
 import * as vscode from 'vscode';
 import { statusText, statusTooltip, worstLevel } from './format';
+import { reviewCountText } from './historyFormat';
 import { CREATE_COMMAND, type MemoryPresence } from './firstRun';
 import { activeWorkspace, workspaceKey, workspaceReported, type MemoryWorkspace } from '../folders';
 import { ServerCommand, type BudgetLevel, type Usage } from '../protocol';
@@ -15,6 +16,9 @@ import type { MetisServer } from '../server/server';
 export class UsageStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly offer: vscode.StatusBarItem;
+  /** Changes of agents waiting for review in the active folder (reviewInbox.ts). */
+  private readonly review: vscode.StatusBarItem;
+  private readonly reviewCounts = new Map<string, number>();
   private hasMemory: boolean | undefined;
   private readonly usage = new Map<string, Usage>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -32,9 +36,13 @@ export class UsageStatusBar implements vscode.Disposable {
     this.offer.name = 'Metis Memory: Create Memory';
     this.offer.text = '$(add) Create Memory';
     this.offer.accessibilityInformation = { label: 'Metis Memory: create workspace memory' };
+    this.review = vscode.window.createStatusBarItem('metis.review', vscode.StatusBarAlignment.Left, 49);
+    this.review.name = 'Metis Memory: Changes to Review';
+    this.review.command = 'metis.review.show';
     this.disposables.push(
       this.item,
       this.offer,
+      this.review,
       presence.onDidChange(() => {
         this.render();
       }),
@@ -74,6 +82,12 @@ export class UsageStatusBar implements vscode.Disposable {
     this.render();
   }
 
+  /** How many changes wait for review in a workspace (the server's count). */
+  setReviewCount(workspace: string, count: number): void {
+    this.reviewCounts.set(workspaceKey(workspace), count);
+    this.render();
+  }
+
   /** Ask once per folder after a (re)start; from then on the server pushes changes. */
   async seed(): Promise<void> {
     // Never starts the server (a folder added to a window with no memory in sight): its start seeds.
@@ -99,6 +113,7 @@ export class UsageStatusBar implements vscode.Disposable {
     const active = activeWorkspace();
     const has = active && this.presence.has(active);
     this.setHasMemory(has);
+    this.renderReview(failure ? undefined : active);
     if (!failure && active && has === false) {
       this.showOffer(active);
       // An agent that loses text of its own files is worth saying with or without our memory.
@@ -143,6 +158,20 @@ export class UsageStatusBar implements vscode.Disposable {
           ? new vscode.ThemeColor('statusBarItem.warningBackground')
           : undefined;
     this.item.show();
+  }
+
+  private renderReview(active: MemoryWorkspace | undefined): void {
+    const count = active ? (this.reviewCounts.get(workspaceKey(active.uri)) ?? 0) : 0;
+    if (count === 0) {
+      this.review.hide();
+      return;
+    }
+    this.review.text = reviewCountText(count);
+    const changes = count === 1 ? 'A change of an agent waits' : `${count} changes of agents wait`;
+    this.review.tooltip = `${changes} for your review in ${active?.name ?? ''}: click to see and accept or reject.`;
+    this.review.accessibilityInformation = { label: `Metis Memory: ${count} to review` };
+    this.review.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+    this.review.show();
   }
 
   /** No memory file yet, but another agent's file is over a budget: that alone. */

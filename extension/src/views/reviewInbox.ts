@@ -1,0 +1,287 @@
+/**
+ * The review inbox: with review on (`metis-memory review on`, the `metis.reviewAgentWrites`
+ * setting, or "Metis: Review Agent Writes: On"), an agent's write waits for the user instead of
+ * landing. The server stages it and says so (`metis/reviewChanged`); here a notification names
+ * it (Review / Accept / Reject), the status bar counts what waits, and each change opens as a
+ * diff (the file when staged ↔ with the change) with Accept and Reject in its title bar. What
+ * is staged, and whether it can still be applied, is the server's: its refusal is shown as it
+ * says it.
+ */
+
+import * as vscode from 'vscode';
+import { activeWorkspace, workspaceFromKey, workspaceKey, type MemoryWorkspace } from '../folders';
+import { ServerCommand, ServerNotification, type ReviewChangedParams, type StagedChange } from '../protocol';
+import { textForPeople } from '../server/commandError';
+import type { MetisServer } from '../server/server';
+import { activeDocumentOf, closeEditorsOf } from './editorTabs';
+import { parseSideUri, REVIEW_SCHEME, sideUri } from './historyDiff';
+import { agentOf, stagedNotice } from './historyFormat';
+import { ownWrite } from './notifications';
+import type { UsageStatusBar } from './statusBar';
+
+export const REVIEW_SETTING = 'reviewAgentWrites';
+
+/** A staged change as the commands get it: a tree item's, a notification's, a diff's. */
+export type StagedTarget = { workspace: string; id: number } | { change: StagedChange; workspace: MemoryWorkspace };
+
+const REVIEW = 'Review';
+const ACCEPT = 'Accept';
+const REJECT = 'Reject';
+
+export class ReviewInbox implements vscode.Disposable {
+  /** What waits, by workspace key, as the server last listed it. */
+  private readonly lists = new Map<string, StagedChange[]>();
+  /** Whether review is on, by workspace key. */
+  private readonly on = new Map<string, boolean>();
+  /** Workspaces whose arrival notification is on screen: one at a time, the count says the rest. */
+  private readonly showing = new Set<string>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly server: MetisServer,
+    private readonly statusBar: UsageStatusBar,
+  ) {
+    server.onNotification(ServerNotification.reviewChanged, (params) => {
+      void this.reviewChanged(params as ReviewChangedParams);
+    });
+    this.disposables.push(
+      this.changed,
+      server.onDidStart(() => void this.seed()),
+      vscode.window.onDidChangeActiveTextEditor(() => {
+        this.updateContext();
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        for (const folder of vscode.workspace.workspaceFolders ?? []) {
+          if (e.affectsConfiguration(`metis.${REVIEW_SETTING}`, folder.uri)) void this.applySetting(folder);
+        }
+      }),
+    );
+  }
+
+  /** What waits in a workspace. */
+  stagedOf(workspace: MemoryWorkspace): StagedChange[] {
+    return this.lists.get(workspaceKey(workspace.uri)) ?? [];
+  }
+
+  /** Who asks for a change, in the server's words ("Claude Code 2.1.4"). */
+  who(change: StagedChange): string {
+    return agentOf(change.person);
+  }
+
+  /** "Claude Code wants to add an entry to MEMORY.md: …". */
+  notice(change: StagedChange): string {
+    return stagedNotice(change, this.who(change));
+  }
+
+  /** A staged change by id: the list held, else the server's latest. */
+  async find(workspace: MemoryWorkspace, id: number): Promise<StagedChange | undefined> {
+    const held = this.stagedOf(workspace).find((c) => c.id === id);
+    if (held) return held;
+    await this.load(workspace);
+    return this.stagedOf(workspace).find((c) => c.id === id);
+  }
+
+  /** After a (re)start: each folder's review state and inbox, and the setting where it is set. */
+  private async seed(): Promise<void> {
+    for (const folder of vscode.workspace.workspaceFolders ?? []) {
+      const inspected = vscode.workspace.getConfiguration('metis', folder.uri).inspect<boolean>(REVIEW_SETTING);
+      const explicit =
+        inspected?.workspaceFolderValue !== undefined ||
+        inspected?.workspaceValue !== undefined ||
+        inspected?.globalValue !== undefined;
+      if (explicit) await this.applySetting(folder);
+      else await this.load(workspaceFromKey(folder.uri.toString()));
+    }
+  }
+
+  /** The setting of a folder, forwarded to the server (which keeps review on or off per workspace). */
+  private async applySetting(folder: vscode.WorkspaceFolder): Promise<void> {
+    const on = vscode.workspace.getConfiguration('metis', folder.uri).get<boolean>(REVIEW_SETTING) ?? false;
+    const workspace = workspaceFromKey(folder.uri.toString());
+    try {
+      await this.server.command(ServerCommand.setReview, { workspace: workspace.target, on });
+      this.server.log.info(
+        `review of agents' writes in ${folder.name}: ${on ? 'on' : 'off'} (metis.${REVIEW_SETTING})`,
+      );
+    } catch (err) {
+      this.server.log.warn(`metis.${REVIEW_SETTING} of ${folder.name}: ${String(err)}`);
+    }
+    await this.load(workspace);
+  }
+
+  /** Ask the server what waits in a workspace; the status bar and the views follow. */
+  async load(workspace: MemoryWorkspace): Promise<void> {
+    if (!this.server.running) return;
+    const key = workspaceKey(workspace.uri);
+    try {
+      const state = await this.server.command(ServerCommand.review, { workspace: workspace.uri.toString() });
+      this.on.set(key, state.on);
+      this.lists.set(key, state.staged);
+    } catch (err) {
+      this.server.log.warn(`review inbox of ${workspace.name}: ${String(err)}`);
+      return;
+    }
+    this.statusBar.setReviewCount(key, this.stagedOf(workspace).length);
+    this.updateContext();
+    this.changed.fire();
+  }
+
+  private async reviewChanged(p: ReviewChangedParams): Promise<void> {
+    const workspace = workspaceFromKey(p.workspace);
+    this.statusBar.setReviewCount(workspaceKey(p.workspace), p.count);
+    await this.load(workspace);
+    if (p.arrived) this.announce(workspace, p.arrived);
+  }
+
+  /** One notification per workspace at a time: an agent's burst must not stack toasts. */
+  private announce(workspace: MemoryWorkspace, change: StagedChange): void {
+    const key = workspaceKey(workspace.uri);
+    if (this.showing.has(key)) return;
+    this.showing.add(key);
+    void vscode.window.showInformationMessage(this.notice(change), REVIEW, ACCEPT, REJECT).then(async (choice) => {
+      this.showing.delete(key);
+      try {
+        if (choice === REVIEW) await this.open({ change, workspace });
+        else if (choice === ACCEPT) await this.accept({ change, workspace });
+        else if (choice === REJECT) await this.reject({ change, workspace });
+      } catch (err) {
+        this.server.log.error(err instanceof Error ? err.message : String(err));
+        void vscode.window.showErrorMessage(textForPeople(err));
+      }
+    });
+  }
+
+  /** The diff of a staged change: the file when it was staged ↔ with the change. */
+  async open(target?: StagedTarget): Promise<void> {
+    const found = await this.resolve(target);
+    if (!found) return;
+    const { change, workspace } = found;
+    const before = sideUri(REVIEW_SCHEME, workspace, change.id, 'before', change.file);
+    const after = sideUri(REVIEW_SCHEME, workspace, change.id, 'after', change.file);
+    const title = `${change.file} ↔ ${this.who(change)}'s change (to review)`;
+    await vscode.commands.executeCommand('vscode.diff', before, after, title, { preview: false });
+  }
+
+  /** Accept: the server applies the change to the file as it is now, or says why it cannot. */
+  async accept(target?: StagedTarget | vscode.Uri): Promise<void> {
+    const found = await this.resolve(target);
+    if (!found) return;
+    const { change, workspace } = found;
+    try {
+      const result = await ownWrite(change.file, () =>
+        this.server.command(ServerCommand.reviewAccept, { workspace: workspace.uri.toString(), id: change.id }),
+      );
+      await this.closeDiff(workspace, change);
+      void vscode.window.showInformationMessage(result.person_text ?? result.message);
+    } finally {
+      await this.load(workspace);
+    }
+  }
+
+  /** Reject: the change is dropped, nothing is written. */
+  async reject(target?: StagedTarget | vscode.Uri): Promise<void> {
+    const found = await this.resolve(target);
+    if (!found) return;
+    const { change, workspace } = found;
+    try {
+      await this.server.command(ServerCommand.reviewReject, { workspace: workspace.uri.toString(), id: change.id });
+      await this.closeDiff(workspace, change);
+      void vscode.window.showInformationMessage(
+        `Rejected ${this.who(change)}'s change to ${change.file}: nothing was written.`,
+      );
+    } finally {
+      await this.load(workspace);
+    }
+  }
+
+  /** What waits in the active folder, to pick one and see it (the status bar item). */
+  async show(): Promise<void> {
+    const workspace = activeWorkspace();
+    if (!workspace) return;
+    await this.load(workspace);
+    const staged = this.stagedOf(workspace);
+    if (staged.length === 0) {
+      const on = this.on.get(workspaceKey(workspace.uri)) === true;
+      void vscode.window.showInformationMessage(
+        on
+          ? `No agent's write waits for review in ${workspace.name}.`
+          : `No agent's write waits for review in ${workspace.name}, and review is off: agents' writes land at once. "Metis: Review Agent Writes: On" makes them wait for you.`,
+      );
+      return;
+    }
+    if (staged.length === 1 && staged[0]) return this.open({ change: staged[0], workspace });
+    const picked = await vscode.window.showQuickPick(
+      staged.map((change) => ({ label: this.notice(change), description: `#${change.id}`, change })),
+      { placeHolder: `${staged.length} changes of agents wait for your review: see which?`, matchOnDescription: true },
+    );
+    if (picked) await this.open({ change: picked.change, workspace });
+  }
+
+  /** "Metis: Review Agent Writes: On/Off": the active folder's review, in the server. */
+  async setReview(on: boolean): Promise<void> {
+    const workspace = activeWorkspace();
+    if (!workspace) return;
+    const state = await this.server.command(ServerCommand.setReview, { workspace: workspace.target, on });
+    await this.load(workspace);
+    const folder = vscode.workspace.getWorkspaceFolder(workspace.uri);
+    const set = vscode.workspace.getConfiguration('metis', folder?.uri).inspect<boolean>(REVIEW_SETTING);
+    const configured = set?.workspaceFolderValue ?? set?.workspaceValue ?? set?.globalValue;
+    const note =
+      configured !== undefined && configured !== state.on
+        ? ` The setting metis.${REVIEW_SETTING} (${String(configured)}) applies again when the editor restarts.`
+        : '';
+    const waiting = this.stagedOf(workspace).length;
+    const left =
+      waiting > 0
+        ? ` ${waiting} change${waiting === 1 ? '' : 's'} still wait${waiting === 1 ? 's' : ''} for review.`
+        : '';
+    void vscode.window.showInformationMessage(
+      (state.on
+        ? `Agents' writes to the memory of ${workspace.name} now wait for your review: each one brings a notification with Accept and Reject. Your own writes are never held.`
+        : `Agents' writes to the memory of ${workspace.name} land at once again.${left}`) + note,
+    );
+  }
+
+  private async resolve(
+    target?: StagedTarget | vscode.Uri,
+  ): Promise<{ change: StagedChange; workspace: MemoryWorkspace } | undefined> {
+    if (target && 'change' in target) return target;
+    let workspace: MemoryWorkspace;
+    let id: number;
+    if (target && !(target instanceof vscode.Uri)) {
+      workspace = workspaceFromKey(target.workspace);
+      id = target.id;
+    } else {
+      const uri = target ?? activeDocumentOf(REVIEW_SCHEME);
+      const ref = uri && parseSideUri(uri);
+      if (ref?.scheme !== REVIEW_SCHEME) return undefined;
+      workspace = ref.workspace;
+      id = ref.id;
+    }
+    const change = await this.find(workspace, id);
+    if (!change) {
+      void vscode.window.showWarningMessage(
+        `Change #${id} no longer waits for review in ${workspace.name}: it was accepted or rejected (in another window or the terminal).`,
+      );
+      return undefined;
+    }
+    return { change, workspace };
+  }
+
+  private async closeDiff(workspace: MemoryWorkspace, change: StagedChange): Promise<void> {
+    await closeEditorsOf(sideUri(REVIEW_SCHEME, workspace, change.id, 'after', change.file));
+  }
+
+  /** `metis.reviewOn`: which of "Review Agent Writes: On/Off" the Command Palette offers. */
+  private updateContext(): void {
+    const workspace = activeWorkspace();
+    const on = workspace ? this.on.get(workspaceKey(workspace.uri)) === true : false;
+    void vscode.commands.executeCommand('setContext', 'metis.reviewOn', on);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
