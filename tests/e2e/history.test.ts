@@ -1,0 +1,383 @@
+/**
+ * Memory History and the review inbox in a real VS Code (code-server), in one window on a copy
+ * of examples/workspace whose MEMORY.md is cut to its first entries (under the soft cap, so
+ * no over-cap warning joins the notifications):
+ *
+ * - two writes, one from the terminal (`metis-memory add`) and one from the editor, are listed
+ *   newest first with when and who; selecting one opens its diff; Undo This Change, a refused
+ *   second undo, Put Back of the entry it archived, and Restore This Version change the file
+ *   on disk as the server says;
+ * - with review on, a language-model tool's write waits: the notification, the status bar's
+ *   count, the diff of the staged change, Accept writes it, Reject does not; the
+ *   `metis.reviewAgentWrites` setting reaches the server.
+ */
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
+import {
+  activeTab,
+  docScreenshot,
+  launchBrowser,
+  notification,
+  openInWindow,
+  openWorkbench,
+  runCommand,
+  screenshot,
+  waitForStatus,
+} from './lib/ui';
+
+const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
+const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
+const CLI = path.join(ROOT, '.venv', 'bin', 'metis-memory');
+
+interface DocInfo {
+  uri: string;
+  text: string;
+}
+interface HistoryRecord {
+  id: number;
+  operation: string;
+  door: string;
+  summary: string;
+  person: string;
+}
+
+let cs: CodeServer;
+let browser: Browser;
+let page: Page;
+let bridge: Bridge;
+let fixture: { path: string; remove(): void };
+let workspace = '';
+
+const memoryPath = () => path.join(fixture.path, '.metis', 'MEMORY.md');
+const disk = () => fs.readFileSync(memoryPath(), 'utf8');
+
+const CLI_ENTRY = '- Deploys go through ArgoCD; never kubectl apply by hand.';
+const EDITOR_ENTRY = '- Staging runs the nightly load test at 02:00 UTC.';
+const AGENT_ENTRY = '- Use pnpm, not npm: the lock file is pnpm-lock.yaml.';
+const REJECTED_ENTRY = '- The team prefers tabs over spaces everywhere.';
+
+/** Tests that leave a screenshot of the window when they fail (`fail-history-<test>.png`). */
+const step = (name: string, fn: () => Promise<void>) =>
+  it(name, async () => {
+    try {
+      await fn();
+    } catch (err) {
+      if (page)
+        await screenshot(page, `fail-history-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => undefined);
+      throw err;
+    }
+  });
+
+/** The Memory History view's rows (not the file tree's: it lists MEMORY.md too). */
+const historyPane = (): Locator =>
+  page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Memory History/i }) }).first();
+const historyRow = (text: string | RegExp): Locator =>
+  historyPane().locator('.monaco-list-row', { hasText: text }).first();
+const titleAction = (label: string): Locator =>
+  page.locator(`.editor-actions .action-label[aria-label^="${label}"]`).first();
+
+/** Drag the side bar's edge 260 px to the right: room for when and who. */
+const widenSideBar = async () => {
+  const box = await page.locator('.part.sidebar').first().boundingBox();
+  assert.ok(box, 'no side bar');
+  const x = box.x + box.width + 1;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + 130, y, { steps: 4 });
+  await page.mouse.move(x + 260, y, { steps: 4 });
+  await page.mouse.up();
+  const wider = await page.locator('.part.sidebar').first().boundingBox();
+  assert.ok(wider && wider.width > box.width + 200, `the side bar is ${wider?.width ?? 0} px wide, was ${box.width}`);
+};
+
+/** Whether review is on and what waits, as the server says. */
+const reviewState = async (): Promise<{ on: boolean; staged: unknown[] }> =>
+  bridge.call('/command', { command: 'metis.review', args: [{ workspace }] });
+
+/** The server's own record list, through its command (what the view shows comes from it). */
+const history = async (): Promise<HistoryRecord[]> =>
+  (
+    await bridge.call<{ records: HistoryRecord[] }>('/command', {
+      command: 'metis.history',
+      args: [{ workspace, file: 'MEMORY.md' }],
+    })
+  ).records;
+
+const clearToasts = async () => {
+  await bridge.call('/command', { command: 'notifications.clearAll' });
+  await waitFor(
+    'every notification cleared',
+    async () => ((await page.locator('.notifications-toasts .notification-toast').count()) === 0 ? true : undefined),
+    5_000,
+  );
+};
+
+/** The text of the toast matching `text`, once it shows. */
+const toastText = async (text: RegExp, timeout = 15_000): Promise<string> => {
+  const toast = notification(page, text);
+  await toast.waitFor({ timeout });
+  return (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ').trim();
+};
+
+before(async () => {
+  assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
+  assert.ok(fs.existsSync(CLI), `${CLI} is missing: run make (the venv)`);
+  fixture = copyFixture();
+  // The example's first ten entries: 1.3 KB, under the soft cap.
+  const lines = disk().split('\n');
+  fs.writeFileSync(memoryPath(), `${lines.slice(0, 12).join('\n')}\n`);
+  cs = await startCodeServer({ workspace: fixture.path, vsixes: [VSIX, HELPER_VSIX], label: 'history' });
+  bridge = new Bridge(cs.bridgeFile);
+  browser = await launchBrowser();
+  page = await openWorkbench(browser, cs.url, fixture.path);
+  await waitForStatus(page, /MEMORY \d/, 60_000, 'the Metis status bar item (the server running)');
+  [workspace = ''] = await bridge.call<string[]>('/workspaceFolderUris');
+});
+
+after(async () => {
+  await browser?.close().catch(() => undefined);
+  await cs?.stop();
+  fixture?.remove();
+});
+
+describe('Memory History: see, undo, put back and restore a write', { timeout: 600_000 }, () => {
+  step('lists a write from the terminal and one from the editor, newest first, with when and who', async () => {
+    // The terminal's write, as a person runs it (no agent host's environment around it).
+    execFileSync(CLI, ['add', 'MEMORY.md', CLI_ENTRY], {
+      cwd: fixture.path,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      timeout: 60_000,
+    });
+    // The editor's own write (what Add Entry… sends).
+    await bridge.call('/command', {
+      command: 'metis.memoryAdd',
+      args: [{ file: 'MEMORY.md', entry: EDITOR_ENTRY, workspace }],
+    });
+    assert.ok(disk().endsWith(`${CLI_ENTRY}\n${EDITOR_ENTRY}\n`));
+
+    await runCommand(page, 'Metis: Show Memory History');
+    // Room for the view: fold the folder's file tree; a wider side bar shows when and who.
+    await page
+      .locator('.pane-header', { hasText: /^\s*workspace/i })
+      .first()
+      .click();
+    await widenSideBar();
+    const editorRow = historyRow('Staging runs the nightly load test');
+    const cliRow = historyRow('Deploys go through ArgoCD');
+    await editorRow.waitFor({ timeout: 30_000 });
+    await cliRow.waitFor({ timeout: 10_000 });
+    const [newest, older] = await history();
+    assert.ok(newest && older, 'the server lists both writes');
+    assert.equal(newest.door, 'editor');
+    assert.equal(older.door, 'cli');
+    // Newest first, each with its time and the server's words for who made it.
+    const rows = (await historyPane().locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+    const at = (text: string) => rows.findIndex((r) => r.includes(text));
+    assert.ok(at('MEMORY.md') >= 0, rows.join('\n'));
+    assert.ok(at('MEMORY.md') < at('Staging runs the nightly'), rows.join('\n'));
+    assert.ok(at('Staging runs the nightly') < at('Deploys go through ArgoCD'), rows.join('\n'));
+    const editorText = (await editorRow.innerText()).replace(/\s+/g, ' ');
+    assert.ok(editorText.includes(newest.summary), editorText);
+    assert.ok(editorText.includes(`just now · ${newest.person}`), editorText);
+    assert.ok((await cliRow.innerText()).replace(/\s+/g, ' ').includes(older.person));
+  });
+
+  step('selecting a write opens its diff, before ↔ after', async () => {
+    await historyRow('Staging runs the nightly load test').click();
+    await titleAction('Undo This Change').waitFor({ timeout: 15_000 });
+    await titleAction('Restore This Version').waitFor({ timeout: 5_000 });
+    const docs = await waitFor(
+      'both sides of the diff',
+      async () => {
+        const found = await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-history' });
+        return found.length >= 2 ? found : undefined;
+      },
+      15_000,
+    );
+    const beforeSide = docs.find((d) => d.uri.includes('/before/'));
+    const afterSide = docs.find((d) => d.uri.includes('/after/'));
+    assert.ok(beforeSide && afterSide, JSON.stringify(docs.map((d) => d.uri)));
+    assert.ok(!beforeSide.text.includes(EDITOR_ENTRY) && beforeSide.text.includes(CLI_ENTRY));
+    assert.equal(afterSide.text, disk());
+    assert.match(await activeTab(page).innerText(), /MEMORY\.md/);
+    await docScreenshot(page, 'memory-history');
+  });
+
+  step('Undo This Change takes the entry out of the file on disk, and says so', async () => {
+    await clearToasts();
+    const newestId = (await history())[0]?.id ?? 0;
+    await titleAction('Undo This Change').click();
+    await waitFor('the entry gone from disk', () => (!disk().includes(EDITOR_ENTRY) ? true : undefined), 15_000);
+    assert.ok(disk().includes(CLI_ENTRY), 'the older write stays');
+    const [undo] = await history();
+    assert.equal(undo?.operation, 'undo');
+    await historyRow(undo.summary).waitFor({ timeout: 15_000 });
+    // The server's words: what was undone, and the sizes.
+    await toastText(new RegExp(`^Undid change #${newestId} to MEMORY\\.md: [\\d,]+ B → [\\d,]+ B`));
+  });
+
+  step('a second undo of the same write is refused with what blocks it, and writes nothing', async () => {
+    await clearToasts();
+    const now = disk();
+    await titleAction('Undo This Change').click();
+    const toast = page
+      .locator('.notifications-toasts .notification-toast', { has: page.locator('.codicon-error') })
+      .first();
+    await toast.waitFor({ timeout: 15_000 });
+    const said = (await toast.innerText()).replace(/\s+/g, ' ');
+    assert.match(said, /cannot be undone: .*Staging runs the nightly load test.*Nothing was written/, said);
+    assert.equal(disk(), now, 'a refused undo writes nothing');
+  });
+
+  step('the undone entry is in the archive, and Put Back adds it again', async () => {
+    await clearToasts();
+    await historyRow(/^\s*Archive/).click(); // expands it
+    const archived = historyPane()
+      .locator('.monaco-list-row', {
+        has: page.locator('.codicon-trash'),
+        hasText: 'Staging runs the nightly load test',
+      })
+      .first();
+    await archived.waitFor({ timeout: 15_000 });
+    await archived.hover();
+    await archived.locator('.action-label[aria-label^="Put Back"]').click();
+    await waitFor('the entry back on disk', () => (disk().includes(EDITOR_ENTRY) ? true : undefined), 15_000);
+    const [putBack] = await history();
+    assert.equal(putBack?.operation, 'unarchive');
+  });
+
+  step('Restore This Version makes the file what it was right after that write', async () => {
+    await clearToasts();
+    await bridge.call('/command', { command: 'workbench.action.closeAllEditors' });
+    await historyRow('Deploys go through ArgoCD').click();
+    await titleAction('Restore This Version').waitFor({ timeout: 15_000 });
+    const afterCli = await waitFor(
+      'the CLI write’s after side',
+      async () =>
+        (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-history' })).find(
+          (d) => d.uri.includes('/after/') && !d.text.includes(EDITOR_ENTRY) && d.text.includes(CLI_ENTRY),
+        ),
+      15_000,
+    );
+    await titleAction('Restore This Version').click();
+    await waitFor(
+      'the file as it was after the CLI write',
+      () => (disk() === afterCli.text ? true : undefined),
+      15_000,
+    );
+    const [restore] = await history();
+    assert.equal(restore?.operation, 'restore');
+    await bridge.call('/command', { command: 'workbench.action.closeAllEditors' });
+  });
+});
+
+describe('the review inbox: an agent’s write waits for the user', { timeout: 600_000 }, () => {
+  const reviewItem = () => page.locator('.statusbar-item', { hasText: /\d+ to review/ }).first();
+
+  step('"Review Agent Writes: On" turns review on in the server', async () => {
+    await bridge.call('/command', { command: 'workbench.action.closeAllEditors' });
+    await clearToasts();
+    await runCommand(page, 'Metis: Review Agent Writes: On');
+    await toastText(/now wait for your review/);
+    assert.equal((await reviewState()).on, true);
+  });
+
+  step(
+    'a language-model tool’s write is staged: the file is unchanged, a notification and the status bar say so',
+    async () => {
+      await clearToasts();
+      const before = disk();
+      const answer = await bridge.call<string>('/invokeTool', {
+        name: 'memory_add',
+        input: { file: 'MEMORY.md', entry: AGENT_ENTRY },
+      });
+      assert.match(answer, /#\d+/, `the model is told its change is staged, with its id: ${answer}`);
+      assert.equal(disk(), before, 'nothing written while it waits');
+      const said = await toastText(/wants to add an entry to MEMORY\.md/);
+      assert.ok(said.includes('Use pnpm, not npm'), said);
+      await reviewItem().waitFor({ timeout: 15_000 });
+      assert.match(await reviewItem().innerText(), /1 to review/);
+      await historyRow('To Review').waitFor({ timeout: 15_000 });
+      await docScreenshot(page, 'review-inbox');
+    },
+  );
+
+  step('Review opens the staged change as a diff; Accept writes it', async () => {
+    const toast = notification(page, /wants to add an entry to MEMORY\.md/);
+    await toast.locator('.monaco-button', { hasText: /^Review$/ }).click();
+    await titleAction('Accept').waitFor({ timeout: 15_000 });
+    await titleAction('Reject').waitFor({ timeout: 5_000 });
+    const sides = await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-review' });
+    const afterSide = sides.find((d) => d.uri.includes('/after/'));
+    assert.ok(afterSide?.text.includes(AGENT_ENTRY), JSON.stringify(sides));
+    assert.ok(!disk().includes(AGENT_ENTRY));
+    await clearToasts();
+    await titleAction('Accept').click();
+    await waitFor('the accepted entry on disk', () => (disk().includes(AGENT_ENTRY) ? true : undefined), 15_000);
+    await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+    const [accepted] = await history();
+    assert.equal(accepted?.door, 'language-model-tool', 'the log names the agent’s door, not the user’s');
+    await historyRow('Use pnpm, not npm').waitFor({ timeout: 15_000 });
+  });
+
+  step('Reject from the notification drops the change; nothing is written', async () => {
+    await clearToasts();
+    const before = disk();
+    await bridge.call<string>('/invokeTool', {
+      name: 'memory_add',
+      input: { file: 'MEMORY.md', entry: REJECTED_ENTRY },
+    });
+    const toast = notification(page, /wants to add an entry to MEMORY\.md.*tabs over spaces/);
+    await toast.waitFor({ timeout: 15_000 });
+    await reviewItem().waitFor({ timeout: 15_000 });
+    await toast.locator('.monaco-button', { hasText: /^Reject$/ }).click();
+    await toastText(/Rejected .*change to MEMORY\.md: nothing was written/);
+    await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+    assert.equal(disk(), before);
+    assert.deepEqual((await reviewState()).staged, []);
+  });
+
+  step(
+    '"Review Agent Writes: Off", and the setting reaches the server when it changes and when the editor starts',
+    async () => {
+      const waitForReview = (on: boolean) =>
+        waitFor(
+          `review ${on ? 'on' : 'off'} in the server`,
+          async () => ((await reviewState()).on === on ? true : undefined),
+          15_000,
+        );
+      await clearToasts();
+      await runCommand(page, 'Metis: Review Agent Writes: Off');
+      await toastText(/land at once again/);
+      await waitForReview(false);
+      // (VS Code writes no user setting equal to the default: true first, then back.)
+      await bridge.call('/setting', { section: 'metis', key: 'reviewAgentWrites', value: true });
+      await waitForReview(true);
+      // The command turns it off in the server; the setting, still true, applies again at the next start.
+      await clearToasts();
+      await runCommand(page, 'Metis: Review Agent Writes: Off');
+      const said = await toastText(/land at once again/);
+      assert.match(said, /The setting metis\.reviewAgentWrites \(true\) applies again when the editor restarts\./);
+      await waitForReview(false);
+      bridge.forgetWindow();
+      await openInWindow(page, cs.url, fixture.path);
+      await waitForStatus(page, /MEMORY \d/, 60_000, 'the Metis status bar item after the window reloaded');
+      await waitForReview(true);
+      await bridge.call('/setting', { section: 'metis', key: 'reviewAgentWrites', value: false });
+      await waitForReview(false);
+      const before = disk();
+      await bridge.call<string>('/invokeTool', {
+        name: 'memory_add',
+        input: { file: 'MEMORY.md', entry: REJECTED_ENTRY },
+      });
+      assert.equal(disk(), `${before}${REJECTED_ENTRY}\n`, 'with review off an agent’s write lands at once');
+    },
+  );
+});
