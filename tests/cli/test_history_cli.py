@@ -12,6 +12,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -486,3 +487,22 @@ def test_review_off_with_changes_still_waiting(run: Cli) -> None:
     )
     run.ok("add", "MEMORY.md", "- Lands", env=CLAUDE)  # off: an agent's write lands again
     assert records(run)[0]["actor"] == "claude-code 2.1.330"
+
+
+def test_two_accepts_of_one_change_at_once_apply_it_once_and_say_it_is_gone(
+    run: Cli, workspace: Path
+) -> None:
+    run.ok("review", "on")
+    rounds = 6
+    for n in range(1, rounds + 1):
+        run.ok("add", "MEMORY.md", f"- Entry {n}", env=CLAUDE)
+    for n in range(1, rounds + 1):
+        with ThreadPoolExecutor(2) as pool:
+            both = list(pool.map(run, ["review"] * 2, ["accept"] * 2, [str(n)] * 2))
+        assert sorted(d.returncode for d in both) == [0, 1], [d.stderr for d in both]
+        (lost,) = [d for d in both if d.returncode == 1]
+        assert lost.stderr.startswith(f"metis-memory: no change #{n} waits for review"), (
+            "the loser of the race is told the change is gone, not that it still waits: "
+            + lost.stderr
+        )
+    assert memory(workspace).decode().splitlines() == [f"- Entry {n}" for n in range(1, 7)]

@@ -10,7 +10,7 @@ judge it again. Nothing here ever stages the user's own writes.
 
 from __future__ import annotations
 
-from ..store.errors import MemoryConflict, MemoryStoreError
+from ..store.errors import MemoryConflict, MemoryStoreError, StagedChangeGone
 from ..store.events import EventSink
 from ..store.memory_store import MemoryStore
 from ..store.trace import StagedChange
@@ -50,6 +50,10 @@ def accept(store: MemoryStore, staged_id: int, sink: EventSink | None = None) ->
             staged=staged_id,
         )
     except ToolExecutionError as exc:
+        if isinstance(exc.__cause__, StagedChangeGone) or not store.staged(staged_id):
+            # Accepted or rejected meanwhile (another terminal or window): it is gone (an
+            # accepted consolidation is found changing the file before it is found gone).
+            raise ToolExecutionError("not_found", str(StagedChangeGone(staged_id))) from exc
         if isinstance(exc.__cause__, MemoryConflict) and change.operation == "consolidate":
             raise ToolExecutionError(
                 "conflict",
