@@ -62,3 +62,64 @@ def test_the_write_logs_own_files_are_never_reported(tmp_path: Path) -> None:
             assert quiet in seen
     finally:
         watcher.stop()
+
+
+def test_with_the_inbox_watched_only_its_stamp_is_reported(tmp_path: Path) -> None:
+    """The language server's watch (`on_inbox`) also watches `.metis/history/`: a change
+    staged, or rejected, rewrites the inbox stamp there, and that folder is reported to
+    `on_inbox`; the log's database, -wal, -shm and the review setting are reported to
+    neither callback, and never to `on_change`."""
+    from metis_memory.watch.memory_watcher import MemoryWatcher
+
+    logged, quiet = tmp_path / "a", tmp_path / "b"
+    for folder in (logged, quiet):
+        (folder / ".metis").mkdir(parents=True)
+        MemoryStore(folder).set_review(True)  # the log begun before the watch: no rebuild
+    (logged / ".metis" / "MEMORY.md").write_text("- fact\n")
+    store = MemoryStore(logged)
+    history = logged / ".metis" / "history"
+    changes: queue.Queue[Path] = queue.Queue()
+    inbox: queue.Queue[Path] = queue.Queue()
+    watcher = MemoryWatcher(changes.put, inbox.put)
+    agent = Provenance("mcp", "claude-code 2.1.4")
+    dispatcher = memory_dispatcher(store)
+    try:
+        watcher.set_folders([logged, quiet])
+        assert {next_report(changes, "a/"), next_report(changes, "b/")} == {logged, quiet}
+        assert {next_report(inbox, "a/'s inbox"), next_report(inbox, "b/'s inbox")} == {
+            logged,
+            quiet,
+        }, "each folder's inbox once, when the watch is in place"
+        staged = dispatcher.dispatch(
+            "memory_add", {"file": "MEMORY.md", "entry": "- staged"}, by=agent
+        )
+        assert staged.write is not None and staged.write.staged is not None
+        assert next_report(inbox, "a change staged in a/") == logged
+        assert store.drop_staged(staged.write.staged.id)
+        assert next_report(inbox, "a change rejected in a/") == logged
+        # What only reads the log or touches its other files: the setting, the history, the
+        # inbox listed, the journals as SQLite makes them.
+        store.set_review(False)
+        store.set_review(True)
+        assert store.history() == [] and store.staged() == []
+        for journal in ("trace.sqlite3-wal", "trace.sqlite3-shm"):
+            (history / journal).touch()
+        # A change staged in b/ after all that: by its report, any report of a/'s would be
+        # queued before it (a batch is reported whole, in order).
+        sentinel = memory_dispatcher(MemoryStore(quiet)).dispatch(
+            "memory_add", {"file": "MEMORY.md", "entry": "- staged"}, by=agent
+        )
+        assert sentinel.write is not None and sentinel.write.staged is not None
+        seen = [next_report(inbox, "a change staged in b/")]
+        seen += [inbox.get_nowait() for _ in range(inbox.qsize())]
+        assert logged not in seen, "a/'s inbox reported for the log's other files"
+        assert quiet in seen
+        for n in range(2):
+            (quiet / ".metis" / "MEMORY.md").write_text(f"- fact {n}\n")
+            found = [next_report(changes, f"MEMORY.md written in b/ ({n + 1})")]
+            found += [changes.get_nowait() for _ in range(changes.qsize())]
+            assert logged not in found, "a/ reported as changed for its write log's files"
+            assert quiet in found
+        assert (logged / ".metis" / "MEMORY.md").read_text() == "- fact\n"
+    finally:
+        watcher.stop()

@@ -10,22 +10,34 @@ an empty one. When `.metis/` appears or disappears, or the folders change, the
 watcher is rebuilt, and then every folder is reported once, which covers anything
 that happened while no watch was in place.
 
+With `on_inbox` (the language server), `.metis/history/` is watched too, non-recursively,
+while it is a directory, and a folder is reported to `on_inbox` when the review inbox's
+stamp there (`store.trace.INBOX_STAMP`) changes: an agent in another process staged a
+change, or one was accepted or rejected elsewhere. Nothing else there is ever reported: the
+log's database and its -wal and -shm change whenever anyone reads the log, the server's own
+look after a report included, so reporting them would loop. `history/` appearing or going
+rebuilds the watch, as `.metis/` does.
+
 It is a plan for the one watching loop (`loop.py`); the report of every folder comes once
 the watch is in place (`session.py`). Latency is one quiet `STEP_MS` after
 the last event of a burst; between polls the thread sleeps in Rust (GIL released). While the
-OS refuses the watch, each folder's `.metis/`, MEMORY.md and USER.md are polled every
-`POLL_MS` instead (three `stat`s a folder), until a retried watch is taken.
+OS refuses the watch, each folder's `.metis/`, MEMORY.md and USER.md (and the inbox stamp,
+with `on_inbox`) are polled every `POLL_MS` instead (three or four `stat`s a folder), until
+a retried watch is taken.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from ..store.files import METIS_DIR, MemoryFile
+from ..store.trace import INBOX_STAMP, TRACE_DIR
 from .loop import Batch, WatchLoop, WatchPlan
 
 log = logging.getLogger(__name__)
@@ -44,12 +56,26 @@ POLL_MS = 250
 seen within this; three `stat`s a folder each time)."""
 
 
+class Layout(NamedTuple):
+    """What of a folder's `.metis/` is there to watch (a change of it rebuilds the watch)."""
+
+    metis: bool
+    history: bool
+    """`.metis/history/` is a directory (never through a symlink), and the inbox is wanted."""
+
+
 class MemoryWatcher:
     """Reports, through `on_change(folder_path)`, folders whose memory files may have
-    changed on disk. `on_change` runs in the watcher thread."""
+    changed on disk, and through `on_inbox(folder_path)`, if given, folders whose review
+    inbox may have changed. Both run in the watcher thread."""
 
-    def __init__(self, on_change: Callable[[Path], None]) -> None:
+    def __init__(
+        self,
+        on_change: Callable[[Path], None],
+        on_inbox: Callable[[Path], None] | None = None,
+    ) -> None:
         self._on_change = on_change
+        self._on_inbox = on_inbox
         self._lock = threading.Lock()
         self._folders: tuple[Path, ...] = ()
         self._loop = WatchLoop(
@@ -82,62 +108,106 @@ class MemoryWatcher:
     def _plan(self) -> WatchPlan | None:
         with self._lock:
             folders = self._folders
-        present = {f: _has_metis(f) for f in folders if f.is_dir()}
-        paths = [p for f, has in present.items() for p in _targets(f, has)]
+        present = {f: self._layout(f) for f in folders if f.is_dir()}
+        paths = [p for f, layout in present.items() for p in _targets(f, layout)]
         if not paths:
             return None
+        what = "MEMORY.md and USER.md"
+        if self._on_inbox is not None:
+            what = "MEMORY.md, USER.md and the review inbox"
         return WatchPlan(
             paths=paths,
-            # `.metis/` may have come or gone while the watch was being set up, unseen by
-            # it: its targets are stale, so rebuild.
-            stale=lambda: any(_has_metis(f) != had for f, had in present.items()),
-            report_all=lambda: self._report(present),
+            # `.metis/` (or `history/`) may have come or gone while the watch was being set
+            # up, unseen by it: its targets are stale, so rebuild.
+            stale=lambda: any(self._layout(f) != had for f, had in present.items()),
+            report_all=lambda: self._report_all(present),
             on_batch=lambda batch: self._changed(batch, present),
             poller=lambda: self._poller(list(present)),
-            polled=_in_folders("MEMORY.md and USER.md", len(present)),
+            polled=_in_folders(what, len(present)),
         )
 
-    def _changed(self, batch: Batch, present: dict[Path, bool]) -> bool:
+    def _layout(self, folder: Path) -> Layout:
+        metis = _has_metis(folder)
+        return Layout(metis, metis and self._on_inbox is not None and _has_history(folder))
+
+    def _changed(self, batch: Batch, present: dict[Path, Layout]) -> bool:
         """Report the folders a batch of events touches; True when the watch is stale."""
         if log.isEnabledFor(logging.DEBUG):
             log.debug("watch events: %s", sorted(batch, key=str))
         changed: set[Path] = set()
+        inbox: set[Path] = set()
         rebuild = False
         for _change, raw in batch:
             path = Path(raw)
-            if path.name == METIS_DIR and path.parent in present:
+            parent = path.parent
+            if path.name == METIS_DIR and parent in present:
                 # `.metis/` itself came or went, perhaps both within this batch: the
                 # directory now there may not be the one being watched.
-                changed.add(path.parent)
+                changed.add(parent)
                 rebuild = True
+            elif path.name in NAMES and parent.name == METIS_DIR and parent.parent in present:
+                changed.add(parent.parent)  # a memory file in a watched .metis/
             elif (
-                path.name in NAMES
-                and path.parent.name == METIS_DIR
-                and path.parent.parent in present
+                path.name == INBOX_STAMP
+                and parent.name == TRACE_DIR
+                and parent.parent.name == METIS_DIR
+                and parent.parent.parent in present
             ):
-                changed.add(path.parent.parent)  # a memory file in a watched .metis/
+                inbox.add(parent.parent.parent)  # the review inbox's stamp, and nothing else
         for folder, had in present.items():
-            if _has_metis(folder) != had:  # .metis/ came or went: watch it, or stop
+            now = self._layout(folder)
+            if now.metis != had.metis:  # .metis/ came or went: watch it, or stop
                 changed.add(folder)
                 rebuild = True
+            elif now != had:  # history/ came or went: the rebuilt watch reports the inbox
+                rebuild = True
         self._report(changed)
+        self._report_inbox(inbox)
         return rebuild
 
     def _poller(self, folders: list[Path]) -> Callable[[], None]:
-        """The check that reports each folder whose `.metis/` or memory files changed since
-        its last call (from now on)."""
+        """The check that reports each folder whose `.metis/` or memory files (or inbox)
+        changed since its last call (from now on)."""
         seen = {folder: _signature(folder) for folder in folders}
+        stamps = {folder: self._stamp(folder) for folder in folders}
 
         def check() -> None:
             changed: list[Path] = []
+            inbox: list[Path] = []
             for folder in folders:
                 now = _signature(folder)
                 if now != seen[folder]:
                     seen[folder] = now
                     changed.append(folder)
+                stamp = self._stamp(folder)
+                if stamp != stamps[folder]:
+                    stamps[folder] = stamp
+                    inbox.append(folder)
             self._report(changed)
+            self._report_inbox(inbox)
 
         return check
+
+    def _stamp(self, folder: Path) -> tuple[int, int, int, int] | None:
+        """The inbox stamp's identity and times, for polling (None when not wanted)."""
+        if self._on_inbox is None:
+            return None
+        return _stat_key(folder / METIS_DIR / TRACE_DIR / INBOX_STAMP)
+
+    def _report_all(self, folders: Iterable[Path]) -> None:
+        folders = list(folders)
+        self._report(folders)
+        self._report_inbox(folders)
+
+    def _report_inbox(self, folders: Iterable[Path]) -> None:
+        on_inbox = self._on_inbox
+        if on_inbox is None:
+            return
+        for folder in folders:
+            try:
+                on_inbox(folder)
+            except Exception:  # pragma: no cover - never let a callback kill the thread
+                log.exception("inbox callback failed for %s", folder)
 
     def _report(self, folders: Iterable[Path]) -> None:
         for folder in folders:
@@ -149,6 +219,15 @@ class MemoryWatcher:
 
 def _has_metis(folder: Path) -> bool:
     return (folder / METIS_DIR).is_dir()
+
+
+def _has_history(folder: Path) -> bool:
+    """`.metis/history/` is a directory of its own, not a symlink to one (`store.trace` never
+    reads the log through one either)."""
+    try:
+        return stat.S_ISDIR(os.lstat(folder / METIS_DIR / TRACE_DIR).st_mode)
+    except OSError:
+        return False
 
 
 def _in_folders(what: str, count: int) -> str:
@@ -171,6 +250,10 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _targets(folder: Path, has_metis: bool) -> list[Path]:
-    """The folder itself (to see `.metis/` come and go) and, if present, `.metis/`."""
-    return [folder, folder / METIS_DIR] if has_metis else [folder]
+def _targets(folder: Path, layout: Layout) -> list[Path]:
+    """The folder itself (to see `.metis/` come and go), `.metis/` if present (to see
+    `history/` come and go too), and `history/` if present and wanted."""
+    metis = folder / METIS_DIR
+    if not layout.metis:
+        return [folder]
+    return [folder, metis, metis / TRACE_DIR] if layout.history else [folder, metis]
