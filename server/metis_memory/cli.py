@@ -779,7 +779,9 @@ def _archive(args: argparse.Namespace) -> int:
         return EXIT_OK
     lines: list[str] = []
     for a in found:
-        who = _cut(redact(person(a.record)), 200)
+        who = person(a.record)
+        who = "you" + who[3:] if who.startswith("You ") else who  # mid-sentence here
+        who = _cut(redact(who), 200)
         lines.append(
             f"{a.id}  {_local_time(a.record.time)}  {a.record.file:<9}  removed by {who} "
             f"(#{a.record.id})"

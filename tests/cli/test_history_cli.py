@@ -303,6 +303,7 @@ def test_archive_and_unarchive(run: Cli, workspace: Path) -> None:
     ]
     text = run.ok("archive", "MEMORY.md").splitlines()
     assert text[0].split()[0] == "4:1" and text[1] == "    - Old A"
+    assert text[0].endswith(" MEMORY.md  removed by you with metis-memory consolidate (#4)")
     out = run.ok("unarchive", "4:2")
     assert out.startswith("Put back “- Old B” in MEMORY.md (recorded as #5): ")
     assert memory(workspace) == b"- Keep\n- Old B\n"
