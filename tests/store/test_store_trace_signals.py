@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.memory_files import write_memory
-
 from metis_memory.store.files import MemoryFile
 from metis_memory.store.memory_store import MemoryStore
 from metis_memory.store.provenance import Provenance
 from metis_memory.store.trace import INBOX_STAMP, TRACE_DIR
+from support.memory_files import write_memory
 
 EDITOR = Provenance("editor", "user")
 AGENT = Provenance("mcp", "claude-code 2.1.4")
