@@ -515,3 +515,79 @@ def test_a_side_over_max_kept_text_keeps_its_hash_and_size_only(
     # Shown with its sizes, never its text.
     shown = tool_history.record_json(shrink)
     assert "too large to keep" in str(shown["summary"])
+
+
+# ---- a process that keeps its connection open (the language server) ----------------------
+def test_a_journal_swapped_in_under_a_live_connection_is_never_read(
+    workspace: Path, store: MemoryStore, tmp_path: Path
+) -> None:
+    """`git pull` replacing the live `-wal` with a repository's (a new file at that name) while
+    this process holds the log open: not read, and the records this process had written are
+    kept (its own WAL is checkpointed before a fresh one begins)."""
+    store.add_entry("MEMORY.md", "- one", by=AGENT)
+    store.add_entry("MEMORY.md", "- two", by=AGENT)
+    live = log_dir(workspace) / "trace.sqlite3-wal"
+    assert live.exists()  # this process's connection is open
+    planted = tmp_path / "planted"
+    shutil.copy(forged_wal(tmp_path), planted)
+    os.chmod(planted, 0o644)
+    os.replace(planted, live)
+
+    assert store.history() == []
+    assert store.review_enabled() is False
+    store.add_entry("MEMORY.md", "- three", by=AGENT)
+    assert actors(store) == ["claude-code 2.1.4"] * 3
+    quiet_log(workspace)
+    assert actors(store) == ["claude-code 2.1.4"] * 3
+
+
+@pytest.mark.parametrize("change", ["0644", "symlinked folder", "another database"])
+def test_a_log_changed_under_a_live_connection_is_judged_again(
+    workspace: Path, store: MemoryStore, tmp_path: Path, change: str
+) -> None:
+    store.add_entry("MEMORY.md", "- one", by=AGENT)
+    assert store.history()  # found ours, and remembered so
+    if change == "0644":
+        os.chmod(db_path(workspace), 0o644)
+    elif change == "symlinked folder":
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir(mode=0o700)
+        forged_database(elsewhere / "trace.sqlite3")
+        os.chmod(elsewhere / "trace.sqlite3", 0o600)
+        os.rename(log_dir(workspace), workspace / ".metis" / "moved")
+        log_dir(workspace).symlink_to(elsewhere)
+    else:
+        forged = tmp_path / "forged.sqlite3"
+        forged_database(forged)
+        os.chmod(forged, 0o600)
+        os.replace(forged, db_path(workspace))
+
+    # Not read: for "another database", one of ours in every way a file can show (a backup
+    # put back, say), because the journals of the one before are still beside it, and
+    # SQLite would replay them into it.
+    assert store.history() == []
+    store.add_entry("MEMORY.md", "- two", by=AGENT)
+    assert actors(store)[0] == "claude-code 2.1.4"
+    assert not log_dir(workspace).is_symlink()
+    if change == "another database":
+        assert actors(store) == ["claude-code 2.1.4", FORGED]  # its own records, unmixed
+
+
+def test_a_log_damaged_under_a_live_connection_is_set_aside_by_the_next_write(
+    workspace: Path, store: MemoryStore
+) -> None:
+    for i in range(40):
+        store.consolidate("MEMORY.md", f"- version {i}\n" + "x" * 3000 + "\n", by=AGENT)
+    quiet_log(workspace)
+    size = db_path(workspace).stat().st_size
+    with open(db_path(workspace), "r+b") as fh:  # every page but the first: garbage
+        fh.seek(4096)
+        fh.write(b"\xa5" * (size - 4096))
+
+    damaged = store.add_entry("MEMORY.md", "- after the damage", by=AGENT)
+    assert damaged.record_id is None  # the write landed; its record could not be kept
+    assert (workspace / ".metis" / "MEMORY.md").read_text().endswith("- after the damage\n")
+    fresh = store.add_entry("MEMORY.md", "- and again", by=AGENT)
+    assert fresh.record_id is not None
+    assert [r.operation for r in store.history()] == ["add"]
+    assert (log_dir(workspace) / "trace.sqlite3.untrusted").exists()

@@ -590,20 +590,6 @@ class MemoryStore:
         try:
             with self._trace(create=True, root=root) as trace:
                 assert trace is not None
-                chained = trace.last_hash(f.value)
-                last = trace.last(f.value) if chained not in (None, before_hash) else None
-                if last is not None:
-                    trace.append(
-                        file=f.value,
-                        operation="outside",
-                        by=OUTSIDE,
-                        before_hash=last.after_hash,
-                        after_hash=before_hash,
-                        before_size=last.after_size_bytes,
-                        after_size=before_size,
-                        before_text=last.after_text,
-                        after_text=before_text,
-                    )
                 return trace.append(
                     file=f.value,
                     operation=log.operation or operation,
@@ -617,6 +603,7 @@ class MemoryStore:
                     detail=log.detail
                     or (f"accepted after review (#{log.staged})" if log.staged else None),
                     resolves_staged=log.staged,
+                    chained=True,  # a change the log does not chain to: `outside`, first
                 )
         except (MemoryStoreError, OSError) as exc:  # a `.metis/` swapped away since: no log
             import logging  # on first use: the hook reads through this module

@@ -33,7 +33,7 @@ from typing import Any
 from .confined import Dir, resolve_beneath
 from .errors import StorageError, UnsafePath
 from .files import METIS_DIR
-from .provenance import Provenance
+from .provenance import OUTSIDE, Provenance
 
 TRACE_DIR = "history"
 TRACE_DB = "trace.sqlite3"
@@ -183,38 +183,75 @@ class Trace:
         after_text: str | None,
         detail: str | None = None,
         resolves_staged: int | None = None,
+        chained: bool = False,
     ) -> int:
         """Add a record (and drop the oldest past `MAX_RECORDS`, and the staged change it
-        applies), in one transaction."""
+        applies), in one transaction. With `chained`, a change the log does not chain to
+        (the file's last record ends elsewhere than `before_hash`) is recorded first, in the
+        same transaction, as `outside`: what a write found that no door made."""
         with self._transaction():
-            cur = self._conn.execute(
-                "INSERT INTO writes (time, file, operation, door, actor, session, agent, "
-                "before_hash, after_hash, before_size, after_size, before_text, after_text, "
-                "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    now(),
-                    file,
-                    operation,
-                    by.door,
-                    by.actor,
-                    by.session,
-                    int(by.agent),
-                    before_hash,
-                    after_hash,
-                    before_size,
-                    after_size,
-                    _kept(before_text),
-                    _kept(after_text),
-                    detail,
-                ),
+            if chained:
+                last = self._conn.execute(
+                    "SELECT after_hash, after_size, after_text FROM writes WHERE file = ? "
+                    "ORDER BY id DESC LIMIT 1",
+                    (file,),
+                ).fetchone()
+                if last is not None and str(last[0]) != before_hash:
+                    self._insert(
+                        file,
+                        "outside",
+                        OUTSIDE,
+                        (str(last[0]), before_hash),
+                        (int(last[1]), before_size),
+                        (last[2], before_text),
+                        None,
+                    )
+            new_id = self._insert(
+                file,
+                operation,
+                by,
+                (before_hash, after_hash),
+                (before_size, after_size),
+                (before_text, after_text),
+                detail,
             )
-            new_id = int(cur.lastrowid or 0)
             self._conn.execute("DELETE FROM writes WHERE id <= ?", (new_id - MAX_RECORDS,))
             if resolves_staged is not None:
                 self._conn.execute("DELETE FROM staged WHERE id = ?", (resolves_staged,))
         if resolves_staged is not None:
             self._inbox_changed()
         return new_id
+
+    def _insert(
+        self,
+        file: str,
+        operation: str,
+        by: Provenance,
+        hashes: tuple[str, str],
+        sizes: tuple[int, int],
+        texts: tuple[str | None, str | None],
+        detail: str | None,
+    ) -> int:
+        cur = self._conn.execute(
+            "INSERT INTO writes (time, file, operation, door, actor, session, agent, "
+            "before_hash, after_hash, before_size, after_size, before_text, after_text, "
+            "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                now(),
+                file,
+                operation,
+                by.door,
+                by.actor,
+                by.session,
+                int(by.agent),
+                *hashes,
+                *sizes,
+                _kept(texts[0]),
+                _kept(texts[1]),
+                detail,
+            ),
+        )
+        return int(cur.lastrowid or 0)
 
     def records(
         self, file: str | None = None, limit: int | None = 50, *, oldest_first: bool = False
@@ -261,14 +298,6 @@ class Trace:
             )
             for r in cur.fetchall()
         ]
-
-    def last_hash(self, file: str) -> str | None:
-        """The hash `file` had after its last record (None when it has none): whether the
-        next write chains, without reading the record's texts."""
-        row = self._conn.execute(
-            "SELECT after_hash FROM writes WHERE file = ? ORDER BY id DESC LIMIT 1", (file,)
-        ).fetchone()
-        return str(row[0]) if row else None
 
     # ---- the review inbox -----------------------------------------------------------
     def stage(
@@ -375,6 +404,8 @@ def _payload(text: object) -> dict[str, Any]:
 
 
 # ---- opening ------------------------------------------------------------------------------
+_DAMAGED = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
+"""What SQLite says of a database it cannot read as one."""
 _SIDECARS = ("-wal", "-shm", "-journal")
 """SQLite's files beside the database: a journal is replayed into whatever database it lies
 beside, so one that is not ours is never left there to be read."""
@@ -386,18 +417,25 @@ and deletes its `-wal` and `-shm`, and the next open makes them again."""
 
 class _Open:
     """A connection kept open to the database file `identity` (device, inode); `lock` lets
-    one thread at a time use it."""
+    one thread at a time use it. `folder` is the log's folder, held; `seen` what the folder,
+    the database and its journals were when last found ours (see `_still_ours`)."""
 
-    __slots__ = ("conn", "identity", "lock")
+    __slots__ = ("closed", "conn", "folder", "identity", "lock", "seen")
 
     def __init__(self, conn: sqlite3.Connection, identity: tuple[int, int]) -> None:
         self.conn = conn
         self.identity = identity
         self.lock = threading.RLock()
+        self.folder: Dir | None = None
+        self.seen: tuple[object, ...] | None = None
+        self.closed = False
 
 
 _open: OrderedDict[str, _Open] = OrderedDict()
 _open_lock = threading.Lock()
+_verified: dict[str, _Open] = {}
+"""By the log folder's path below the root: the connection whose files were last found
+ours there (see `_still_ours`)."""
 _inherited: list[_Open] = []
 """A parent's connections, in a forked child: never used, never closed (SQLite forbids
 both), only kept from the garbage collector, which would close them."""
@@ -407,6 +445,7 @@ def _after_fork() -> None:
     global _open_lock
     _inherited.extend(_open.values())
     _open.clear()
+    _verified.clear()
     _open_lock = threading.Lock()
 
 
@@ -420,6 +459,7 @@ def close_all() -> None:
     with _open_lock:
         held = list(_open.values())
         _open.clear()
+        _verified.clear()
     for each in held:
         _close(each)
 
@@ -427,9 +467,20 @@ def close_all() -> None:
 atexit.register(close_all)
 
 
+def _forget(each: _Open) -> None:
+    with _open_lock:
+        for base in [base for base, known in _verified.items() if known is each]:
+            del _verified[base]
+    _close(each)
+
+
 def _close(each: _Open) -> None:
-    with each.lock, contextlib.suppress(sqlite3.Error):
-        each.conn.close()
+    with each.lock:
+        each.closed = True
+        with contextlib.suppress(sqlite3.Error):
+            each.conn.close()
+        if each.folder is not None:
+            each.folder.close()
 
 
 @contextlib.contextmanager
@@ -437,11 +488,20 @@ def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
     """The workspace's log. Without `create`, None when there is none (or none to trust);
     with it, made when missing (and a foreign one set aside). Raises StorageError when the
     folder cannot be made or the database cannot be opened."""
-    shown = root.path / METIS_DIR / TRACE_DIR
+    base = f"{root.path}{os.sep}{METIS_DIR}{os.sep}{TRACE_DIR}"
+    known = _still_ours(base)
+    if known is not None:
+        with known.lock:
+            if not known.closed and known.folder is not None:
+                if create:
+                    _ignore_everything(known.folder)
+                with _used(known, known.folder, Path(base, TRACE_DB), create=create) as trace:
+                    yield trace
+                return
     try:
         held = _history_dir(root, create=create)
     except OSError as exc:
-        raise StorageError("open the write log", shown, exc) from exc
+        raise StorageError("open the write log", root.path / METIS_DIR / TRACE_DIR, exc) from exc
     if held is None:
         yield None
         return
@@ -457,14 +517,94 @@ def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
             yield None  # none to trust, or made a moment ago by a writer still setting it up
             return
         with each.lock:
+            _remember(each, held, base)
+            with _used(each, held, path, create=create) as trace:
+                yield trace
+
+
+@contextlib.contextmanager
+def _used(each: _Open, folder: Dir, path: Path, *, create: bool) -> Iterator[Trace]:
+    """`each`'s connection as a `Trace` of the log in `folder` (its lock held by the
+    caller). A database found damaged by a write (`create`) is set aside: the next write
+    begins a fresh log, where every later one would fail."""
+    try:
+        yield Trace(each.conn, folder)
+    except sqlite3.DatabaseError as exc:
+        if create and getattr(exc, "sqlite_errorname", "") in _DAMAGED:
+            with contextlib.suppress(OSError):
+                _set_aside(folder, TRACE_DB)
+            each.seen = None
+            with _open_lock:
+                for base in [base for base, known in _verified.items() if known is each]:
+                    del _verified[base]
+        raise StorageError("use the write log", path, OSError(errno.EIO, str(exc))) from exc
+    finally:
+        if each.conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                each.conn.execute("ROLLBACK")
+
+
+def _identities(stats: list[os.stat_result | None]) -> tuple[object, ...]:
+    """What decides whether files are ours (see `_ours`, `_our_folder`): which files they
+    are, their mode, owner and links. Their content changes with every write; they do not."""
+    return tuple(
+        (st.st_dev, st.st_ino, st.st_mode, st.st_uid, st.st_nlink) if st is not None else None
+        for st in stats
+    )
+
+
+def _names() -> tuple[str, ...]:
+    return (TRACE_DB, *(TRACE_DB + suffix for suffix in _SIDECARS))
+
+
+def _remember(each: _Open, held: Dir, base: str) -> None:
+    """Note the files `opened` just found ours (the folder, the database, its journals), so
+    that the next use finds them so with a few `lstat`s, and keep the folder held."""
+    try:
+        stats: list[os.stat_result | None] = [held.stat_self()]
+        for name in _names():
             try:
-                yield Trace(each.conn, held)
-            except sqlite3.DatabaseError as exc:
-                raise StorageError("use the write log", path, OSError(errno.EIO, str(exc))) from exc
-            finally:
-                if each.conn.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        each.conn.execute("ROLLBACK")
+                stats.append(held.lstat(name))
+            except FileNotFoundError:
+                stats.append(None)
+    except OSError:
+        return
+    folder, db, *journals = stats
+    if folder is None or db is None or (db.st_dev, db.st_ino) != each.identity:
+        return
+    if not _ours(db) or not all(st is None or _ours(st) for st in journals):
+        return  # changed since they were judged: judged again next time
+    if held.fd is None:
+        return  # no descriptor to hold (Windows): judged each time
+    if each.folder is None or each.folder.identity() != (folder.st_dev, folder.st_ino):
+        if each.folder is not None:
+            each.folder.close()
+        each.folder = Dir(held.path, os.dup(held.fd))
+    each.seen = _identities(stats)
+    with _open_lock:
+        _verified[base] = each
+
+
+def _still_ours(base: str) -> _Open | None:
+    """The connection whose files were found ours at `base` when they are still those files
+    (the folder compared by path, what it holds through the folder held: a folder that
+    became a symlink, a journal planted, a database set aside or replaced each differ), else
+    None (and `opened` judges them again)."""
+    with _open_lock:
+        each = _verified.get(base)
+    if each is None or each.closed or each.seen is None or each.folder is None:
+        return None
+    folder = each.folder
+    try:
+        stats: list[os.stat_result | None] = [os.lstat(base)]
+        for name in _names():
+            try:
+                stats.append(folder.lstat(name))
+            except FileNotFoundError:
+                stats.append(None)
+    except (OSError, ValueError):
+        return None  # gone, or the folder closed meanwhile
+    return each if _identities(stats) == each.seen else None
 
 
 def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
@@ -478,15 +618,29 @@ def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
         identity = (st.st_dev, st.st_ino)
         key = str(path)
         stale = None
+        journals = _journals(held)
         with _open_lock:
             found = _open.get(key)
-            if found is not None and found.identity == identity:
+            if found is not None and found.identity == identity and _same_journals(found, journals):
                 _open.move_to_end(key)
                 return found
+            # The database replaced under a live connection whose journals are still there:
+            # SQLite would replay them into the new one (it never asks which database a
+            # journal belongs to). A read reads nothing; the next write removes them.
+            orphaned = (
+                found is not None
+                and found.identity != identity
+                and _same_journals(found, journals)
+                and any(was is not None for was in (found.seen or ())[2:])
+            )
+            if orphaned and not create:
+                return None
             if found is not None:
                 stale = _open.pop(key)
         if stale is not None:
-            _close(stale)
+            _forget(stale)
+            if orphaned:
+                _remove_leftovers(held)
         conn = sqlite3.connect(
             str(path), timeout=_BUSY_MS / 1000, isolation_level=None, check_same_thread=False
         )
@@ -510,9 +664,29 @@ def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
             _open[key] = each
             evicted = [_open.popitem(last=False)[1] for _ in range(len(_open) - _MAX_OPEN)]
         for old in ([replaced] if replaced is not None else []) + evicted:
-            _close(old)
+            _forget(old)
         return each
     return None  # pragma: no cover - the loop returns or raises
+
+
+def _journals(held: Dir) -> tuple[object, ...]:
+    stats: list[os.stat_result | None] = []
+    for suffix in _SIDECARS:
+        try:
+            stats.append(held.lstat(TRACE_DB + suffix))
+        except FileNotFoundError:
+            stats.append(None)
+    return _identities(stats)
+
+
+def _same_journals(each: _Open, journals: tuple[object, ...]) -> bool:
+    """Whether the journals beside the database are still those `each` has open: SQLite
+    keeps its `-wal` and `-shm` open for as long as the connection lives, so another file
+    there now (a journal set aside as not ours, another program's) leaves `each` writing one
+    nobody else reads. (A journal made since it was last seen is the one it made.)"""
+    if each.seen is None:
+        return True
+    return all(was is None or was == now for was, now in zip(each.seen[2:], journals, strict=True))
 
 
 class _Foreign(Exception):
@@ -559,18 +733,9 @@ def _history_dir(root: Dir, *, create: bool) -> Dir | None:
     aside and a fresh folder made."""
     from .atomic import make_private_dir
 
-    try:
-        found = resolve_beneath(root, PurePath(METIS_DIR), shown=root.path / METIS_DIR)
-    except (FileNotFoundError, NotADirectoryError):
-        return None  # no `.metis/`: no log
-    except UnsafePath:
-        if create:
-            raise
-        return None  # `.metis` leads out of the workspace: nothing there is read
-    with found.directory as parent:
-        if found.st is None or not stat.S_ISDIR(found.st.st_mode):
-            return None
-        metis = parent.open_dir(found.name)
+    metis = _metis_dir(root, create=create)
+    if metis is None:
+        return None
     with metis:
         try:
             st: os.stat_result | None = metis.lstat(TRACE_DIR)
@@ -598,6 +763,32 @@ def _history_dir(root: Dir, *, create: bool) -> Dir | None:
     return held
 
 
+def _metis_dir(root: Dir, *, create: bool) -> Dir | None:
+    """`.metis/`, held (None when there is none): a folder of the root's opened at once, else
+    followed as the store follows it (`resolve_beneath`: a link leading out is refused)."""
+    try:
+        st = root.lstat(METIS_DIR)
+    except FileNotFoundError:
+        return None  # no `.metis/`: no log
+    if stat.S_ISDIR(st.st_mode):
+        return root.open_dir(METIS_DIR)
+    try:
+        found = resolve_beneath(root, _METIS, shown=root.path / METIS_DIR)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except UnsafePath:
+        if create:
+            raise
+        return None  # `.metis` leads out of the workspace: nothing there is read
+    with found.directory as parent:
+        if found.st is None or not stat.S_ISDIR(found.st.st_mode):
+            return None
+        return parent.open_dir(found.name)
+
+
+_METIS = PurePath(METIS_DIR)
+
+
 def _our_folder(st: os.stat_result, root: Dir) -> bool:
     """A real folder, owner-only (as we make it), owned by us or by the workspace's owner
     (root writing in a user's workspace makes it theirs)."""
@@ -610,26 +801,45 @@ def _owner(root: Dir) -> int:
     return root.stat_self().st_uid
 
 
+_ignores_seen: dict[tuple[int, int], tuple[int, int, int, int]] = {}
+"""Each folder's `.gitignore` as last read and found to be ours (device, inode, size, mtime):
+while it stays so, an `lstat` tells (its own open and read cost a tenth of the record)."""
+
+
 def _ignore_everything(held: Dir) -> None:
     """The folder's `.gitignore` says `*`: one that says anything else (a folder adopted
     from elsewhere) is replaced, so the log is never committed."""
+    folder = held.identity()
     try:
-        fd = held.open(".gitignore", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        st = held.lstat(".gitignore")
     except OSError:
-        pass  # missing, or a folder or a link there: replaced below
+        seen = None
     else:
-        try:
-            same = os.read(fd, len(_IGNORE_ALL) + 1) == _IGNORE_ALL.encode()
-        except OSError:
-            same = False
-        finally:
-            os.close(fd)
-        if same:
+        seen = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if _ignores_seen.get(folder) == seen and stat.S_ISREG(st.st_mode):
             return
+    if _ignore_read(held):
+        if seen is not None:
+            _ignores_seen[folder] = seen
+        return
     from .atomic import atomic_write
 
     with contextlib.suppress(OSError, StorageError):
         atomic_write(held, ".gitignore", _IGNORE_ALL.encode(), new_mode=0o644)
+
+
+def _ignore_read(held: Dir) -> bool:
+    """Whether the folder's `.gitignore` is ours, word for word."""
+    try:
+        fd = held.open(".gitignore", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False  # missing, or a folder or a link there: replaced
+    try:
+        return os.read(fd, len(_IGNORE_ALL) + 1) == _IGNORE_ALL.encode()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _ours(st: os.stat_result) -> bool:
