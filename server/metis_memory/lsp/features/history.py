@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,6 +37,7 @@ from ..protocol import (
 )
 from .commands import from_store_error, from_tool_error, in_writer, refuse_unsaved, take_folder
 from .history_notes import BY_USER, HistorySeen, history_changed, review_changed, write_landed
+from .lifecycle import MemoryWatching
 
 if TYPE_CHECKING:
     from ...analysis.entries import Outline
@@ -331,7 +332,8 @@ async def _check_outside(ls: ServerContext, folder: Folder) -> None:
     try:
         while True:
             checks.again.discard(folder.key)
-            found = await asyncio.to_thread(newest_records, folder.store)
+            buffers = buffer_texts(ls, folder)
+            found = await asyncio.to_thread(newest_records, folder.store, buffers)
             first = folder.key not in checks.begun
             checks.begun.add(folder.key)
             for file, (record_id, noticed) in found.items():
@@ -346,15 +348,27 @@ async def _check_outside(ls: ServerContext, folder: Folder) -> None:
         checks.running.discard(folder.key)
 
 
-def newest_records(store: MemoryStore) -> dict[MemoryFile, tuple[int, bool]]:
+def buffer_texts(ls: ServerContext, folder: Folder) -> dict[MemoryFile, list[str]]:
+    """The text of every open buffer of each of the folder's memory files (on the loop)."""
+    return {
+        file: [doc.source for doc in ls.open_documents(folder.file_key(file))]
+        for file in MemoryFile
+    }
+
+
+def newest_records(
+    store: MemoryStore, buffers: Mapping[MemoryFile, Sequence[str]] | None = None
+) -> dict[MemoryFile, tuple[int, bool]]:
     """Each file's newest record, once a change no door made is recorded (True when this
-    call recorded it). A file with no log is left alone: nothing to chain to, no lock taken."""
+    call recorded it). A file with no log is left alone: nothing to chain to, no lock taken.
+    A disk that reads as one of the file's open `buffers` is left to the editor's save
+    notification (`saved`), which records it as the person's edit."""
     newest: dict[MemoryFile, tuple[int, bool]] = {}
     for file in MemoryFile:
         try:
             if not store.history(file, limit=1):
                 continue
-            noticed = store.notice_outside(file)
+            noticed = store.notice_outside(file, saved_texts=(buffers or {}).get(file, ()))
             if noticed is not None:
                 newest[file] = (noticed.id, True)
                 continue
@@ -365,6 +379,36 @@ def newest_records(store: MemoryStore) -> dict[MemoryFile, tuple[int, bool]]:
         if last:
             newest[file] = (last[0].id, False)
     return newest
+
+
+def saved(ls: ServerContext, folder: Folder, file: MemoryFile) -> None:
+    """The editor saved a buffer of the file (on the loop): a disk that reads as one of its
+    buffers is the person's edit, recorded as theirs (the watcher leaves it to this), and
+    announced; any other change is an outside edit, as the watcher would record it."""
+    buffers = buffer_texts(ls, folder)[file]
+    if not buffers:
+        return
+
+    async def record() -> None:
+        try:
+            noticed = await asyncio.to_thread(
+                folder.store.notice_outside, file, saved_texts=buffers, saved_by=BY_USER
+            )
+        except MemoryStoreError as exc:  # unreadable now: the diagnostics say why
+            log.info("the save of %s cannot be logged: %s", file.value, exc)
+            return
+        if noticed is not None:
+            history_changed(ls, folder, file, noticed.id)
+
+    ls.spawn(record())
+
+
+# ---- the review inbox, changed in another process ----------------------------------------
+def inbox_changed(ls: ServerContext, folder: Folder) -> None:
+    """The watcher saw the folder's review inbox change (an agent in another process staged a
+    change, or one was accepted or rejected in a terminal), or began watching it: tell the
+    client what it was not told (on the loop)."""
+    ls.spawn(review_changed(ls, folder, watched=True))
 
 
 # ---- the hover's line --------------------------------------------------------------------
@@ -433,6 +477,8 @@ async def blame_hover(ls: ServerContext, uri: str, outline: Outline, line: int) 
 
 def register(server: ServerContext) -> None:
     server.fan_out.disk_changes.append(lambda folder: disk_changed(server, folder))
+    inbox = server.state(MemoryWatching).inbox_changes
+    inbox.append(lambda folder: inbox_changed(server, folder))
 
     @server.command(HISTORY)
     async def history_command(ls: ServerContext, *args: Any) -> dict[str, object]:

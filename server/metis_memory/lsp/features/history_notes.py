@@ -1,16 +1,18 @@
 """Telling the client that the write log or the review inbox changed: `metis/historyChanged`
-after a recorded write (the server's own, another program's, or an outside edit the watcher
-found), `metis/reviewChanged` when a change is staged, accepted or rejected.
+after a recorded write (the server's own, another program's, the person's save, or an
+outside edit the watcher found), `metis/reviewChanged` when a change is staged, accepted or
+rejected (through this server, or in another process: the watcher sees the inbox stamp).
 
 Every feature that writes calls `write_landed`; the history feature checks the log when the
 watcher sees a memory file change. Both go through `HistorySeen`, the last record of each
-file the client was told of, so one write is announced once, whoever sees it first.
+file the client was told of, so one write is announced once, whoever sees it first; the
+inbox likewise through `ReviewSeen`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 from typing import TYPE_CHECKING
 
 from ...store.errors import MemoryStoreError
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from ...store.memory_store import WriteResult
     from ..context import ServerContext
     from ..workspaces import FileKey, Folder
+
+log = logging.getLogger(__name__)
 
 BY_USER = Provenance("editor", USER)
 """The person at the editor: the palette, a code action, Apply, Undo This Change."""
@@ -76,11 +80,50 @@ def write_landed(ls: ServerContext, folder: Folder, write: WriteResult) -> None:
         history_changed(ls, folder, write.file, write.record_id, known=True)
 
 
+class ReviewSeen:
+    """The changes waiting for review the client was last told of, per folder (or that
+    waited when the watch began: the client lists those itself when it starts)."""
+
+    def __init__(self) -> None:
+        self.waiting: dict[str, frozenset[int]] = {}
+        self.locks: dict[str, asyncio.Lock] = {}
+        """One look at a folder's inbox at a time: the second sees what the first told."""
+
+
 async def review_changed(
-    ls: ServerContext, folder: Folder, arrived: dict[str, object] | None
+    ls: ServerContext,
+    folder: Folder,
+    arrived: dict[str, object] | None = None,
+    *,
+    watched: bool = False,
 ) -> None:
-    """Send `metis/reviewChanged`: how many changes wait now, and the one just staged."""
-    count = 0
-    with contextlib.suppress(MemoryStoreError):  # the inbox unreadable now: none to show
-        count = len(await asyncio.to_thread(folder.store.staged))
-    ls.notify(REVIEW_CHANGED, {"workspace": folder.uri, "count": count, "arrived": arrived})
+    """Send `metis/reviewChanged` when what waits differs from what the client was last told:
+    how many changes wait now, and `arrived`, the newest the client was not told of (null
+    when the count only went down: accepted or rejected). `arrived` given is that change as
+    this server just answered it. Whoever looks first tells (this server's own command, or
+    the watcher that saw the inbox stamp change, for a change made in another process);
+    the other finds nothing new. `watched`: the watcher's look, whose first at a folder is
+    no news."""
+    from ...tools.history import staged_json
+
+    seen = ls.state(ReviewSeen)
+    async with seen.locks.setdefault(folder.key, asyncio.Lock()):
+        try:
+            waiting = await asyncio.to_thread(folder.store.staged)
+        except MemoryStoreError as exc:  # the inbox unreadable now: nothing to tell
+            log.info("the review inbox of %s cannot be read: %s", folder.path, exc)
+            return
+        ids = frozenset(change.id for change in waiting)
+        told = seen.waiting.get(folder.key)
+        seen.waiting[folder.key] = ids
+        if told is None and watched:
+            return  # waiting when the watch began: the client lists it when it starts
+        if ids == told:
+            return
+        new = [change for change in waiting if change.id not in (told or ())]
+        newest = max(new, key=lambda change: change.id) if new else None
+        if newest is not None and (arrived is None or arrived.get("id") != newest.id):
+            arrived = staged_json(newest)
+        elif newest is None:
+            arrived = None
+        ls.notify(REVIEW_CHANGED, {"workspace": folder.uri, "count": len(ids), "arrived": arrived})

@@ -1,10 +1,12 @@
 """The session: initialize, the workspaces (the client's folders and the ones adopted from
-open memory files), the watcher of their `.metis/`, shutdown and exit."""
+open memory files), the watcher of their `.metis/` (and of its review inbox), shutdown and
+exit."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 from lsprotocol import types
 
@@ -29,7 +31,8 @@ def start(ls: ServerContext) -> None:
         ls.folders.add(ls.workspace.root_uri)
     watching = ls.state(MemoryWatching)
     watching.watcher = MemoryWatcher(
-        lambda path: ls.call_on_loop(disk_changed, ls, folder_key(path))
+        lambda path: ls.call_on_loop(disk_changed, ls, folder_key(path)),
+        on_inbox=lambda path: ls.call_on_loop(inbox_changed, ls, folder_key(path)),
     )
     folders_changed(ls, added=ls.folders.all())
 
@@ -63,9 +66,12 @@ def folders_changed(ls: ServerContext, added: list[Folder]) -> None:
 
 
 class MemoryWatching:
-    """The one watcher of every workspace's `.metis/`."""
+    """The one watcher of every workspace's `.metis/` (and of its review inbox, for those
+    that follow it: `inbox_changes`, on the loop)."""
 
-    watcher: MemoryWatcher | None = None
+    def __init__(self) -> None:
+        self.watcher: MemoryWatcher | None = None
+        self.inbox_changes: list[Callable[[Folder], None]] = []
 
     def stop(self) -> None:
         if self.watcher is not None:
@@ -107,6 +113,15 @@ def disk_changed(ls: ServerContext, key: str) -> None:
         else:
             remember_disk(ls, folder, file)
     ls.fan_out.disk_changed(folder)
+
+
+def inbox_changed(ls: ServerContext, key: str) -> None:
+    """The watcher saw a folder's review inbox change, or began watching it (on the loop)."""
+    folder = ls.folders.get(key)
+    if folder is None:
+        return
+    for subscriber in ls.state(MemoryWatching).inbox_changes:
+        subscriber(folder)
 
 
 def remember_disk(ls: ServerContext, folder: Folder, file: MemoryFile) -> None:

@@ -1,6 +1,6 @@
-"""The memory files open in the editor: their diagnostics follow the buffer. Opening a
-memory file outside every workspace adopts its directory; closing the last file of an
-adopted workspace forgets it."""
+"""The memory files open in the editor: their diagnostics follow the buffer, and a save is
+logged as the person's edit. Opening a memory file outside every workspace adopts its
+directory; closing the last file of an adopted workspace forgets it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ...store.errors import MemoryStoreError
 from ..context import ServerContext
 from ..refresh import INLINE_CHARS
 from ..views import disk_view
-from . import lifecycle
+from . import history, lifecycle
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,11 @@ class MemoryDocuments:
         return True
 
     def saved(self, uri: str) -> None:
-        """Nothing to do: the watcher sees the write itself, whoever made it."""
+        """The person saved a buffer: what it wrote is logged as their edit (the watcher, which
+        sees the write too, leaves a disk that reads as a buffer to this)."""
+        located = self.ls.folders.locate(uri)
+        if located is not None and uri not in self.ls.analysed_as:
+            history.saved(self.ls, *located)
 
 
 def register(server: ServerContext) -> None:
