@@ -14,11 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import mcp
 from lsprotocol import types
+from mcp_types import Implementation
 
 from metis_memory.hosts.actor import MARKERS
 from support.lsp_session import SERVER_ENV, MetisClient
 from support.lsp_values import file_uri
+from support.mcp_stdio import mcp_server
 from support.memory_files import write_memory
 from support.waits import WAIT_S, Deadline
 
@@ -140,6 +143,28 @@ async def test_a_change_an_agent_stages_in_another_process_is_announced(
     sentinel = (await cli(workspace, "add", "MEMORY.md", "- the sentinel", env=CLAUDE))["staged"]
     await client.wait_for_note(REVIEW_CHANGED, lambda p: p["arrived"] == sentinel)
     assert counts(client) == [1, 0, 1]
+
+
+async def test_a_change_an_mcp_agent_stages_is_announced(
+    client: MetisClient, workspace: Path
+) -> None:
+    """The MCP server, another process the host started, stages the write its client asks."""
+    memory = write_memory(workspace, "MEMORY.md", "# Memory\n")
+    await start(client, workspace)
+    await client.command("metis.setReview", {"on": True})
+    info = Implementation(name="metis-test-client", version="9.9.9")
+    async with mcp.Client(mcp_server(str(workspace)), client_info=info) as agent:
+        r = await agent.call_tool("memory_add", {"file": "MEMORY.md", "entry": "- uses pnpm"})
+        assert not r.is_error, r.content
+    note = await client.wait_for_note(REVIEW_CHANGED, lambda p: True)
+    arrived = note["arrived"]
+    assert note["count"] == 1 and arrived["added"] == ["- uses pnpm"]
+    assert (arrived["door"], arrived["actor"]) == ("mcp", "metis-test-client 9.9.9")
+    assert arrived["person"] == "metis-test-client 9.9.9 through memory_add over MCP"
+    assert memory.read_bytes() == b"# Memory\n"
+    await client.command("metis.reviewReject", {"id": arrived["id"]})
+    await client.wait_for_note(REVIEW_CHANGED, lambda p: p["count"] == 0)
+    assert memory.read_bytes() == b"# Memory\n"
 
 
 async def test_what_waited_before_the_server_began_is_not_news(
