@@ -360,6 +360,11 @@ class MemoryStore:
                         if absent and current.st is not None:
                             raise _Exists
                         before = current.data
+                        if log.staged is not None:
+                            self._check_staged(root, log.staged)
+                            landed = self._landed(root, f, log, operation, transform, before)
+                            if landed is not None:
+                                return landed
                         if expected_hash is not None:
                             _compare(f, expected_hash, before, current.size)
                         text, bad = decode(before or b"")
@@ -373,8 +378,6 @@ class MemoryStore:
                             return self._stage(
                                 root, f, operation, log, before_hash, text, after, current.size
                             )
-                        if log.staged is not None:
-                            self._check_staged(root, log.staged)
                         atomic_write(found.directory, found.name, after, current.st)
                         _keep_out_of_git(root, found.directory)
                         record_id = self._record(
@@ -503,9 +506,18 @@ class MemoryStore:
             return trace.staged(staged_id) if trace is not None else []
 
     def drop_staged(self, staged_id: int) -> bool:
-        """Reject a waiting change: False when it no longer waits."""
-        with self._trace(create=False) as trace:
-            return trace is not None and trace.drop_staged(staged_id)
+        """Reject a waiting change: False when it no longer waits. Under the lock its file's
+        writes hold: an accept of it being written (checked as waiting, not yet recorded)
+        ends first, and the change is then gone, never "rejected" and written both."""
+        waiting = self.staged(staged_id)
+        if not waiting:
+            return False
+        f = parse_memory_file(waiting[0].file)
+        with Dir.open_root(self._root()) as root, self._resolve(root, f, create=None) as found:
+            if found is None:
+                return False  # no `.metis/`: no inbox either
+            with lock_in(found.directory), self._trace(create=False, root=root) as trace:
+                return trace is not None and trace.drop_staged(staged_id)
 
     @contextlib.contextmanager
     def _trace(self, *, create: bool, root: Dir | None = None) -> Iterator[Trace | None]:
@@ -568,6 +580,59 @@ class MemoryStore:
             content=before_text,
             staged=change,
             before_text=before_text,
+        )
+
+    def _landed(
+        self,
+        root: Dir,
+        f: MemoryFile,
+        log: _Log,
+        operation: str,
+        transform: Callable[[str], str],
+        before: bytes | None,
+    ) -> WriteResult | None:
+        """An accept whose change is in the file already, unrecorded (its writer was killed
+        between the rename and the record that resolves it): recorded now, and not applied a
+        second time. None unless the file is exactly that change made to what the log last
+        recorded (and so not where the log left it)."""
+        if before is None:
+            return None
+        with self._trace(create=False, root=root) as trace:
+            last = trace.last(f.value) if trace is not None else None
+            if last is None or last.after_text is None or last.after_hash == sha256_hex(before):
+                return None
+            assert trace is not None
+            try:
+                made = transform(last.after_text).encode("utf-8")
+            except (MemoryStoreError, ValueError):
+                return None
+            if made != before:
+                return None
+            text = before.decode("utf-8")
+            record_id = trace.append(
+                file=f.value,
+                operation=log.operation or operation,
+                by=log.by or PYTHON,
+                before_hash=last.after_hash,
+                after_hash=sha256_hex(before),
+                before_size=last.after_size_bytes,
+                after_size=len(before),
+                before_text=last.after_text,
+                after_text=text,
+                detail=f"accepted after review (#{log.staged}); written before, unrecorded",
+                resolves_staged=log.staged,
+            )
+        return WriteResult(
+            file=f,
+            before_hash=last.after_hash,
+            after_hash=sha256_hex(before),
+            before_size_bytes=last.after_size_bytes,
+            after_size_bytes=len(before),
+            over_soft_cap=len(before) > CAPS[f].soft,
+            over_hard_cap=False,
+            content=text,
+            record_id=record_id,
+            before_text=last.after_text,
         )
 
     def _check_staged(self, root: Dir, staged_id: int) -> None:
