@@ -674,3 +674,45 @@ def test_rewinds_and_accepts_racing_writer_processes_drop_no_write(
         accepts=(tmp_path / "accepts").read_text(),
         rewinds=tally.read_text(),
     )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_processes_making_the_log_at_once_lose_no_record(tmp_path: Path) -> None:
+    """On a workspace with no log yet, one process turns review on (which makes the log,
+    outside the writes' lock) while others write (each making it under that lock): one
+    log results, with every write's record, sound."""
+    rounds = scaled(30, 8)
+    lost = 0
+    for r in range(rounds):
+        ws = tmp_path / f"ws-{r}"
+        ws.mkdir()
+        go = tmp_path / f"go-{r}"
+
+        def write(w: int, ws: Path = ws, go: Path = go) -> None:
+            wait_for((go,))
+            store = MemoryStore(ws)
+            for i in range(3):
+                assert store.add_entry("USER.md", f"- {w}.{i}", by=YOU).record_id is not None
+
+        def review_on(ws: Path = ws, go: Path = go) -> None:
+            wait_for((go,))
+            MemoryStore(ws).set_review(True)
+
+        (ws / ".metis").mkdir()
+        pids = [forked(functools.partial(write, w)) for w in range(2)] + [forked(review_on)]
+        go.touch()
+        for pid in pids:
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"round {r}: {status}"
+        store = MemoryStore(ws)
+        records = store.history("USER.md", limit=None)
+        lost += 6 - len(records)
+        assert store.review_enabled(), f"round {r}: review is off"
+        conn = sqlite3.connect(db(ws))
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        finally:
+            conn.close()
+    assert lost == 0, f"{lost} records lost in {rounds} rounds"
+    report("history, processes making the log", rounds=rounds)

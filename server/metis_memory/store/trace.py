@@ -508,7 +508,8 @@ def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
     with held:
         path = held.path / TRACE_DB
         try:
-            each = _connection(held, path, create=create)
+            with _making(held, create=create):
+                each = _connection(held, path, create=create)
         except OSError as exc:
             raise StorageError("open the write log", path, exc) from exc
         except sqlite3.Error as exc:
@@ -605,6 +606,24 @@ def _still_ours(base: str) -> _Open | None:
     except (OSError, ValueError):
         return None  # gone, or the folder closed meanwhile
     return each if _identities(stats) == each.seen else None
+
+
+@contextlib.contextmanager
+def _making(held: Dir, *, create: bool) -> Iterator[None]:
+    """With `create`, the log's folder locked (`flock` on the folder itself) while the
+    database is judged, set aside, made and given its schema: writers hold the memory's
+    lock, but `set_review` and writers to a memory file elsewhere do not share it, and two
+    processes making the log at once removed each other's journals (a record was lost)."""
+    if not create or held.fd is None:
+        yield
+        return
+    import fcntl
+
+    fcntl.flock(held.fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(held.fd, fcntl.LOCK_UN)
 
 
 def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
