@@ -102,10 +102,13 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     this.relabelWhile(this.view.visible);
   }
 
-  /** Ask the server again (once for a burst of writes: a write brings historyChanged and
-   * memoryUpdated). */
+  /** Ask the server again, once for a burst of writes (a write brings historyChanged and
+   * memoryUpdated), while the view shows. */
   refresh(): void {
     clearTimeout(this.scheduled);
+    // A hidden (or collapsed) view asks nothing: an agent's burst of writes costs no request
+    // until someone looks, and showing the view asks then.
+    if (!this.view.visible) return;
     this.scheduled = setTimeout(() => {
       this.scheduled = undefined;
       void this.load();
@@ -204,6 +207,14 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
   }
 
   getTreeItem(node: HistoryNode): vscode.TreeItem {
+    const item = this.itemOf(node);
+    // A stable id per node: a row's inline action (Accept, Put Back) clicked while the view is
+    // drawn anew (each write and review change redraws it) still names its node.
+    item.id = `${workspaceKey(node.workspace.uri)}|${nodeKey(node)}`;
+    return item;
+  }
+
+  private itemOf(node: HistoryNode): vscode.TreeItem {
     const now = Date.now();
     switch (node.kind) {
       case 'inbox': {
@@ -244,7 +255,6 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
         item.tooltip = recordTooltip(record);
         item.iconPath = new vscode.ThemeIcon(ICONS[record.operation] ?? 'circle-outline');
         item.contextValue = 'record';
-        item.id = `${workspaceKey(node.workspace.uri)}|record|${record.id}`;
         item.command = { command: 'metis.history.open', title: 'Show the Change', arguments: [node] };
         return item;
       }
@@ -335,5 +345,23 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     clearTimeout(this.scheduled);
     clearInterval(this.relabel);
     for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** What tells a node from the others of its workspace. */
+function nodeKey(node: HistoryNode): string {
+  switch (node.kind) {
+    case 'file':
+      return `file|${node.file}`;
+    case 'record':
+      return `record|${node.record.id}`;
+    case 'archive':
+      return 'archive';
+    case 'archived':
+      return `archived|${node.entry.id}`;
+    case 'inbox':
+      return 'inbox';
+    case 'staged':
+      return `staged|${node.change.id}`;
   }
 }
