@@ -27,14 +27,16 @@ export type StagedTarget = { workspace: string; id: number } | { change: StagedC
 const REVIEW = 'Review';
 const ACCEPT = 'Accept';
 const REJECT = 'Reject';
+/** How long VS Code keeps an info toast on screen before it goes to the notification center. */
+const ON_SCREEN_MS = 10_000;
 
 export class ReviewInbox implements vscode.Disposable {
   /** What waits, by workspace key, as the server last listed it. */
   private readonly lists = new Map<string, StagedChange[]>();
   /** Whether review is on, by workspace key. */
   private readonly on = new Map<string, boolean>();
-  /** Workspaces whose arrival notification is on screen: one at a time, the count says the rest. */
-  private readonly showing = new Set<string>();
+  /** When each workspace's unanswered arrival notification was shown (see `announce`). */
+  private readonly showing = new Map<string, number>();
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
@@ -130,18 +132,30 @@ export class ReviewInbox implements vscode.Disposable {
 
   private async reviewChanged(p: ReviewChangedParams): Promise<void> {
     const workspace = workspaceFromKey(p.workspace);
+    const arrived = p.arrived ? `; #${p.arrived.id} arrived` : '';
+    this.server.log.info(`review inbox of ${workspace.name}: ${p.count} waiting${arrived}`);
     this.statusBar.setReviewCount(workspaceKey(p.workspace), p.count);
     await this.load(workspace);
     if (p.arrived) this.announce(workspace, p.arrived);
   }
 
-  /** One notification per workspace at a time: an agent's burst must not stack toasts. */
+  /**
+   * A notification for a change that arrived. An agent's burst brings one: while the last one
+   * is on screen and unanswered, the status bar's count says the rest. Once VS Code has moved it
+   * to the notification center (an info toast goes after 10 s), the next arrival gets its own:
+   * one left unanswered must not silence the inbox for good.
+   */
   private announce(workspace: MemoryWorkspace, change: StagedChange): void {
     const key = workspaceKey(workspace.uri);
-    if (this.showing.has(key)) return;
-    this.showing.add(key);
+    const shown = this.showing.get(key);
+    if (shown !== undefined && Date.now() - shown < ON_SCREEN_MS) {
+      this.server.log.info(`#${change.id} arrived while the notification of another is on screen: counted only`);
+      return;
+    }
+    const at = Date.now();
+    this.showing.set(key, at);
     void vscode.window.showInformationMessage(this.notice(change), REVIEW, ACCEPT, REJECT).then(async (choice) => {
-      this.showing.delete(key);
+      if (this.showing.get(key) === at) this.showing.delete(key);
       try {
         if (choice === REVIEW) await this.open({ change, workspace });
         else if (choice === ACCEPT) await this.accept({ change, workspace });
