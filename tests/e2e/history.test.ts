@@ -8,8 +8,9 @@
  *   second undo, Put Back of the entry it archived, and Restore This Version change the file
  *   on disk as the server says;
  * - with review on, a language-model tool's write waits: the notification, the status bar's
- *   count, the diff of the staged change, Accept writes it, Reject does not; the
- *   `metis.reviewAgentWrites` setting reaches the server.
+ *   count, the diff of the staged change, Accept writes it, Reject does not, a burst brings one
+ *   notification, an accept the file no longer allows is refused; the `metis.reviewAgentWrites`
+ *   setting reaches the server when it changes and when the editor starts.
  */
 
 import assert from 'node:assert/strict';
@@ -61,6 +62,9 @@ const CLI_ENTRY = '- Deploys go through ArgoCD; never kubectl apply by hand.';
 const EDITOR_ENTRY = '- Staging runs the nightly load test at 02:00 UTC.';
 const AGENT_ENTRY = '- Use pnpm, not npm: the lock file is pnpm-lock.yaml.';
 const REJECTED_ENTRY = '- The team prefers tabs over spaces everywhere.';
+const BURST_KEPT = '- Releases are cut on Thursdays after the freeze.';
+const BURST_DROPPED = '- Every handler logs its request body.';
+const LANDED_ENTRY = '- Code review needs one approval from the owning team.';
 
 /** Tests that leave a screenshot of the window when they fail (`fail-history-<test>.png`). */
 const step = (name: string, fn: () => Promise<void>) =>
@@ -137,6 +141,9 @@ before(async () => {
   bridge = new Bridge(cs.bridgeFile);
   browser = await launchBrowser();
   page = await openWorkbench(browser, cs.url, fixture.path);
+  // Wide enough for a side bar that shows when and who beside each write and a diff side by
+  // side (VS Code shows it inline below 900 px).
+  await page.setViewportSize({ width: 1680, height: 900 });
   await waitForStatus(page, /MEMORY \d/, 60_000, 'the Metis status bar item (the server running)');
   [workspace = ''] = await bridge.call<string[]>('/workspaceFolderUris');
 });
@@ -305,6 +312,10 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
       await reviewItem().waitFor({ timeout: 15_000 });
       assert.match(await reviewItem().innerText(), /1 to review/);
       await historyRow('To Review').waitFor({ timeout: 15_000 });
+      // The staged change from the view: its diff, with Accept and Reject, the notification still up.
+      await historyRow('Use pnpm, not npm').click();
+      await titleAction('Accept').waitFor({ timeout: 15_000 });
+      await notification(page, /wants to add an entry to MEMORY\.md/).waitFor({ timeout: 5_000 });
       await docScreenshot(page, 'review-inbox');
     },
   );
@@ -345,6 +356,80 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
   });
 
   step(
+    'a burst of agent writes brings one notification and the count; each is accepted or rejected on its own',
+    async () => {
+      await clearToasts();
+      // VS Code shows no toast that comes within 800 ms of the last of three or more (its spam
+      // protection counts on while each follows the last that closely): this file's steps,
+      // faster than a person, have just shown three. No event says the interval is over.
+      await page.waitForTimeout(1_000);
+      const before = disk();
+      await Promise.all(
+        [BURST_KEPT, BURST_DROPPED].map((entry) =>
+          bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'MEMORY.md', entry } }),
+        ),
+      );
+      await page
+        .locator('.statusbar-item', { hasText: /2 to review/ })
+        .first()
+        .waitFor({ timeout: 15_000 });
+      await notification(page, /wants to add an entry to MEMORY\.md/).waitFor({ timeout: 15_000 });
+      assert.equal(await page.locator('.notifications-toasts .notification-toast').count(), 1, 'one notification');
+      // The status bar item lists what waits; one picked opens as its diff.
+      await reviewItem().click();
+      const pick = page.locator('.quick-input-widget .monaco-list-row', {
+        hasText: 'Every handler logs its request body',
+      });
+      await pick.waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('.quick-input-widget .monaco-list-row').count(), 2);
+      await pick.click();
+      await titleAction('Reject').waitFor({ timeout: 15_000 });
+      await titleAction('Reject').click();
+      await page
+        .locator('.statusbar-item', { hasText: /1 to review/ })
+        .first()
+        .waitFor({ timeout: 15_000 });
+      // The other, accepted from the view's row (once the view lists it alone: its rows are
+      // drawn anew after the status bar's count changes).
+      await historyRow(/To Review\s*1 change waiting/).waitFor({ timeout: 15_000 });
+      const row = historyRow('Releases are cut on Thursdays');
+      await row.hover();
+      await row.locator('.action-label[aria-label^="Accept"]').click();
+      await waitFor('the kept entry on disk', () => (disk() === `${before}${BURST_KEPT}\n` ? true : undefined), 15_000);
+      await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+    },
+  );
+
+  step('Accept of a change the file no longer allows is refused with the server’s reason; it still waits', async () => {
+    await clearToasts();
+    await bridge.call<string>('/invokeTool', {
+      name: 'memory_replace',
+      input: { file: 'MEMORY.md', old: 'Use pnpm, not npm', new: 'Use pnpm 9, not npm' },
+    });
+    await reviewItem().waitFor({ timeout: 15_000 });
+    // Meanwhile the person rewrites that entry themselves: the agent's `old` is gone.
+    await bridge.call('/command', {
+      command: 'metis.memoryReplace',
+      args: [{ file: 'MEMORY.md', old: 'Use pnpm, not npm', new: 'Use yarn, not npm', workspace }],
+    });
+    const now = disk();
+    await clearToasts();
+    await reviewItem().click(); // one waits: its diff opens at once
+    await titleAction('Accept').waitFor({ timeout: 15_000 });
+    await titleAction('Accept').click();
+    const refused = page
+      .locator('.notifications-toasts .notification-toast', { has: page.locator('.codicon-error') })
+      .first();
+    await refused.waitFor({ timeout: 15_000 });
+    const said = (await refused.innerText()).replace(/\s+/g, ' ');
+    assert.match(said, /cannot be applied to MEMORY\.md as it is now/, said);
+    assert.equal(disk(), now, 'a refused accept writes nothing');
+    assert.equal((await reviewState()).staged.length, 1, 'it still waits');
+    await titleAction('Reject').click();
+    await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+  });
+
+  step(
     '"Review Agent Writes: Off", and the setting reaches the server when it changes and when the editor starts',
     async () => {
       const waitForReview = (on: boolean) =>
@@ -375,9 +460,9 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
       const before = disk();
       await bridge.call<string>('/invokeTool', {
         name: 'memory_add',
-        input: { file: 'MEMORY.md', entry: REJECTED_ENTRY },
+        input: { file: 'MEMORY.md', entry: LANDED_ENTRY },
       });
-      assert.equal(disk(), `${before}${REJECTED_ENTRY}\n`, 'with review off an agent’s write lands at once');
+      assert.equal(disk(), `${before}${LANDED_ENTRY}\n`, 'with review off an agent’s write lands at once');
     },
   );
 });
