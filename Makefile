@@ -19,7 +19,7 @@ export PYTHONDONTWRITEBYTECODE =
 DEV_CACHE := $(shell scripts/dev-cache.sh root)
 
 .PHONY: help venv test system-deps python-test-deps test-python test-python-parallel \
-	test-python-reliability test-reliability test-explore lint typecheck clean bench bench-check \
+	test-python-reliability test-reliability test-explore lint typecheck clean bench bench-check bench-history \
 	screenshots
 
 # Every target the README names (tests/packaging/test_user_docs.py keeps it so); CONTRIBUTING.md has the rest.
@@ -32,6 +32,7 @@ help:
 	@echo "                    (make vsix VSCE_TARGET=darwin-arm64 for another platform)"
 	@echo "make lint         - ruff, lint-imports, actionlint;  make typecheck - mypy --strict"
 	@echo "make bench        - the language-server benchmark (make bench-check: exit 1 on a missed target)"
+	@echo "make bench-history - the write log's rows of it alone"
 	@echo "make test-reliability - the reliability tests at their full load (make test runs a quarter)"
 	@echo "make test-explore - the property tests on new random examples (make test's are fixed)"
 	@echo "make screenshots  - the documentation's pictures, from the end-to-end tests, into docs/images"
@@ -141,6 +142,9 @@ test: system-deps  # every step's Debian packages, in one apt-get run
 bench: $(STAMP)
 	$(PY) -m compileall -q -j0 $(VENV)/lib > /dev/null || true  # a file that will not compile is not the bench's concern
 	cd bench && ../$(PY) run.py
+
+bench-history: $(STAMP)  # the write log's rows alone (issue 41): a write with it and without, log, blame
+	cd bench && ../$(PY) history_case.py
 
 bench-check: $(STAMP)
 	$(PY) -m compileall -q -j0 $(VENV)/lib > /dev/null || true

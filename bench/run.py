@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import history_case
 import page
 from lspclient import LspProcess, diagnostics_for, proc_stats
 from merge_case import merge_driver_seconds
@@ -788,6 +789,12 @@ async def run(quick: bool) -> dict[str, Any]:
         )
         r.ok = r.ratio is not None and r.ratio <= 2
         report.add(r)
+
+        # Issue 41: what the write log costs a write, `log` on a full log, a hover's blame.
+        for row in history_case.rows(tmp / "history", quick):
+            r = Row(row["name"], row["unit"], row["ours"], row["floor"], row["target"])
+            r.ok, r.note, r.paired = row["ok"], row["note"], row.get("paired")
+            report.add(r)
 
         merges = [merge_driver_seconds(_made(tmp / f"merge{i}")) for i in range(1 if quick else 3)]
         r = Row("merge driver, 1,500 entries per side (p50)", "s", statistics.median(merges))
