@@ -285,3 +285,62 @@ async def test_a_disk_no_buffer_holds_is_an_outside_edit_even_on_a_save(
     )
     assert (found[0]["operation"], found[0]["door"]) == ("outside", "outside")
     assert [r["operation"] for r in found] == ["outside", "outside", "add"]
+
+
+async def test_a_save_keeps_its_byte_order_mark_and_crlf_and_is_still_the_persons(
+    client: MetisClient, workspace: Path
+) -> None:
+    """Windows-made files: the disk keeps its BOM, which the editor's buffer never shows, and
+    its CRLF line ends, which the buffer has; unicode entries are compared as they are."""
+    memory = write_memory(workspace, "MEMORY.md", "\ufeff# Memory\r\n".encode())
+    await start(client, workspace)
+    await add(client, "- a")
+    client.open(memory, memory.read_bytes().decode("utf-8").removeprefix("\ufeff"))
+    typed = "# Memory\r\n- a\r\n- naïve café 😀 — typed\r\n"
+    await type_in(client, memory, typed)
+    write_at_once(memory, "\ufeff" + typed)
+    told_saved(client, memory)
+    found = await history_until(client, lambda r: len(r) == 2, "the save in the history")
+    assert (found[0]["operation"], found[0]["door"], found[0]["actor"]) == (
+        "edit",
+        "editor",
+        "user",
+    )
+    assert found[0]["added"] == ["- naïve café 😀 — typed"]
+
+
+def test_a_buffer_typed_and_saved_while_a_look_waits_for_the_lock_is_left_to_the_save(
+    tmp_path: Path,
+) -> None:
+    """The watcher's look at the log runs in a worker thread, and waits for the store's lock
+    while another writer holds it; meanwhile the person types and saves. The look compares
+    the disk with the buffers as they are then, not as they were when it began (it took
+    that save for an outside edit)."""
+    import fcntl
+    import threading
+
+    from metis_memory.lsp.features.history import LatestTexts, newest_records
+    from metis_memory.store.atomic import LOCK_NAME
+    from metis_memory.store.files import MemoryFile
+    from metis_memory.store.memory_store import MemoryStore
+    from metis_memory.store.provenance import Provenance
+
+    store = MemoryStore(tmp_path)
+    store.add_entry(MemoryFile.MEMORY, "- a", by=Provenance("editor", "user"))
+    (first,) = store.history()
+    key = (str(tmp_path), MemoryFile.MEMORY)
+    open_texts: dict[tuple[str, MemoryFile], tuple[str, ...]] = {key: ("- a\n",)}
+    buffers = {MemoryFile.MEMORY: LatestTexts(open_texts, key, ("- a\n",))}
+    found: list[dict[MemoryFile, tuple[int, bool]]] = []
+    with open(tmp_path / ".metis" / LOCK_NAME, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another writer holds the lock
+        look = threading.Thread(target=lambda: found.append(newest_records(store, buffers)))
+        look.start()
+        typed = "- a\n- typed and saved meanwhile\n"
+        open_texts[key] = (typed,)  # the loop takes the person's typing
+        write_at_once(tmp_path / ".metis" / "MEMORY.md", typed)  # and their save
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        look.join(WAIT_S)
+    assert not look.is_alive(), f"the look did not end within {WAIT_S} s"
+    assert found == [{MemoryFile.MEMORY: (first.id, False)}], "taken for an outside edit"
+    assert [r.operation for r in store.history()] == ["add"]

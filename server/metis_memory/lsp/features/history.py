@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -332,7 +332,7 @@ async def _check_outside(ls: ServerContext, folder: Folder) -> None:
     try:
         while True:
             checks.again.discard(folder.key)
-            buffers = buffer_texts(ls, folder)
+            buffers = {file: latest_texts(ls, folder, file) for file in MemoryFile}
             found = await asyncio.to_thread(newest_records, folder.store, buffers)
             first = folder.key not in checks.begun
             checks.begun.add(folder.key)
@@ -348,16 +348,59 @@ async def _check_outside(ls: ServerContext, folder: Folder) -> None:
         checks.running.discard(folder.key)
 
 
-def buffer_texts(ls: ServerContext, folder: Folder) -> dict[MemoryFile, list[str]]:
-    """The text of every open buffer of each of the folder's memory files (on the loop)."""
-    return {
-        file: [doc.source for doc in ls.open_documents(folder.file_key(file))]
-        for file in MemoryFile
-    }
+class OpenTexts:
+    """The text of the open buffers of each memory file, as an immutable tuple the loop
+    replaces on each open, change and close (`buffers_moved`): a worker thread reads the
+    latest without racing the loop."""
+
+    def __init__(self) -> None:
+        self.texts: dict[FileKey, tuple[str, ...]] = {}
+
+
+class LatestTexts(Collection[str]):
+    """A file's buffers as they are when iterated, and `also` as they were when asked for
+    (when the person saved, or the look at the log began): the store iterates them under its
+    lock after reading the disk, so a buffer typed and saved while the look waited for a
+    worker thread counts."""
+
+    def __init__(
+        self, texts: dict[FileKey, tuple[str, ...]], key: FileKey, also: tuple[str, ...]
+    ) -> None:
+        self._texts, self._key, self._also = texts, key, also
+
+    def _now(self) -> tuple[str, ...]:
+        return self._also + self._texts.get(self._key, ())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._now())
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._now()
+
+
+def buffers_moved(ls: ServerContext, folder: Folder, file: MemoryFile) -> None:
+    """A buffer of the file was opened, changed or closed (on the loop)."""
+    key = folder.file_key(file)
+    texts = tuple(doc.source for doc in ls.open_documents(key))
+    state = ls.state(OpenTexts)
+    if texts:
+        state.texts[key] = texts
+    else:
+        state.texts.pop(key, None)
+
+
+def latest_texts(ls: ServerContext, folder: Folder, file: MemoryFile) -> LatestTexts:
+    """The file's buffers now (on the loop), and as they will be when the store looks."""
+    key = folder.file_key(file)
+    now = tuple(doc.source for doc in ls.open_documents(key))
+    return LatestTexts(ls.state(OpenTexts).texts, key, now)
 
 
 def newest_records(
-    store: MemoryStore, buffers: Mapping[MemoryFile, Sequence[str]] | None = None
+    store: MemoryStore, buffers: Mapping[MemoryFile, Collection[str]] | None = None
 ) -> dict[MemoryFile, tuple[int, bool]]:
     """Each file's newest record, once a change no door made is recorded (True when this
     call recorded it). A file with no log is left alone: nothing to chain to, no lock taken.
@@ -385,7 +428,7 @@ def saved(ls: ServerContext, folder: Folder, file: MemoryFile) -> None:
     """The editor saved a buffer of the file (on the loop): a disk that reads as one of its
     buffers is the person's edit, recorded as theirs (the watcher leaves it to this), and
     announced; any other change is an outside edit, as the watcher would record it."""
-    buffers = buffer_texts(ls, folder)[file]
+    buffers = latest_texts(ls, folder, file)
     if not buffers:
         return
 

@@ -39,6 +39,7 @@ class MemoryDocuments:
         if uri not in uris:
             uris.append(uri)
         ls.refresher.request(key)
+        history.buffers_moved(ls, folder, file)
         doc = ls.open_document(key)
         if doc is not None and len(doc.source) <= INLINE_CHARS:
             # On the loop, before any later message: the disk the editor opened is known
@@ -56,6 +57,7 @@ class MemoryDocuments:
         key = located[0].file_key(located[1])
         if key in self.ls.open_uris:
             self.ls.refresher.request(key)
+            history.buffers_moved(self.ls, *located)
         return True
 
     def closed(self, uri: str) -> bool:
@@ -70,6 +72,7 @@ class MemoryDocuments:
             uris.remove(uri)
         if not uris:
             ls.open_uris.pop(key, None)
+        history.buffers_moved(ls, folder, file)
         if folder.adopted and not ls.has_open_files(folder):
             lifecycle.drop(ls, folder)  # nothing of it is open: no longer watched or reported
             return True
