@@ -94,7 +94,8 @@ describe('relativeTime', () => {
 
 describe('a record in the Memory History view', () => {
   it('shows when and who beside the server’s summary', () => {
-    assert.equal(recordDescription(record(), NOW), '2 min ago · Claude Code 2.1.4 through memory_add over MCP');
+    assert.equal(recordDescription(record(), NOW), '2 min ago · Claude Code 2.1.4');
+    assert.equal(recordDescription(record({ person: 'You in the editor' }), NOW), '2 min ago · You in the editor');
   });
 
   it('has a tooltip with the record, its sizes and each entry added and removed', () => {

@@ -43,9 +43,10 @@ export function absoluteTime(iso: string): string {
   return `${new Date(then).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
-/** A tree item's line: "2 min ago · Claude Code 2.1.4 through memory_add". */
+/** A tree item's line beside its summary: "2 min ago · Claude Code 2.1.4" (who, short enough
+ * to be seen in a side bar; how it came, "through memory_add over MCP", is in the tooltip). */
 export function recordDescription(record: HistoryRecord, now: number): string {
-  return `${relativeTime(record.time, now)} · ${record.person}`;
+  return `${relativeTime(record.time, now)} · ${agentOf(record.person)}`;
 }
 
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });

@@ -117,8 +117,11 @@ export class ReviewInbox implements vscode.Disposable {
   async load(workspace: MemoryWorkspace): Promise<void> {
     if (!this.server.running) return;
     const key = workspaceKey(workspace.uri);
+    let same: boolean;
     try {
       const state = await this.server.command(ServerCommand.review, { workspace: workspace.uri.toString() });
+      const ids = (list: readonly StagedChange[] | undefined) => list?.map((c) => c.id).join(',');
+      same = this.on.get(key) === state.on && ids(this.lists.get(key)) === ids(state.staged);
       this.on.set(key, state.on);
       this.lists.set(key, state.staged);
     } catch (err) {
@@ -127,7 +130,8 @@ export class ReviewInbox implements vscode.Disposable {
     }
     this.statusBar.setReviewCount(key, this.stagedOf(workspace).length);
     this.updateContext();
-    this.changed.fire();
+    // The views are drawn again only for news: a redraw under the pointer loses a click.
+    if (!same) this.changed.fire();
   }
 
   private async reviewChanged(p: ReviewChangedParams): Promise<void> {
@@ -270,7 +274,10 @@ export class ReviewInbox implements vscode.Disposable {
     } else {
       const uri = target ?? activeDocumentOf(REVIEW_SCHEME);
       const ref = uri && parseSideUri(uri);
-      if (ref?.scheme !== REVIEW_SCHEME) return undefined;
+      if (ref?.scheme !== REVIEW_SCHEME) {
+        this.server.log.warn('no change to review was named (no row, notification or review diff)');
+        return undefined;
+      }
       workspace = ref.workspace;
       id = ref.id;
     }
