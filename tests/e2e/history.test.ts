@@ -86,7 +86,7 @@ const historyRow = (text: string | RegExp): Locator =>
 const titleAction = (label: string): Locator =>
   page.locator(`.editor-actions .action-label[aria-label^="${label}"]`).first();
 
-/** Drag the side bar's edge 260 px to the right: room for when and who. */
+/** Drag the side bar's edge 360 px to the right: room for when and who. */
 const widenSideBar = async () => {
   const box = await page.locator('.part.sidebar').first().boundingBox();
   assert.ok(box, 'no side bar');
@@ -94,12 +94,37 @@ const widenSideBar = async () => {
   const y = box.y + box.height / 2;
   await page.mouse.move(x, y);
   await page.mouse.down();
-  await page.mouse.move(x + 130, y, { steps: 4 });
-  await page.mouse.move(x + 260, y, { steps: 4 });
+  await page.mouse.move(x + 180, y, { steps: 4 });
+  await page.mouse.move(x + 360, y, { steps: 4 });
   await page.mouse.up();
   const wider = await page.locator('.part.sidebar').first().boundingBox();
-  assert.ok(wider && wider.width > box.width + 200, `the side bar is ${wider?.width ?? 0} px wide, was ${box.width}`);
+  assert.ok(wider && wider.width > box.width + 300, `the side bar is ${wider?.width ?? 0} px wide, was ${box.width}`);
 };
+
+/** The first line number each side of the diff editor shows at its top. */
+const topLines = async (): Promise<string[]> =>
+  page.evaluate<string[]>(`['original', 'modified'].map((side) => {
+    const editor = document.querySelector('.monaco-diff-editor .editor.' + side);
+    if (!editor) return '';
+    const top = editor.getBoundingClientRect().top;
+    const numbers = [...editor.querySelectorAll('.line-numbers')]
+      .filter((el) => !el.closest('.sticky-widget'))
+      .map((el) => ({ text: el.textContent.trim(), top: el.getBoundingClientRect().top }))
+      .filter((n) => n.text !== '' && n.top >= top)
+      .sort((a, b) => a.top - b.top);
+    return numbers[0] ? numbers[0].text : '';
+  })`);
+
+/** For a picture: the diff's two sides scrolled together (the second loads a moment later). */
+const diffSettled = () =>
+  waitFor(
+    'both sides of the diff scrolled to the same line',
+    async () => {
+      const [left, right] = await topLines();
+      return left && left === right ? true : undefined;
+    },
+    10_000,
+  );
 
 /** Whether review is on and what waits, as the server says. */
 const reviewState = async (): Promise<{ on: boolean; staged: unknown[] }> =>
@@ -143,7 +168,7 @@ before(async () => {
   page = await openWorkbench(browser, cs.url, fixture.path);
   // Wide enough for a side bar that shows when and who beside each write and a diff side by
   // side (VS Code shows it inline below 900 px).
-  await page.setViewportSize({ width: 1680, height: 900 });
+  await page.setViewportSize({ width: 1760, height: 900 });
   await waitForStatus(page, /MEMORY \d/, 60_000, 'the Metis status bar item (the server running)');
   [workspace = ''] = await bridge.call<string[]>('/workspaceFolderUris');
 });
@@ -214,6 +239,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
     assert.ok(!beforeSide.text.includes(EDITOR_ENTRY) && beforeSide.text.includes(CLI_ENTRY));
     assert.equal(afterSide.text, disk());
     assert.match(await activeTab(page).innerText(), /MEMORY\.md/);
+    await diffSettled();
     await docScreenshot(page, 'memory-history');
   });
 
@@ -316,6 +342,10 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
       await historyRow('Use pnpm, not npm').click();
       await titleAction('Accept').waitFor({ timeout: 15_000 });
       await notification(page, /wants to add an entry to MEMORY\.md/).waitFor({ timeout: 5_000 });
+      // (Revealed while its first side was still loading, the diff can leave the two sides
+      // apart: from the top, both show the short file and the line it adds.)
+      await bridge.call('/command', { command: 'revealLine', args: [{ lineNumber: 1, at: 'top' }] });
+      await diffSettled();
       await docScreenshot(page, 'review-inbox');
     },
   );
