@@ -290,7 +290,19 @@ def test_a_killed_lock_holder_frees_the_waiting_writers(workspace: Path, start_s
 
 
 def remount(mount_point: Path, mode: str) -> None:
-    subprocess.run(["mount", "-o", f"remount,{mode}", str(mount_point)], check=True)
+    """Remount; while the server still holds its write log open for writing (it closes it
+    after a second unused), the kernel says the mount point is busy: tried again, 10 s at
+    most."""
+    deadline = time.monotonic() + 10
+    while True:
+        done = subprocess.run(
+            ["mount", "-o", f"remount,{mode}", str(mount_point)], capture_output=True, text=True
+        )
+        if done.returncode == 0:
+            return
+        if "busy" not in done.stderr or time.monotonic() > deadline:
+            raise AssertionError(f"remount,{mode} failed: {done.stderr.strip()}")
+        time.sleep(0.05)
 
 
 def test_a_full_disk_and_a_read_only_filesystem_under_the_server(

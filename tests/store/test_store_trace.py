@@ -12,6 +12,8 @@ import shutil
 import sqlite3
 import stat
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -591,3 +593,39 @@ def test_a_log_damaged_under_a_live_connection_is_set_aside_by_the_next_write(
     assert fresh.record_id is not None
     assert [r.operation for r in store.history()] == ["add"]
     assert (log_dir(workspace) / "trace.sqlite3.untrusted").exists()
+
+
+def test_a_process_lets_go_of_the_log_once_it_is_idle(workspace: Path, store: MemoryStore) -> None:
+    """The connection a process keeps for the next write is closed a moment after its last
+    use: then no file of the workspace is held open for writing (a filesystem can be
+    remounted read-only or unmounted under an editor left open), and the WAL is folded into
+    the database. The next use opens it again."""
+    store.add_entry("MEMORY.md", "- one", by=AGENT)
+    assert (log_dir(workspace) / "trace.sqlite3-wal").exists()  # held open, for now
+
+    def held() -> list[str]:
+        targets = []
+        for fd in list(Path("/proc/self/fd").iterdir()):
+            try:
+                targets.append(os.readlink(fd))
+            except FileNotFoundError:
+                continue  # the listing's own descriptor, closed since
+        return [t for t in targets if t.startswith(str(log_dir(workspace).resolve()))]
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("no /proc/self/fd to see what this process holds open")
+    waited = wait_until(lambda: not held(), 10 * trace._IDLE_S)
+    assert waited, f"still held open after {10 * trace._IDLE_S:g} s: {held()}"
+    assert sorted(p.name for p in log_dir(workspace).iterdir()) == [".gitignore", "trace.sqlite3"]
+    assert [r.actor for r in store.history()] == ["claude-code 2.1.4"]
+    store.add_entry("MEMORY.md", "- two", by=AGENT)
+    assert len(store.history()) == 2
+
+
+def wait_until(done: Callable[[], bool], limit_s: float) -> bool:
+    deadline = time.monotonic() + limit_s
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

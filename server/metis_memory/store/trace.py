@@ -23,6 +23,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -420,7 +421,7 @@ class _Open:
     one thread at a time use it. `folder` is the log's folder, held; `seen` what the folder,
     the database and its journals were when last found ours (see `_still_ours`)."""
 
-    __slots__ = ("closed", "conn", "folder", "identity", "lock", "seen")
+    __slots__ = ("closed", "conn", "folder", "identity", "lock", "seen", "used")
 
     def __init__(self, conn: sqlite3.Connection, identity: tuple[int, int]) -> None:
         self.conn = conn
@@ -429,6 +430,7 @@ class _Open:
         self.folder: Dir | None = None
         self.seen: tuple[object, ...] | None = None
         self.closed = False
+        self.used = time.monotonic()
 
 
 _open: OrderedDict[str, _Open] = OrderedDict()
@@ -441,12 +443,21 @@ _inherited: list[_Open] = []
 both), only kept from the garbage collector, which would close them."""
 
 
+_IDLE_S = 1.0
+"""A connection unused this long is closed (its `-wal` checkpointed and removed): a process
+that keeps the editor company must not keep files of the workspace open for writing (the
+filesystem could not be remounted read-only, nor unmounted, nor on Windows the folder
+removed, while it does)."""
+_closer: threading.Thread | None = None
+
+
 def _after_fork() -> None:
-    global _open_lock
+    global _open_lock, _closer
     _inherited.extend(_open.values())
     _open.clear()
     _verified.clear()
     _open_lock = threading.Lock()
+    _closer = None
 
 
 if hasattr(os, "register_at_fork"):
@@ -465,6 +476,39 @@ def close_all() -> None:
 
 
 atexit.register(close_all)
+
+
+def _close_when_idle() -> None:
+    """Start the thread that closes idle connections, unless it runs (under `_open_lock`)."""
+    global _closer
+    if _closer is None:
+        _closer = threading.Thread(target=_close_idle, name="metis-log-closer", daemon=True)
+        _closer.start()
+
+
+def _close_idle() -> None:
+    global _closer
+    while True:
+        time.sleep(_IDLE_S / 2)
+        with _open_lock:
+            if not _open:
+                _closer = None
+                return
+            now = time.monotonic()
+            idle = [each for each in _open.values() if now - each.used > _IDLE_S]
+        for each in idle:
+            if not each.lock.acquire(blocking=False):
+                continue  # in use: not idle
+            try:
+                with _open_lock:
+                    gone = [key for key, known in _open.items() if known is each]
+                    if time.monotonic() - each.used <= _IDLE_S or not gone:
+                        continue
+                    for key in gone:
+                        del _open[key]
+                _forget(each)
+            finally:
+                each.lock.release()
 
 
 def _forget(each: _Open) -> None:
@@ -518,6 +562,13 @@ def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
             yield None  # none to trust, or made a moment ago by a writer still setting it up
             return
         with each.lock:
+            if each.closed:  # idle a moment ago, and closed: open it again
+                with _making(held, create=create):
+                    each = _connection(held, path, create=create)
+                if each is None:
+                    yield None
+                    return
+        with each.lock:
             _remember(each, held, base)
             with _used(each, held, path, create=create) as trace:
                 yield trace
@@ -528,6 +579,7 @@ def _used(each: _Open, folder: Dir, path: Path, *, create: bool) -> Iterator[Tra
     """`each`'s connection as a `Trace` of the log in `folder` (its lock held by the
     caller). A database found damaged by a write (`create`) is set aside: the next write
     begins a fresh log, where every later one would fail."""
+    each.used = time.monotonic()
     try:
         yield Trace(each.conn, folder)
     except sqlite3.DatabaseError as exc:
@@ -540,6 +592,7 @@ def _used(each: _Open, folder: Dir, path: Path, *, create: bool) -> Iterator[Tra
                     del _verified[base]
         raise StorageError("use the write log", path, OSError(errno.EIO, str(exc))) from exc
     finally:
+        each.used = time.monotonic()
         if each.conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 each.conn.execute("ROLLBACK")
@@ -642,6 +695,7 @@ def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
             found = _open.get(key)
             if found is not None and found.identity == identity and _same_journals(found, journals):
                 _open.move_to_end(key)
+                found.used = time.monotonic()
                 return found
             # The database replaced under a live connection whose journals are still there:
             # SQLite would replay them into the new one (it never asks which database a
@@ -682,6 +736,7 @@ def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
             replaced = _open.pop(key, None)
             _open[key] = each
             evicted = [_open.popitem(last=False)[1] for _ in range(len(_open) - _MAX_OPEN)]
+            _close_when_idle()
         for old in ([replaced] if replaced is not None else []) + evicted:
             _forget(old)
         return each
