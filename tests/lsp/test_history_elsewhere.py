@@ -19,6 +19,10 @@ from lsprotocol import types
 from mcp_types import Implementation
 
 from metis_memory.hosts.actor import MARKERS
+from metis_memory.store.files import MemoryFile
+from metis_memory.store.memory_store import MemoryStore
+from metis_memory.store.provenance import Provenance
+from metis_memory.tools.history import staged_json
 from support.lsp_session import SERVER_ENV, MetisClient
 from support.lsp_values import file_uri
 from support.mcp_stdio import mcp_server
@@ -27,6 +31,7 @@ from support.waits import WAIT_S, Deadline
 
 HISTORY_CHANGED, REVIEW_CHANGED = "metis/historyChanged", "metis/reviewChanged"
 
+AGENT = Provenance("mcp", "claude-code 2.1.4")
 CLAUDE = {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "5f0c2a7e-claude-session"}
 """What Claude Code's Bash tool gives a command: the CLI run with it is Claude Code's."""
 
@@ -184,6 +189,29 @@ async def test_what_waited_before_the_server_began_is_not_news(
     assert counts(client) == [2, 1]
 
 
+async def test_a_change_staged_as_the_server_begins_is_news(
+    client: MetisClient, workspace: Path
+) -> None:
+    """Staged after the server took the folder but before its watch was in place: the
+    watch's first look is no news only for what waited before."""
+    write_memory(workspace, "MEMORY.md", "# Memory\n")
+    store = MemoryStore(workspace)
+    store.set_review(True)
+    before = store.add_entry(MemoryFile.MEMORY, "- before", by=AGENT, stage=True).staged
+    await client.start_session([workspace])
+    # Sent once `initialized` was taken (the folder with it), likely before the watch is in
+    # place (it is set up in the watcher's thread).
+    await client.wait_for_note("metis/usageChanged", lambda p: True)
+    staged = store.add_entry(MemoryFile.MEMORY, "- as it began", by=AGENT, stage=True).staged
+    assert before is not None and staged is not None
+    note = await client.wait_for_note(REVIEW_CHANGED, lambda p: True)
+    assert note == {
+        "workspace": file_uri(workspace),
+        "count": 2,
+        "arrived": staged_json(staged),
+    }
+
+
 async def test_the_servers_own_staging_and_accepting_are_announced_once(
     client: MetisClient, workspace: Path
 ) -> None:
@@ -321,9 +349,6 @@ def test_a_buffer_typed_and_saved_while_a_look_waits_for_the_lock_is_left_to_the
 
     from metis_memory.lsp.features.history import LatestTexts, newest_records
     from metis_memory.store.atomic import LOCK_NAME
-    from metis_memory.store.files import MemoryFile
-    from metis_memory.store.memory_store import MemoryStore
-    from metis_memory.store.provenance import Provenance
 
     store = MemoryStore(tmp_path)
     store.add_entry(MemoryFile.MEMORY, "- a", by=Provenance("editor", "user"))

@@ -36,7 +36,14 @@ from ..protocol import (
     UNDO,
 )
 from .commands import from_store_error, from_tool_error, in_writer, refuse_unsaved, take_folder
-from .history_notes import BY_USER, HistorySeen, history_changed, review_changed, write_landed
+from .history_notes import (
+    BY_USER,
+    HistorySeen,
+    history_changed,
+    review_began,
+    review_changed,
+    write_landed,
+)
 from .lifecycle import MemoryWatching
 
 if TYPE_CHECKING:
@@ -522,6 +529,7 @@ def register(server: ServerContext) -> None:
     server.fan_out.disk_changes.append(lambda folder: disk_changed(server, folder))
     inbox = server.state(MemoryWatching).inbox_changes
     inbox.append(lambda folder: inbox_changed(server, folder))
+    server.fan_out.folders_added.append(lambda added: review_began(server, added))
 
     @server.command(HISTORY)
     async def history_command(ls: ServerContext, *args: Any) -> dict[str, object]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ...store.errors import MemoryStoreError
@@ -82,12 +83,25 @@ def write_landed(ls: ServerContext, folder: Folder, write: WriteResult) -> None:
 
 class ReviewSeen:
     """The changes waiting for review the client was last told of, per folder (or that
-    waited when the watch began: the client lists those itself when it starts)."""
+    waited when the server took the folder: the client lists those itself when it starts)."""
 
     def __init__(self) -> None:
         self.waiting: dict[str, frozenset[int]] = {}
+        self.began: dict[str, str] = {}
+        """When the server took each folder (`trace.now()`'s form, as a change's `time`):
+        what was staged since is news at the watch's first look, which comes a little
+        later."""
         self.locks: dict[str, asyncio.Lock] = {}
         """One look at a folder's inbox at a time: the second sees what the first told."""
+
+
+def review_began(ls: ServerContext, folders: Iterable[Folder]) -> None:
+    """The server took these folders (on the loop, before their watch is in place)."""
+    from ...store.trace import now
+
+    began = ls.state(ReviewSeen).began
+    for folder in folders:
+        began.setdefault(folder.key, now())
 
 
 async def review_changed(
@@ -102,8 +116,8 @@ async def review_changed(
     when the count only went down: accepted or rejected). `arrived` given is that change as
     this server just answered it. Whoever looks first tells (this server's own command, or
     the watcher that saw the inbox stamp change, for a change made in another process);
-    the other finds nothing new. `watched`: the watcher's look, whose first at a folder is
-    no news."""
+    the other finds nothing new. `watched`: the watcher's look, whose first at a folder
+    tells only what was staged since the server took the folder (`review_began`)."""
     from ...tools.history import staged_json
 
     seen = ls.state(ReviewSeen)
@@ -116,8 +130,9 @@ async def review_changed(
         ids = frozenset(change.id for change in waiting)
         told = seen.waiting.get(folder.key)
         seen.waiting[folder.key] = ids
-        if told is None and watched:
-            return  # waiting when the watch began: the client lists it when it starts
+        if told is None and watched:  # the watch's first look: what waited before is not news
+            began = seen.began.get(folder.key)
+            told = frozenset(c.id for c in waiting if began is None or c.time < began)
         if ids == told:
             return
         new = [change for change in waiting if change.id not in (told or ())]
