@@ -11,8 +11,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { MemoryFileName } from './protocol';
 
-/** Virtual documents (prompt, proposal) carry their workspace's key in the query. */
-export const VIRTUAL_SCHEMES = new Set(['metis-prompt', 'metis-proposal']);
+/** Virtual documents (prompt, proposal, a write's or a staged change's sides) carry their
+ * workspace's key in the query. */
+export const VIRTUAL_SCHEMES = new Set(['metis-prompt', 'metis-proposal', 'metis-history', 'metis-review']);
 
 export interface MemoryWorkspace {
   /** The URI the server names it by: what its usage, prompt and proposals are keyed by. */

@@ -22,6 +22,7 @@ import type { MetisServer } from '../server/server';
 import { activeDocumentOf } from './editorTabs';
 import { HISTORY_SCHEME, parseSideUri, sideUri, type HistoryDocuments } from './historyDiff';
 import { archivedDescription, recordDescription, recordTooltip, relativeTime } from './historyFormat';
+import { showWritten } from './entryPrompts';
 import { ownWrite } from './notifications';
 import type { ReviewInbox } from './reviewInbox';
 
@@ -299,7 +300,7 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     const result = await ownWrite(ref.file, () =>
       this.server.command(ServerCommand.undo, { workspace: ref.workspace.uri.toString(), id: ref.id }),
     );
-    void vscode.window.showInformationMessage(result.person_text ?? result.message);
+    showWritten(ref.workspace, ref.file, result);
     this.historyChanged();
   }
 
@@ -310,7 +311,7 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     const result = await ownWrite(ref.file, () =>
       this.server.command(ServerCommand.restore, { workspace: ref.workspace.uri.toString(), id: ref.id }),
     );
-    void vscode.window.showInformationMessage(result.person_text ?? result.message);
+    showWritten(ref.workspace, ref.file, result);
     this.historyChanged();
   }
 
@@ -321,7 +322,7 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     const result = await ownWrite(entry.file, () =>
       this.server.command(ServerCommand.unarchive, { workspace: workspace.uri.toString(), id: entry.id }),
     );
-    void vscode.window.showInformationMessage(result.person_text ?? result.message);
+    showWritten(workspace, entry.file, result);
     this.historyChanged();
   }
 

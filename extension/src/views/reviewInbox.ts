@@ -16,6 +16,7 @@ import type { MetisServer } from '../server/server';
 import { activeDocumentOf, closeEditorsOf } from './editorTabs';
 import { parseSideUri, REVIEW_SCHEME, sideUri } from './historyDiff';
 import { agentOf, stagedNotice } from './historyFormat';
+import { showWritten } from './entryPrompts';
 import { ownWrite } from './notifications';
 import type { UsageStatusBar } from './statusBar';
 
@@ -192,7 +193,7 @@ export class ReviewInbox implements vscode.Disposable {
         this.server.command(ServerCommand.reviewAccept, { workspace: workspace.uri.toString(), id: change.id }),
       );
       await this.closeDiff(workspace, change);
-      void vscode.window.showInformationMessage(result.person_text ?? result.message);
+      showWritten(workspace, change.file, result);
     } finally {
       await this.load(workspace);
     }
@@ -284,7 +285,7 @@ export class ReviewInbox implements vscode.Disposable {
     const change = await this.find(workspace, id);
     if (!change) {
       void vscode.window.showWarningMessage(
-        `Change #${id} no longer waits for review in ${workspace.name}: it was accepted or rejected (in another window or the terminal).`,
+        `Change #${id} no longer waits for review in ${workspace.name}: it was accepted or rejected already.`,
       );
       return undefined;
     }
