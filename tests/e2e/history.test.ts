@@ -139,12 +139,16 @@ const history = async (): Promise<HistoryRecord[]> =>
     })
   ).records;
 
+/** No notification on screen: cleared, and again for one the last step's answer brought late. */
 const clearToasts = async () => {
-  await bridge.call('/command', { command: 'notifications.clearAll' });
   await waitFor(
     'every notification cleared',
-    async () => ((await page.locator('.notifications-toasts .notification-toast').count()) === 0 ? true : undefined),
+    async () => {
+      await bridge.call('/command', { command: 'notifications.clearAll' });
+      return (await page.locator('.notifications-toasts .notification-toast').count()) === 0 ? true : undefined;
+    },
     5_000,
+    250,
   );
 };
 
