@@ -205,7 +205,7 @@ def door_phrase(record: TraceRecord) -> str:
     }.get(record.door, f"through {record.door}")
 
 
-_TOOLS = frozenset({"add", "replace", "consolidate"})
+_TOOLS = frozenset({"add", "replace", "consolidate", "edit"})
 
 
 def person(record: TraceRecord) -> str:
