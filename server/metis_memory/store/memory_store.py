@@ -521,9 +521,16 @@ class MemoryStore:
 
     @contextlib.contextmanager
     def _trace(self, *, create: bool, root: Dir | None = None) -> Iterator[Trace | None]:
-        from .trace import opened
+        from .trace import opened, opened_known
 
         if root is None:
+            # A log this process found ours a moment ago is found so again by a few `lstat`s
+            # through the workspace's path as given, without resolving it (a read before
+            # every agent write: resolving cost a third of it).
+            with opened_known(self._workspace, create=create) as known:
+                if known is not None:
+                    yield known
+                    return
             try:
                 held = Dir.open_root(self._root())
             except StorageError as exc:
@@ -531,7 +538,7 @@ class MemoryStore:
                     yield None
                     return
                 raise
-            with held, opened(held, create=create) as trace:
+            with held, opened(held, create=create, also=self._workspace) as trace:
                 yield trace
             return
         with opened(root, create=create) as trace:

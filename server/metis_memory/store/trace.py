@@ -527,12 +527,37 @@ def _close(each: _Open) -> None:
             each.folder.close()
 
 
+def _base(workspace: Path) -> str:
+    return f"{workspace}{os.sep}{METIS_DIR}{os.sep}{TRACE_DIR}"
+
+
 @contextlib.contextmanager
-def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
+def opened_known(workspace: Path, *, create: bool) -> Iterator[Trace | None]:
+    """The log of `workspace` (its path as given, unresolved) when this process found its
+    files ours a moment ago and they still are (see `_still_ours`); else None, and the
+    caller opens it with `opened`."""
+    base = _base(workspace)
+    known = _still_ours(base)
+    if known is None:
+        yield None
+        return
+    with known.lock:
+        if known.closed or known.folder is None:
+            yield None
+            return
+        if create:
+            _ignore_everything(known.folder)
+        with _used(known, known.folder, Path(base, TRACE_DB), create=create) as trace:
+            yield trace
+
+
+@contextlib.contextmanager
+def opened(root: Dir, *, create: bool, also: Path | None = None) -> Iterator[Trace | None]:
     """The workspace's log. Without `create`, None when there is none (or none to trust);
     with it, made when missing (and a foreign one set aside). Raises StorageError when the
-    folder cannot be made or the database cannot be opened."""
-    base = f"{root.path}{os.sep}{METIS_DIR}{os.sep}{TRACE_DIR}"
+    folder cannot be made or the database cannot be opened. `also`: the workspace's path
+    as its caller gave it (`root` is resolved), under which `opened_known` finds it next."""
+    base = _base(root.path)
     known = _still_ours(base)
     if known is not None:
         with known.lock:
@@ -569,7 +594,7 @@ def opened(root: Dir, *, create: bool) -> Iterator[Trace | None]:
                     yield None
                     return
         with each.lock:
-            _remember(each, held, base)
+            _remember(each, held, base, *([_base(also)] if also is not None else []))
             with _used(each, held, path, create=create) as trace:
                 yield trace
 
@@ -611,7 +636,7 @@ def _names() -> tuple[str, ...]:
     return (TRACE_DB, *(TRACE_DB + suffix for suffix in _SIDECARS))
 
 
-def _remember(each: _Open, held: Dir, base: str) -> None:
+def _remember(each: _Open, held: Dir, *bases: str) -> None:
     """Note the files `opened` just found ours (the folder, the database, its journals), so
     that the next use finds them so with a few `lstat`s, and keep the folder held."""
     try:
@@ -636,7 +661,8 @@ def _remember(each: _Open, held: Dir, base: str) -> None:
         each.folder = Dir(held.path, os.dup(held.fd))
     each.seen = _identities(stats)
     with _open_lock:
-        _verified[base] = each
+        for base in bases:
+            _verified[base] = each
 
 
 def _still_ours(base: str) -> _Open | None:
