@@ -629,3 +629,25 @@ def wait_until(done: Callable[[], bool], limit_s: float) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def test_a_workspace_link_pointed_elsewhere_reads_the_log_found_there(tmp_path: Path) -> None:
+    """A store named by a link: the log it found its own a moment ago is found again through
+    the link as given, unresolved; once the link leads to another workspace, that one's log
+    is read, never the first's."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    for ws in (first, second):
+        ws.mkdir()
+    MemoryStore(second).add_entry("MEMORY.md", "- in the second", by=Provenance("cli", "user"))
+    link = tmp_path / "link"
+    link.symlink_to(first)
+    store = MemoryStore(link)
+    store.set_review(True)
+    store.add_entry("MEMORY.md", "- in the first", by=AGENT)
+    assert store.review_enabled() is True
+    assert [r.actor for r in store.history()] == ["claude-code 2.1.4"]
+
+    link.unlink()
+    link.symlink_to(second)
+    assert store.review_enabled() is False
+    assert [r.actor for r in store.history()] == ["user"]
