@@ -369,7 +369,7 @@ def test_accepting_a_consolidation_staged_before_a_later_write_is_refused(
     before, logged = memory(workspace), records(run)
     reason = run.refused("review", "accept", "1")
     assert reason.startswith(
-        "metis-memory: MEMORY.md changed since change #1 (a consolidation by claude-code "
+        "metis-memory: MEMORY.md changed since change #1 (a consolidation by Claude Code "
         "2.1.330) was staged: accepting it now would drop what was written since. Nothing was "
         "written."
     )

@@ -17,6 +17,8 @@ from ..store.trace import StagedChange
 from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE
 from .dispatch import ToolResult, memory_dispatcher, to_tool_error
 from .errors import ToolExecutionError
+from .history import actor_name
+from .people import EDITOR, Surface
 
 TOOL_OF = {
     "add": MEMORY_ADD.name,
@@ -28,11 +30,7 @@ TOOL_OF = {
 def waiting(store: MemoryStore, staged_id: int) -> StagedChange:
     found = store.staged(staged_id)
     if not found:
-        raise ToolExecutionError(
-            "not_found",
-            f"no change #{staged_id} waits for review (accepted or rejected already, or never "
-            "staged): nothing was written. List what waits with `metis-memory review`.",
-        )
+        raise gone(staged_id)
     return found[0]
 
 
@@ -53,21 +51,56 @@ def accept(store: MemoryStore, staged_id: int, sink: EventSink | None = None) ->
         if isinstance(exc.__cause__, StagedChangeGone) or not store.staged(staged_id):
             # Accepted or rejected meanwhile (another terminal or window): it is gone (an
             # accepted consolidation is found changing the file before it is found gone).
-            raise ToolExecutionError("not_found", str(StagedChangeGone(staged_id))) from exc
+            raise gone(staged_id) from exc
+        who = actor_name(change.actor)
         if isinstance(exc.__cause__, MemoryConflict) and change.operation == "consolidate":
+            what = (
+                f"{change.file} changed since change #{staged_id} (a consolidation by {who}) "
+                "was staged: accepting it now would drop what was written since. Nothing was "
+                "written."
+            )
             raise ToolExecutionError(
                 "conflict",
-                f"{change.file} changed since change #{staged_id} (a consolidation by "
-                f"{change.actor}) was staged: accepting it now would drop what was written "
-                f"since. Nothing was written. Reject it (`metis-memory review reject "
-                f"{staged_id}`) and ask the agent to consolidate again.",
+                f"{what} Reject it (`metis-memory review reject {staged_id}`) and ask the agent "
+                "to consolidate again.",
+                people=lambda surface: (
+                    f"{what} {_reject(surface, staged_id)} and ask the agent to consolidate again."
+                ),
             ) from exc
+        inner = exc
         raise ToolExecutionError(
             exc.code,
             f"change #{staged_id} cannot be applied to {change.file} as it is now: "
             f"{exc.message} It still waits: reject it with `metis-memory review reject "
             f"{staged_id}`.",
+            people=lambda surface: (
+                f"Change #{staged_id} by {who} cannot be applied to "
+                f"{change.file} as it is now: {inner.for_people(surface)} It still waits: "
+                f"{_reject(surface, staged_id).lower()}, or ask the agent to try again."
+            ),
         ) from exc
+
+
+def _reject(surface: Surface, staged_id: int) -> str:
+    """How this person rejects a waiting change."""
+    if surface is EDITOR:
+        return "Reject it (in Memory History, or the review diff's title bar)"
+    return f"Reject it (`metis-memory review reject {staged_id}`)"
+
+
+def gone(staged_id: int) -> ToolExecutionError:
+    """A waiting change that is no longer there, for an agent, a terminal or the editor."""
+    text = str(StagedChangeGone(staged_id))
+    return ToolExecutionError(
+        "not_found",
+        text,
+        people=lambda surface: (
+            f"Change #{staged_id} no longer waits for review: it was accepted or rejected "
+            "already, here or elsewhere. Nothing was written."
+            if surface is EDITOR
+            else text
+        ),
+    )
 
 
 def reject(store: MemoryStore, staged_id: int) -> StagedChange:
