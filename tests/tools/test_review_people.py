@@ -1,0 +1,57 @@
+"""A refused accept reads for the person where they are: the editor names its buttons, the
+terminal its commands; both name the agent as a person would."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metis_memory.store.files import MemoryFile
+from metis_memory.store.memory_store import MemoryStore
+from metis_memory.store.provenance import Provenance
+from metis_memory.tools import ToolExecutionError
+from metis_memory.tools.people import CLI, EDITOR
+from metis_memory.tools.review import accept, reject
+
+AGENT = Provenance("mcp", "claude-code 2.1.330")
+
+
+def _staged_consolidation(tmp_path: Path) -> tuple[MemoryStore, int]:
+    store = MemoryStore(tmp_path)
+    store.add_entry(MemoryFile.MEMORY, "- one", by=Provenance("cli", "user"))
+    store.set_review(True)
+    staged = store.consolidate(MemoryFile.MEMORY, "- merged\n", by=AGENT, stage=True).staged
+    assert staged is not None
+    store.add_entry(MemoryFile.MEMORY, "- written since", by=Provenance("cli", "user"))
+    return store, staged.id
+
+
+def test_a_consolidation_the_file_moved_past_is_refused_in_each_persons_words(
+    tmp_path: Path,
+) -> None:
+    store, staged_id = _staged_consolidation(tmp_path)
+    before = (tmp_path / ".metis" / "MEMORY.md").read_bytes()
+    with pytest.raises(ToolExecutionError) as refused:
+        accept(store, staged_id)
+    assert refused.value.code == "conflict"
+    editor = refused.value.for_people(EDITOR)
+    assert "a consolidation by Claude Code 2.1.330" in editor
+    assert "Reject it (in Memory History, or the review diff's title bar)" in editor
+    assert "metis-memory" not in editor
+    assert f"`metis-memory review reject {staged_id}`" in refused.value.for_people(CLI)
+    assert (tmp_path / ".metis" / "MEMORY.md").read_bytes() == before
+    assert [c.id for c in store.staged()] == [staged_id], "it still waits"
+
+
+def test_a_change_gone_meanwhile_says_so_without_commands_in_the_editor(tmp_path: Path) -> None:
+    store, staged_id = _staged_consolidation(tmp_path)
+    reject(store, staged_id)
+    with pytest.raises(ToolExecutionError) as gone:
+        accept(store, staged_id)
+    assert gone.value.code == "not_found"
+    assert gone.value.for_people(EDITOR) == (
+        f"Change #{staged_id} no longer waits for review: it was accepted or rejected already, "
+        "here or elsewhere. Nothing was written."
+    )
+    assert "metis-memory review" in gone.value.for_people(CLI)
