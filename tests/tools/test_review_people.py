@@ -55,3 +55,29 @@ def test_a_change_gone_meanwhile_says_so_without_commands_in_the_editor(tmp_path
         "here or elsewhere. Nothing was written."
     )
     assert "metis-memory review" in gone.value.for_people(CLI)
+
+
+def test_a_blocked_undo_points_the_editor_at_memory_history(tmp_path: Path) -> None:
+    from metis_memory.tools.history import Refused, undo
+
+    store = MemoryStore(tmp_path)
+    added = store.add_entry(MemoryFile.MEMORY, "- uses pnpm 8", by=AGENT)
+    store.replace(MemoryFile.MEMORY, "pnpm 8", "pnpm 9", by=Provenance("cli", "user"))
+    assert added.record_id is not None
+    with pytest.raises(Refused) as refused:
+        undo(store, added.record_id, Provenance("editor", "user"))
+    editor = refused.value.for_people(EDITOR)
+    assert editor.startswith(f"Change #{added.record_id} to MEMORY.md cannot be undone")
+    assert editor.endswith("The later writes are above it in Memory History.")
+    assert "metis-memory log" in refused.value.for_people(CLI)
+
+
+@pytest.mark.parametrize("archive_id", ["१:१", "1:١", " 1:1", "1:-1"])
+def test_an_archive_id_is_ascii_digits_only(tmp_path: Path, archive_id: str) -> None:
+    from metis_memory.tools.history import Refused, put_back
+
+    store = MemoryStore(tmp_path)
+    store.add_entry(MemoryFile.MEMORY, "- one", by=AGENT)
+    with pytest.raises(Refused) as refused:
+        put_back(store, archive_id, Provenance("editor", "user"))
+    assert refused.value.code == "invalid_input"

@@ -22,6 +22,7 @@ from ..store.provenance import USER, Provenance
 from ..store.trace import TraceRecord
 from .errors import ToolExecutionError
 from .redaction import redact
+from .people import EDITOR, Surface
 from .secret_guard import refuse_new_secrets
 
 ARCHIVING = frozenset({"consolidate", "undo", "restore"})
@@ -388,8 +389,14 @@ def _key(text: str) -> str:
 class Refused(ToolExecutionError):
     """An undo, restore or put-back that cannot be made: nothing was written."""
 
-    def __init__(self, message: str, code: str = "conflict") -> None:
-        super().__init__(code, message)  # type: ignore[arg-type]
+    def __init__(self, message: str, code: str = "conflict", *, editor: str | None = None) -> None:
+        """`editor`: the same for a person in the editor, where the terminal's commands
+        named in `message` are buttons of Memory History."""
+
+        def people(surface: Surface) -> str:
+            return editor if editor is not None and surface is EDITOR else message
+
+        super().__init__(code, message, people=people)  # type: ignore[arg-type]
 
 
 def find_record(store: MemoryStore, record_id: int) -> TraceRecord:
@@ -400,6 +407,8 @@ def find_record(store: MemoryStore, record_id: int) -> TraceRecord:
             "1,000 writes): nothing was written. List them with `metis-memory log`.",
             "not_found",
         )
+            editor=f"There is no change #{record_id} in the history (it keeps the last 1,000 "
+            "writes): nothing was written.",
     return record
 
 
@@ -434,18 +443,25 @@ def _reverse(record: TraceRecord, current: str) -> str:
             f"change #{record.id} to {record.file} changed no entry (only headings or "
             "spacing), and the file has changed since: undo it by hand, or restore the "
             f"version before it with `metis-memory restore {record.file} --to "
-            f"{record.id}`. Nothing was written."
+            f"{record.id}`. Nothing was written.",
+            editor=f"Change #{record.id} to {record.file} changed no entry (only headings or "
+            "spacing), and the file has changed since: undo it by hand, or select the change "
+            "before it in Memory History and Restore This Version. Nothing was written.",
         )
     text = current
     outline = parse(text)
     have = Counter(e.key for e in outline.entries)
     blocked = [t for t in added if have[_key(t)] <= 0]
     if blocked:
-        raise Refused(
+        what = (
             f"change #{record.id} to {record.file} cannot be undone: a later write changed "
             f"or removed what it added (“{short(blocked[0])}”"
             + (f" and {len(blocked) - 1} more" if len(blocked) > 1 else "")
-            + "). Nothing was written. See `metis-memory log` for the later writes."
+            + "). Nothing was written."
+        )
+        raise Refused(
+            f"{what} See `metis-memory log` for the later writes.",
+            editor=f"{what[0].upper()}{what[1:]} The later writes are above it in Memory History.",
         )
     for t in added:  # remove the last copy of each added entry
         outline = parse(text)
@@ -553,12 +569,13 @@ def archived(store: MemoryStore, file: MemoryFile | str | None = None) -> list[A
 def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult:
     """Append an archived entry to its file again (within the caps)."""
     head, _, tail = archive_id.partition(":")
-    if not head.isdigit() or not tail.isdigit():
+    if not (head.isascii() and head.isdigit() and tail.isascii() and tail.isdigit()):
         raise Refused(
             f"{archive_id!r} is not an archived entry's id (they look like 12:1): nothing was "
             "written. List them with `metis-memory archive`.",
             "invalid_input",
         )
+            editor=f"{archive_id!r} is not an archived entry's id: nothing was written.",
     record = find_record(store, int(head))
     _, removed = record_changes(record)
     n = int(tail)
@@ -568,6 +585,7 @@ def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult
             "with `metis-memory archive`.",
             "not_found",
         )
+            editor=f"Change #{head} archived no entry {n}: nothing was written.",
     entry = removed[n - 1]
     f = parse_memory_file(record.file)
     snap = store.snapshot(f)
