@@ -547,7 +547,7 @@ def opened_known(workspace: Path, *, create: bool) -> Iterator[Trace | None]:
             return
         if create:
             _ignore_everything(known.folder)
-        with _used(known, known.folder, Path(base, TRACE_DB), create=create) as trace:
+        with _used(known, known.folder, base, create=create) as trace:
             yield trace
 
 
@@ -564,7 +564,7 @@ def opened(root: Dir, *, create: bool, also: Path | None = None) -> Iterator[Tra
             if not known.closed and known.folder is not None:
                 if create:
                     _ignore_everything(known.folder)
-                with _used(known, known.folder, Path(base, TRACE_DB), create=create) as trace:
+                with _used(known, known.folder, base, create=create) as trace:
                     yield trace
                 return
     try:
@@ -595,15 +595,16 @@ def opened(root: Dir, *, create: bool, also: Path | None = None) -> Iterator[Tra
                     return
         with each.lock:
             _remember(each, held, base, *([_base(also)] if also is not None else []))
-            with _used(each, held, path, create=create) as trace:
+            with _used(each, held, str(held.path), create=create) as trace:
                 yield trace
 
 
 @contextlib.contextmanager
-def _used(each: _Open, folder: Dir, path: Path, *, create: bool) -> Iterator[Trace]:
+def _used(each: _Open, folder: Dir, shown: str, *, create: bool) -> Iterator[Trace]:
     """`each`'s connection as a `Trace` of the log in `folder` (its lock held by the
-    caller). A database found damaged by a write (`create`) is set aside: the next write
-    begins a fresh log, where every later one would fail."""
+    caller; `shown`, the folder's path, names it in an error). A database found damaged by
+    a write (`create`) is set aside: the next write begins a fresh log, where every later
+    one would fail."""
     each.used = time.monotonic()
     try:
         yield Trace(each.conn, folder)
@@ -615,6 +616,7 @@ def _used(each: _Open, folder: Dir, path: Path, *, create: bool) -> Iterator[Tra
             with _open_lock:
                 for base in [base for base, known in _verified.items() if known is each]:
                     del _verified[base]
+        path = Path(shown, TRACE_DB)
         raise StorageError("use the write log", path, OSError(errno.EIO, str(exc))) from exc
     finally:
         each.used = time.monotonic()
