@@ -221,7 +221,7 @@ def rows(tmp: Path, quick: bool) -> list[dict[str, Any]]:
     timed = blames(full, 5 if quick else 20)
     for key, label, limit in (
         ("cold", "first hover, or after a write elsewhere", 150.0),
-        ("warm", "hover after a write", 30.0),
+        ("warm", "hover after a write", 50.0),
     ):
         ours = statistics.median(timed[key]) * 1e3
         out.append(
