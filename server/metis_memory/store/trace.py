@@ -472,7 +472,11 @@ def close_all() -> None:
         _open.clear()
         _verified.clear()
     for each in held:
-        _close(each)
+        if each.lock.acquire(timeout=_IDLE_S):  # one still in use at exit is left to SQLite
+            try:
+                _close(each)
+            finally:
+                each.lock.release()
 
 
 atexit.register(close_all)
