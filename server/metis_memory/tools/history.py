@@ -21,8 +21,8 @@ from ..store.memory_store import MemoryStore, WriteResult, sha256_hex
 from ..store.provenance import USER, Provenance
 from ..store.trace import TraceRecord
 from .errors import ToolExecutionError
-from .redaction import redact
 from .people import EDITOR, Surface
+from .redaction import redact
 from .secret_guard import refuse_new_secrets
 
 ARCHIVING = frozenset({"consolidate", "undo", "restore"})
@@ -406,9 +406,9 @@ def find_record(store: MemoryStore, record_id: int) -> TraceRecord:
             f"there is no change #{record_id} in the history (the history keeps the last "
             "1,000 writes): nothing was written. List them with `metis-memory log`.",
             "not_found",
-        )
             editor=f"There is no change #{record_id} in the history (it keeps the last 1,000 "
             "writes): nothing was written.",
+        )
     return record
 
 
@@ -574,8 +574,8 @@ def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult
             f"{archive_id!r} is not an archived entry's id (they look like 12:1): nothing was "
             "written. List them with `metis-memory archive`.",
             "invalid_input",
-        )
             editor=f"{archive_id!r} is not an archived entry's id: nothing was written.",
+        )
     record = find_record(store, int(head))
     _, removed = record_changes(record)
     n = int(tail)
@@ -584,8 +584,8 @@ def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult
             f"change #{head} archived no entry {n}: nothing was written. List archived entries "
             "with `metis-memory archive`.",
             "not_found",
-        )
             editor=f"Change #{head} archived no entry {n}: nothing was written.",
+        )
     entry = removed[n - 1]
     f = parse_memory_file(record.file)
     snap = store.snapshot(f)
