@@ -345,7 +345,7 @@ def test_undo_of_a_change_that_touched_no_entry_refuses_once_the_file_moved_on(
 
     with pytest.raises(Refused, match="changed no entry") as refused:
         history.undo(store, heading.record_id or 0, YOU_CLI)
-    assert f"metis-memory restore MEMORY.md --to {heading.record_id}" in refused.value.message
+    assert f"lists the change before #{heading.record_id}" in refused.value.message
 
 
 # ---- restore, the archive, put back ----------------------------------------------------------

@@ -81,3 +81,35 @@ def test_an_archive_id_is_ascii_digits_only(tmp_path: Path, archive_id: str) -> 
     with pytest.raises(Refused) as refused:
         put_back(store, archive_id, Provenance("editor", "user"))
     assert refused.value.code == "invalid_input"
+
+
+def test_a_replace_the_file_moved_past_says_what_is_wrong_not_what_the_agent_should_do(
+    tmp_path: Path,
+) -> None:
+    store = MemoryStore(tmp_path)
+    store.add_entry(MemoryFile.MEMORY, "- uses pnpm 8", by=Provenance("cli", "user"))
+    store.set_review(True)
+    staged = store.replace(MemoryFile.MEMORY, "pnpm 8", "pnpm 9", by=AGENT, stage=True).staged
+    assert staged is not None
+    store.replace(MemoryFile.MEMORY, "pnpm 8", "yarn", by=Provenance("cli", "user"))
+    with pytest.raises(ToolExecutionError) as refused:
+        accept(store, staged.id)
+    editor = refused.value.for_people(EDITOR)
+    assert editor == (
+        f"Change #{staged.id} by Claude Code 2.1.330 cannot be applied to MEMORY.md as it is "
+        "now. Not replaced: the text to replace was not found in MEMORY.md. It still waits: "
+        "reject it (in Memory History, or the review diff's title bar), or ask the agent to "
+        "try again."
+    )
+
+
+def test_a_replace_summary_shows_where_the_texts_differ() -> None:
+    from metis_memory.tools.history import where_they_differ
+
+    old, new = where_they_differ(
+        "- Build with make; run the tests before each push to main",
+        "- Build with make; run the tests after each push to main",
+    )
+    assert old != new
+    assert "before" in old and "after" in new
+    assert where_they_differ("- use pnpm 8", "- use pnpm 9") == ("- use pnpm 8", "- use pnpm 9")

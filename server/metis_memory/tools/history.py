@@ -9,6 +9,7 @@ the caps, never overwrite a write that lands meanwhile, and are logged themselve
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
@@ -230,15 +231,17 @@ def short(text: str, limit: int = _SHORT) -> str:
 def summary(record: TraceRecord, added: list[str], removed: list[str]) -> str:
     """One line: what the write did to the entries."""
     op = record.operation
+    label = {"outside": "outside edit", "create": "created"}.get(op, op)
     if record.before_text is None or record.after_text is None:
         return (
-            f"{op}: {fmt_bytes(record.before_size_bytes)} → {fmt_bytes(record.after_size_bytes)}"
-            " (too large to keep)"
+            f"{label}: {fmt_bytes(record.before_size_bytes)} → "
+            f"{fmt_bytes(record.after_size_bytes)} (too large to keep)"
         )
     if op == "add" and len(added) == 1 and not removed:
         return f"added “{short(added[0])}”"
     if op == "replace" and len(added) == 1 and len(removed) == 1:
-        return f"replaced “{short(removed[0], 28)}” with “{short(added[0], 28)}”"
+        old, new = where_they_differ(removed[0], added[0])
+        return f"replaced “{old}” with “{new}”"
     parts = []
     if added:
         parts.append(
@@ -250,8 +253,30 @@ def summary(record: TraceRecord, added: list[str], removed: list[str]) -> str:
             + (f" (“{short(removed[0], 40)}”)" if len(removed) == 1 else "")
         )
     what = ", ".join(parts) if parts else "no entry changed"
-    label = {"outside": "outside edit", "create": "created"}.get(op, op)
     return f"{label}: {what}"
+
+
+def where_they_differ(old: str, new: str, width: int = 28) -> tuple[str, str]:
+    """Both texts shortened around their first difference: "- Build with make; run the
+    tests" → "… run the tests first" says what a replace changed; both cut from the start
+    would say the same twice."""
+    a, b = (" ".join(redact(t).split()) for t in (old, new))
+    same = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        same += 1
+    start = 0
+    if same > width // 2:  # begin at the word a few characters before the difference
+        space = a.rfind(" ", 0, same - 8)
+        start = space + 1 if space > 0 else same - 8
+
+    def cut(text: str) -> str:
+        text = text[start:]
+        text = text if len(text) <= width else text[: width - 1] + "…"
+        return ("…" if start else "") + text
+
+    return cut(a), cut(b)
 
 
 def record_json(record: TraceRecord) -> dict[str, object]:
@@ -442,8 +467,9 @@ def _reverse(record: TraceRecord, current: str) -> str:
         raise Refused(
             f"change #{record.id} to {record.file} changed no entry (only headings or "
             "spacing), and the file has changed since: undo it by hand, or restore the "
-            f"version before it with `metis-memory restore {record.file} --to "
-            f"{record.id}`. Nothing was written.",
+            f"version before it (`metis-memory log {record.file}` lists the change before "
+            f"#{record.id}; `metis-memory restore {record.file} --to` that change's id). "
+            "Nothing was written.",
             editor=f"Change #{record.id} to {record.file} changed no entry (only headings or "
             "spacing), and the file has changed since: undo it by hand, or select the change "
             "before it in Memory History and Restore This Version. Nothing was written.",

@@ -64,7 +64,8 @@ def accept(store: MemoryStore, staged_id: int, sink: EventSink | None = None) ->
                 f"{what} Reject it (`metis-memory review reject {staged_id}`) and ask the agent "
                 "to consolidate again.",
                 people=lambda surface: (
-                    f"{what} {_reject(surface, staged_id)} and ask the agent to consolidate again."
+                    f"{what} {_capital(_reject(surface, staged_id))} and ask the agent to "
+                    "consolidate again."
                 ),
             ) from exc
         inner = exc
@@ -74,18 +75,29 @@ def accept(store: MemoryStore, staged_id: int, sink: EventSink | None = None) ->
             f"{exc.message} It still waits: reject it with `metis-memory review reject "
             f"{staged_id}`.",
             people=lambda surface: (
-                f"Change #{staged_id} by {who} cannot be applied to "
-                f"{change.file} as it is now: {inner.for_people(surface)} It still waits: "
-                f"{_reject(surface, staged_id).lower()}, or ask the agent to try again."
+                f"Change #{staged_id} by {who} cannot be applied to {change.file} as it is "
+                f"now. {_first_sentence(inner.for_people(surface))} It still waits: "
+                f"{_reject(surface, staged_id)}, or ask the agent to try again."
             ),
         ) from exc
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _first_sentence(text: str) -> str:
+    """What went wrong, without the advice to write again: the person is not the one who
+    would retry ("…then run the add again" is the agent's to do, on its next turn)."""
+    head, dot, _ = text.partition(". ")
+    return head + "." if dot else text
 
 
 def _reject(surface: Surface, staged_id: int) -> str:
     """How this person rejects a waiting change."""
     if surface is EDITOR:
-        return "Reject it (in Memory History, or the review diff's title bar)"
-    return f"Reject it (`metis-memory review reject {staged_id}`)"
+        return "reject it (in Memory History, or the review diff's title bar)"
+    return f"reject it (`metis-memory review reject {staged_id}`)"
 
 
 def gone(staged_id: int) -> ToolExecutionError:
