@@ -9,7 +9,6 @@ the caps, never overwrite a write that lands meanwhile, and are logged themselve
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
