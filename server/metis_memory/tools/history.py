@@ -9,6 +9,7 @@ the caps, never overwrite a write that lands meanwhile, and are logged themselve
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
@@ -173,17 +174,26 @@ KNOWN_ACTORS = {
 }
 
 
+@functools.lru_cache(maxsize=256)
+def named(text: str) -> str:
+    """An actor or session as the log shows it: redacted. A client names itself (MCP's
+    `clientInfo`, the Anthropic tool's application) and a host's session variable is
+    whatever the environment holds, so either may carry a token; a log holds few of them."""
+    return redact(text)
+
+
 def actor_name(actor: str) -> str:
     """A person's word for who wrote: `user` is "you"; a known client its product name,
     keeping its version ("claude-code 2.1.4" → "Claude Code 2.1.4"). Names may hold spaces
-    ("Visual Studio Code 1.139.1"): the longest known name the actor starts with wins."""
+    ("Visual Studio Code 1.139.1"): the longest known name the actor starts with wins.
+    Redacted (`named`)."""
     if actor == USER:
         return "you"
     folded = actor.casefold()
     for name in sorted(KNOWN_ACTORS, key=len, reverse=True):
         if folded == name or folded.startswith(name + " "):
-            return f"{KNOWN_ACTORS[name]} {actor[len(name) :].strip()}".strip()
-    return actor
+            return named(f"{KNOWN_ACTORS[name]} {actor[len(name) :].strip()}".strip())
+    return named(actor)
 
 
 def door_phrase(record: TraceRecord) -> str:
@@ -287,8 +297,8 @@ def record_json(record: TraceRecord) -> dict[str, object]:
         "file": record.file,
         "operation": record.operation,
         "door": record.door,
-        "actor": record.actor,
-        "session": record.session,
+        "actor": named(record.actor),
+        "session": named(record.session) if record.session is not None else None,
         "before_hash": record.before_hash,
         "after_hash": record.after_hash,
         "before_size_bytes": record.before_size_bytes,
@@ -349,7 +359,7 @@ class Blamed:
             "end_line": self.end_line,
             "text": redact(self.text),
             "id": record.id if record else None,
-            "actor": record.actor if record else None,
+            "actor": named(record.actor) if record else None,
             "door": record.door if record else None,
             "operation": record.operation if record else None,
             "time": record.time if record else None,
@@ -449,7 +459,7 @@ def undo(store: MemoryStore, record_id: int, by: Provenance) -> WriteResult:
     snap = store.snapshot(f)
     current = snap.text
     new = record.before_text if snap.sha256 == record.after_hash else _reverse(record, current)
-    refuse_new_secrets("undo", "the undone text", new, current, f)
+    refuse_new_secrets("undo", "file as the undo would leave it", new, current, f)
     return store.consolidate(
         f,
         new,
@@ -541,7 +551,7 @@ def restore(store: MemoryStore, record_id: int, by: Provenance) -> WriteResult:
             f"{f.value} is already as it was after change #{record_id}: nothing was written.",
             "unchanged",
         )
-    refuse_new_secrets("restore", "the restored text", record.after_text, snap.text, f)
+    refuse_new_secrets("restore", "version to restore", record.after_text, snap.text, f)
     return store.consolidate(
         f,
         record.after_text,
@@ -567,7 +577,7 @@ class Archived:
             "text": redact(self.text),
             "time": self.record.time,
             "operation": self.record.operation,
-            "actor": self.record.actor,
+            "actor": named(self.record.actor),
             "person": person(self.record),
             "record": self.record.id,
         }
@@ -619,7 +629,7 @@ def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult
             f"“{short(entry)}” is in {f.value} already: nothing was written.", "unchanged"
         )
     new = _put_back(snap.text, entry, record.before_text or "")
-    refuse_new_secrets("put back", "the archived entry", new, snap.text, f)
+    refuse_new_secrets("put back", "file with the entry put back", new, snap.text, f)
     return store.consolidate(
         f,
         new,
@@ -659,8 +669,8 @@ def staged_json(change: object) -> dict[str, object]:
         "file": change.file,
         "operation": change.operation,
         "door": change.door,
-        "actor": change.actor,
-        "session": change.session,
+        "actor": named(change.actor),
+        "session": named(change.session) if change.session is not None else None,
         "added": [redact(t) for t in added],
         "removed": [redact(t) for t in removed],
         "before": redact(change.before_text),
