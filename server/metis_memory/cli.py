@@ -194,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             marker = max(args.marker_size, 1)
             return git_merge.run(args.base, args.ours, args.theirs, marker, args.path, sys.stderr)
+        _warnings_to_stderr()
         history = HISTORY_COMMANDS.get(args.command)
         if history is not None:
             return _flushed(args.command, lambda: history(args))
@@ -210,6 +211,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class UsageError(Exception):
     pass
+
+
+def _warnings_to_stderr() -> None:
+    """The store's warnings (a write that landed while its log could not be written) as
+    one `metis-memory:` line each, control characters escaped (`_shown`)."""
+    import logging
+
+    class Line(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return f"metis-memory: {_shown(record.getMessage())}"
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(Line())
+    handler.setLevel(logging.WARNING)
+    logger = logging.getLogger("metis_memory")
+    logger.addHandler(handler)
+    logger.propagate = False
 
 
 def _flushed(command: str, run: Callable[[], int]) -> int:
@@ -681,7 +699,7 @@ def _dump(document: object) -> None:
 
 def _failed(args: argparse.Namespace, code: str, message: str) -> int:
     """A refused history command: the reason on stderr (and as JSON with --json); exit 1."""
-    print(f"metis-memory: {message}", file=sys.stderr)
+    print(f"metis-memory: {_shown(message)}", file=sys.stderr)  # an entry's escapes, inert
     if args.json:
         _dump({"error": {"code": code, "message": message}})
     return EXIT_FAIL

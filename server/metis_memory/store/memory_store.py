@@ -680,8 +680,14 @@ class MemoryStore:
         except (MemoryStoreError, OSError) as exc:  # a `.metis/` swapped away since: no log
             import logging  # on first use: the hook reads through this module
 
+            # Not the error's own text: it says "Nothing was changed ... retry", and the
+            # write did land (repeating it would add the entry twice).
             logging.getLogger(__name__).warning(
-                "%s was written but its write log was not: %s", f.value, exc
+                "%s was written, but the write log could not record it (%s): do not repeat "
+                "the write. The history shows it as an outside edit once the log can be "
+                "written again.",
+                f.value,
+                _why(exc),
             )
             return None
 
@@ -922,6 +928,15 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
+def _why(exc: Exception) -> str:
+    """What refused, without the advice a refused write's message ends with."""
+    if isinstance(exc, StorageError):
+        return f"{exc.path}: {exc.cause.strerror or exc.cause}"
+    if isinstance(exc, OSError):
+        return f"{exc.filename}: {exc.strerror or exc}" if exc.filename else str(exc)
+    return str(exc)
 
 
 def _failed_path(exc: OSError, shown: Path) -> Path:
