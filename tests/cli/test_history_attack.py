@@ -114,3 +114,47 @@ def test_a_write_whose_log_cannot_be_written_lands_and_says_so_truly(workspace: 
         ("outside", ["- two"]),
         ("add", ["- one"]),
     ]
+
+
+# ---- review: what accepting does to the file as it is now ---------------------------------
+CLAUDE = {"CLAUDECODE": "1", "AI_AGENT": "claude-code_2-1-330_agent"}
+
+
+def as_claude(workspace: Path, *args: str) -> str:
+    """`metis-memory ARGS` in Claude Code's shell: an agent's write."""
+    done = subprocess.run(
+        [str(SCRIPT), *args],
+        cwd=workspace,
+        env={**_env(workspace), **CLAUDE},
+        capture_output=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_accepting_an_add_the_user_wrote_meanwhile_is_refused_not_written_twice(
+    workspace: Path,
+) -> None:
+    ok(workspace, "add", "MEMORY.md", "- Build with make")
+    ok(workspace, "review", "on")
+    as_claude(workspace, "add", "MEMORY.md", "- Use pnpm")
+    ok(workspace, "add", "MEMORY.md", "- Use pnpm")  # the user, by hand, meanwhile
+    memory = workspace / ".metis" / "MEMORY.md"
+    before = memory.read_bytes()
+    done = run(workspace, "review", "accept", "1")
+    assert done.returncode == 1, done.stdout
+    assert done.stderr == (
+        "metis-memory: “- Use pnpm” is in MEMORY.md already (written since change #1 by "
+        "Claude Code 2.1.330 was staged): accepting it would add it a second time. Nothing "
+        "was written. Reject it (`metis-memory review reject 1`).\n"
+    )
+    assert memory.read_bytes() == before
+    assert [s["id"] for s in json.loads(ok(workspace, "review", "--json"))["staged"]] == [1]
+    # An agent's add of an entry the file held when it was staged is the agent's choice,
+    # shown in the review's diff: accepted as it was staged.
+    as_claude(workspace, "add", "MEMORY.md", "- Build with make")
+    assert ok(workspace, "review", "accept", "2").startswith("Accepted change #2")
+    assert memory.read_text().count("- Build with make") == 2

@@ -37,6 +37,8 @@ def waiting(store: MemoryStore, staged_id: int) -> StagedChange:
 def accept(store: MemoryStore, staged_id: int, sink: EventSink | None = None) -> ToolResult:
     """Apply waiting change `staged_id` to the file as it is now; it stops waiting."""
     change = waiting(store, staged_id)
+    if change.operation == "add":
+        _refuse_twice(store, change)
     payload = {"file": change.file, **change.payload}
     expected = change.base_hash if change.operation == "consolidate" else None
     try:
@@ -91,6 +93,40 @@ def _first_sentence(text: str) -> str:
     would retry ("…then run the add again" is the agent's to do, on its next turn)."""
     head, dot, _ = text.partition(". ")
     return head + "." if dot else text
+
+
+def _refuse_twice(store: MemoryStore, change: StagedChange) -> None:
+    """An add whose entry was written since it was staged (the user added it by hand, or
+    accepted another agent's) would be there twice: refused, and it still waits. The copies
+    the file held when it was staged do not count (the agent chose to add another, and the
+    review's diff showed it). With an edit the log has not recorded (an accept killed before
+    its record) the store decides: it records an add it finds made, and appends otherwise."""
+    from .history import entries, short
+
+    entry = str(change.payload.get("entry", ""))
+    added = entries(entry)
+    if len(added) != 1:
+        return
+    key = added[0].key
+    snap = store.snapshot(change.file)
+    now = sum(1 for e in entries(snap.text) if e.key == key)
+    if now <= sum(1 for e in entries(change.before_text) if e.key == key):
+        return
+    last = store.history(change.file, limit=1)
+    if last and last[0].after_hash != snap.sha256:
+        return
+    if not store.staged(change.id):  # accepted meanwhile (that is the copy found): gone
+        raise gone(change.id)
+    what = (
+        f"“{short(entry)}” is in {change.file} already (written since change #{change.id} by "
+        f"{actor_name(change.actor)} was staged): accepting it would add it a second time. "
+        "Nothing was written."
+    )
+    raise ToolExecutionError(
+        "conflict",
+        f"{what} Reject it (`metis-memory review reject {change.id}`).",
+        people=lambda surface: f"{what} {_capital(_reject(surface, change.id))}.",
+    )
 
 
 def _reject(surface: Surface, staged_id: int) -> str:
