@@ -3,6 +3,7 @@
 
 import * as vscode from 'vscode';
 import { chooseWorkspace, memoryFileUri, readDisk, workspaceFromKey, type MemoryWorkspace } from '../folders';
+import { inertLinks } from '../plainText';
 import { offerToCreate } from './firstRun';
 import { ownWrite } from './notifications';
 import {
@@ -64,7 +65,7 @@ export async function addEntry(srv: MetisServer): Promise<void> {
 /** One message for a write this window made: its result, and over the soft cap the way to
  * shorten the file (the server's eviction notification for it is not shown: `ownWrite`). */
 export function showWritten(folder: MemoryWorkspace, file: MemoryFileName, result: WriteResult): void {
-  const text = result.person_text ?? result.message;
+  const text = inertLinks(result.person_text ?? result.message); // it may quote an entry
   if (!result.over_soft_cap) {
     void vscode.window.showInformationMessage(text);
     return;

@@ -5,6 +5,7 @@
  * time relative to now, the words of a notification, the status bar's count.
  */
 
+import { inertLinks } from '../plainText';
 import type { ArchivedEntry, HistoryRecord, StagedChange } from '../protocol';
 
 const MINUTE = 60_000;
@@ -97,9 +98,14 @@ export function agentOf(person: string): string {
 
 /**
  * The notification for a change an agent asks to make: "Claude Code 2.1.4 wants to add an
- * entry to MEMORY.md: “Use pnpm…”". `who` is the server's name for the agent.
+ * entry to MEMORY.md: “Use pnpm…”". `who` is the server's name for the agent. What the agent
+ * wrote, and the name it gave, are never a link there (`inertLinks`).
  */
 export function stagedNotice(change: StagedChange, who: string): string {
+  return inertLinks(noticeText(change, who));
+}
+
+function noticeText(change: StagedChange, who: string): string {
   const { file, added, removed } = change;
   switch (change.operation) {
     case 'add':

@@ -11,6 +11,7 @@
 import * as vscode from 'vscode';
 import { activeWorkspace, workspaceFromKey, workspaceKey, type MemoryWorkspace } from '../folders';
 import { ServerCommand, ServerNotification, type ReviewChangedParams, type StagedChange } from '../protocol';
+import { inertLinks } from '../plainText';
 import { textForPeople } from '../server/commandError';
 import type { MetisServer } from '../server/server';
 import { activeDocumentOf, closeEditorsOf } from './editorTabs';
@@ -208,7 +209,7 @@ export class ReviewInbox implements vscode.Disposable {
       await this.server.command(ServerCommand.reviewReject, { workspace: workspace.uri.toString(), id: change.id });
       await this.closeDiff(workspace, change);
       void vscode.window.showInformationMessage(
-        `Rejected ${this.who(change)}'s change to ${change.file}: nothing was written.`,
+        inertLinks(`Rejected ${this.who(change)}'s change to ${change.file}: nothing was written.`),
       );
     } finally {
       await this.load(workspace);
