@@ -245,6 +245,26 @@ class ReviewInboxFull(MemoryStoreError):
         )
 
 
+class TooLargeToReview(MemoryStoreError):
+    """Review is on and an agent's write would stage a file far past its hard cap (an outside
+    edit made it so): the inbox keeps the file as it was for the diff, and is bounded."""
+
+    def __init__(self, file: str, operation: str, size: int, hard_cap: int, limit: int) -> None:
+        self.file = file
+        self.operation = operation
+        self.size = size
+        self.hard_cap = hard_cap
+        self.limit = limit
+        what = {"add": "addition", "replace": "replacement", "consolidate": "consolidation"}
+        super().__init__(
+            f"{file} is {fmt_bytes(size)}, far past its hard cap of {fmt_bytes(hard_cap)}: a "
+            "change to it can wait for the user's review only while the file is at most "
+            f"{fmt_bytes(limit)} (the review keeps the file as it was, for its diff), so this "
+            f"{what.get(operation, 'change')} was not staged and nothing was written. Ask the "
+            f"user to shorten .metis/{file} themselves."
+        )
+
+
 def _hint(cause: OSError, path: Path, action: str) -> str:
     access = "read" if action in ("read", "inspect", "open the workspace") else "write"
     hints = {

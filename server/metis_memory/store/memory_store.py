@@ -41,6 +41,7 @@ from .errors import (
     ReviewInboxFull,
     StagedChangeGone,
     StorageError,
+    TooLargeToReview,
 )
 from .files import CAPS, METIS_DIR, MemoryFile, parse_memory_file
 from .fingerprint import READ_LIMIT_BYTES
@@ -559,8 +560,13 @@ class MemoryStore:
         after: bytes,
         before_size: int,
     ) -> WriteResult:
-        """Keep a checked agent write in the review inbox instead of writing it."""
+        """Keep a checked agent write in the review inbox instead of writing it: not one of a
+        file too large for the log to keep (the inbox keeps it whole, up to 100 times)."""
+        from .trace import MAX_KEPT_TEXT
+
         assert log.payload is not None
+        if before_size > MAX_KEPT_TEXT:
+            raise TooLargeToReview(f.value, operation, before_size, CAPS[f].hard, MAX_KEPT_TEXT)
         by = log.by or PYTHON
         with self._trace(create=True, root=root) as trace:
             assert trace is not None

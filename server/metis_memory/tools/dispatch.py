@@ -29,6 +29,7 @@ from ..store.errors import (
     ReviewInboxFull,
     StagedChangeGone,
     StorageError,
+    TooLargeToReview,
     UnsafePath,
     fmt_bytes,
     short_repr,
@@ -228,7 +229,7 @@ def usage_hint(definition: ToolDefinition) -> str:
 
 def to_tool_error(exc: MemoryStoreError) -> ToolExecutionError:
     code: ErrorCode
-    if isinstance(exc, (MemoryHardCapExceeded, MemoryFileTooLarge)):
+    if isinstance(exc, (MemoryHardCapExceeded, MemoryFileTooLarge, TooLargeToReview)):
         code = "hard_cap_exceeded"
     elif isinstance(exc, OldTextNotFound):
         code = "not_found"
