@@ -215,19 +215,20 @@ class UsageError(Exception):
 
 def _warnings_to_stderr() -> None:
     """The store's warnings (a write that landed while its log could not be written) as
-    one `metis-memory:` line each, control characters escaped (`_shown`)."""
+    one `metis-memory:` line each, control characters escaped (`_shown`); once per process,
+    to whatever `sys.stderr` is when one comes."""
     import logging
 
-    class Line(logging.Formatter):
-        def format(self, record: logging.LogRecord) -> str:
-            return f"metis-memory: {_shown(record.getMessage())}"
+    class Line(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            print(f"metis-memory: {_shown(record.getMessage())}", file=sys.stderr)
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(Line())
-    handler.setLevel(logging.WARNING)
     logger = logging.getLogger("metis_memory")
+    if any(type(h).__name__ == "Line" and h.get_name() == "metis-cli" for h in logger.handlers):
+        return
+    handler = Line(logging.WARNING)
+    handler.set_name("metis-cli")
     logger.addHandler(handler)
-    logger.propagate = False
 
 
 def _flushed(command: str, run: Callable[[], int]) -> int:
