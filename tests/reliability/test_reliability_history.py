@@ -432,11 +432,12 @@ def judge_race(ws: Path, written: list[str]) -> dict[str, int]:
     operations = Counter(r.operation for r in records)
     assert operations["outside"] == 0, "a write was overwritten unseen"
     assert_chains(records, memory(ws).read_bytes())
-    final = memory(ws).read_text()
+    final = {e.key for e in history.entries(memory(ws).read_text())}
     removed: set[str] = set()
     for record in records:
-        removed.update(history.record_changes(record)[1])
-    lost = [e for e in written if e not in final and e not in removed]
+        removed.update(e.key for t in history.record_changes(record)[1] for e in history.entries(t))
+    keys = {entry: history.entries(entry)[0].key for entry in written}
+    lost = [e for e in written if keys[e] not in final and keys[e] not in removed]
     assert not lost, f"{len(lost)} entries gone without a record removing them: {lost[:3]}"
     return dict(operations)
 
@@ -473,6 +474,7 @@ def rewinder(store: MemoryStore, stop: threading.Event, seed: int) -> Iterator[s
 def test_undo_restore_and_put_back_racing_writer_threads_drop_no_write(workspace: Path) -> None:
     store = MemoryStore(workspace)
     store.add_entry("MEMORY.md", "- the first entry", by=YOU)
+    store.add_entry("MEMORY.md", "- the second entry", by=AGENT)  # something to undo
     writers, per_writer = 3, scaled(60, 15)
     written: list[str] = []
     lock = threading.Lock()
@@ -480,8 +482,11 @@ def test_undo_restore_and_put_back_racing_writer_threads_drop_no_write(workspace
     did: Counter[str] = Counter()
     failures: list[BaseException] = []
 
+    rewound = threading.Event()  # writers begin once a rewind went through: they race it
+
     def write(w: int) -> None:
         try:
+            assert rewound.wait(60), "no undo, restore or put-back went through in 60 s"
             for i in range(per_writer):
                 entry = f"- writer {w} entry {i}"
                 try:
@@ -498,6 +503,8 @@ def test_undo_restore_and_put_back_racing_writer_threads_drop_no_write(workspace
         try:
             for action in rewinder(MemoryStore(workspace), stop, 41):
                 did[action] += 1
+                if ":" not in action:
+                    rewound.set()
         except BaseException as exc:
             failures.append(exc)
 
@@ -629,10 +636,11 @@ def test_rewinds_and_accepts_racing_writer_processes_drop_no_write(
                     args = {"file": "MEMORY.md", "entry": f"- staged entry {i}"}
                     staged = dispatcher.dispatch("memory_add", args, by=AGENT)
                 else:
-                    current = agent_store.read("MEMORY.md")
+                    lines = agent_store.read("MEMORY.md").splitlines(keepends=True)
+                    kept = "".join(lines[len(lines) // 2 :])  # the newer half, whole lines
                     staged = dispatcher.dispatch(
                         "memory_consolidate",
-                        {"file": "MEMORY.md", "content": current[-2000:] + f"- kept {i}\n"},
+                        {"file": "MEMORY.md", "content": kept + f"- kept {i}\n"},
                         by=AGENT,
                     )
             except ToolExecutionError as exc:  # checked as a write is: the file was full

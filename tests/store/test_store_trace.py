@@ -651,3 +651,47 @@ def test_a_workspace_link_pointed_elsewhere_reads_the_log_found_there(tmp_path: 
     link.symlink_to(second)
     assert store.review_enabled() is False
     assert [r.actor for r in store.history()] == ["user"]
+
+
+def test_a_child_forked_while_the_log_is_open_inherits_no_connection_and_keeps_its_records(
+    workspace: Path, store: MemoryStore
+) -> None:
+    """SQLite forbids carrying a connection into a forked child (its per-process record of
+    the locks it holds on each file goes with it): the log's connections are closed before
+    `os.fork`, so the child opens its own, and every record of both lands. (Within the
+    process race below, children forked while their parent held the log open once failed
+    with "disk I/O error" and lost a record.)"""
+    store.add_entry("MEMORY.md", "- by the parent", by=AGENT)  # the parent holds it open
+    to_child_r, to_child_w = os.pipe()
+    to_parent_r, to_parent_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            inherited = len(trace._inherited) + len(trace._open)
+            child = MemoryStore(workspace)
+            first = child.add_entry("MEMORY.md", "- by the child, first", by=AGENT)
+            os.write(to_parent_w, b"1")
+            assert os.read(to_child_r, 1) == b"2"  # the parent has let go of the log
+            second = child.add_entry("MEMORY.md", "- by the child, second", by=AGENT)
+            code = 3 if inherited else 0 if first.record_id and second.record_id else 2
+        finally:
+            os._exit(code)
+    try:
+        assert os.read(to_parent_r, 1) == b"1"
+        assert store.history()  # the parent reads the log too, and then lets go of it
+        trace.close_all()
+        os.write(to_child_w, b"2")
+    finally:
+        _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status), status
+    assert os.WEXITSTATUS(status) != 3, "the child inherited its parent's open connection"
+    assert os.WEXITSTATUS(status) == 0, "a record of the child's was lost"
+    added = [history_added(r) for r in store.history_oldest_first("MEMORY.md")]
+    assert added == ["- by the parent", "- by the child, first", "- by the child, second"]
+
+
+def history_added(record: trace.TraceRecord) -> str:
+    added = tool_history.record_changes(record)[0]
+    assert len(added) == 1, added
+    return added[0]

@@ -451,9 +451,17 @@ removed, while it does)."""
 _closer: threading.Thread | None = None
 
 
+def _before_fork() -> None:
+    """Close every connection before `os.fork`: SQLite keeps, per process, which locks it
+    holds on each database file; a child inheriting that believes it holds its parent's
+    locks, takes none, and another process then checkpoints and removes the `-wal` and
+    `-shm` under it ("disk I/O error", records lost)."""
+    close_all()
+
+
 def _after_fork() -> None:
     global _open_lock, _closer
-    _inherited.extend(_open.values())
+    _inherited.extend(_open.values())  # any a busy thread kept open through the fork
     _open.clear()
     _verified.clear()
     _open_lock = threading.Lock()
@@ -461,7 +469,7 @@ def _after_fork() -> None:
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork)
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork)
 
 
 def close_all() -> None:
