@@ -158,3 +158,69 @@ def test_accepting_an_add_the_user_wrote_meanwhile_is_refused_not_written_twice(
     as_claude(workspace, "add", "MEMORY.md", "- Build with make")
     assert ok(workspace, "review", "accept", "2").startswith("Accepted change #2")
     assert memory.read_text().count("- Build with make") == 2
+
+
+def test_the_history_reads_in_a_folder_the_user_cannot_write(workspace: Path) -> None:
+    """The user's own `.metis/history/`, made read-only: SQLite reads a WAL database only
+    where it can make its `-shm` beside it (none is left once no process has it open)."""
+    user = as_a_user(workspace)
+    ok(workspace, "add", "MEMORY.md", "- one", prefix=user)
+    history = workspace / ".metis" / "history"
+    history.chmod(0o500)
+    try:
+        (record,) = json.loads(ok(workspace, "log", "--json", prefix=user))["records"]
+        assert record["added"] == ["- one"]
+        assert "- one" in ok(workspace, "log", prefix=user)
+        blamed = json.loads(ok(workspace, "blame", "MEMORY.md", "--json", prefix=user))
+        assert [(e["text"], e["id"]) for e in blamed["entries"]] == [("- one", 1)]
+        assert json.loads(ok(workspace, "review", "--json", prefix=user)) == {
+            "on": False,
+            "staged": [],
+        }
+        assert sorted(p.name for p in history.iterdir()) == [".gitignore", "trace.sqlite3"]
+    finally:
+        history.chmod(0o700)
+    # The log is written again as before (nothing was left behind to confuse it).
+    ok(workspace, "add", "MEMORY.md", "- two", prefix=user)
+    shown = json.loads(ok(workspace, "log", "--json", prefix=user))["records"]
+    assert [r["added"] for r in shown] == [["- two"], ["- one"]]
+
+
+def test_the_history_reads_on_a_read_only_filesystem(workspace: Path) -> None:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("needs unshare(1) for a read-only mount of the test's own")
+    ok(workspace, "add", "MEMORY.md", "- one")
+    ok(workspace, "consolidate", "MEMORY.md", "--content", "- two\n")
+    script = (
+        'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" || exit 77; cd "$1"; shift; '
+        'for args in "log --json" "blame MEMORY.md --json" "archive --json" "review --json"; do '
+        '"$@" $args || exit $?; done'
+    )
+    done = subprocess.run(
+        [
+            unshare,
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            str(workspace),
+            str(SCRIPT),
+        ],
+        env=_env(workspace),
+        capture_output=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
+    if done.returncode == 77:
+        pytest.skip(f"no read-only mount here: {done.stderr.strip()[-300:]}")
+    assert done.returncode == 0, done.stderr
+    log, blame, archive, review = (json.loads(line) for line in done.stdout.splitlines())
+    assert [r["operation"] for r in log["records"]] == ["consolidate", "add"]
+    assert [(e["text"], e["id"]) for e in blame["entries"]] == [("- two", 2)]
+    assert [a["text"] for a in archive["archived"]] == ["- one"]
+    assert review == {"on": False, "staged": []}

@@ -421,7 +421,7 @@ class _Open:
     one thread at a time use it. `folder` is the log's folder, held; `seen` what the folder,
     the database and its journals were when last found ours (see `_still_ours`)."""
 
-    __slots__ = ("closed", "conn", "folder", "identity", "lock", "seen", "used")
+    __slots__ = ("closed", "conn", "folder", "identity", "lock", "read_only", "seen", "used")
 
     def __init__(self, conn: sqlite3.Connection, identity: tuple[int, int]) -> None:
         self.conn = conn
@@ -431,6 +431,9 @@ class _Open:
         self.seen: tuple[object, ...] | None = None
         self.closed = False
         self.used = time.monotonic()
+        self.read_only = False
+        """Opened to read a log whose folder or filesystem is read-only (`_read_only`): used
+        once and closed, never kept for a write."""
 
 
 _open: OrderedDict[str, _Open] = OrderedDict()
@@ -605,6 +608,13 @@ def opened(root: Dir, *, create: bool, also: Path | None = None) -> Iterator[Tra
                 if each is None:
                     yield None
                     return
+        if each.read_only:
+            try:
+                with _used(each, held, str(held.path), create=False) as trace:
+                    yield trace
+            finally:
+                _close(each)
+            return
         with each.lock:
             _remember(each, held, base, *([_base(also)] if also is not None else []))
             with _used(each, held, str(held.path), create=create) as trace:
@@ -765,6 +775,11 @@ def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
                 raise
             _set_aside(held, TRACE_DB)
             continue
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if create or getattr(exc, "sqlite_errorname", "") not in _NO_SHM:
+                raise
+            return _read_only(path, identity)
         except BaseException:
             conn.close()
             raise
@@ -781,6 +796,35 @@ def _connection(held: Dir, path: Path, *, create: bool) -> _Open | None:
             _forget(old)
         return each
     return None  # pragma: no cover - the loop returns or raises
+
+
+_NO_SHM = frozenset({"SQLITE_CANTOPEN", "SQLITE_READONLY_DIRECTORY"})
+"""What SQLite says when it cannot make a WAL database's `-shm` beside it to read it: the
+folder or the filesystem is read-only (and the last connection removed the `-shm`)."""
+
+
+def _read_only(path: Path, identity: tuple[int, int]) -> _Open | None:
+    """A connection that reads the database without a `-shm` (SQLite's `immutable`): where
+    no `-shm` can be made, no journal can either, so nobody writes the log. Never kept (see
+    `_Open.read_only`)."""
+    from urllib.parse import quote
+
+    conn = sqlite3.connect(
+        f"file:{quote(str(path))}?mode=ro&immutable=1",
+        uri=True,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    try:
+        if not _prepare(conn, create=False):
+            conn.close()
+            return None
+    except BaseException:
+        conn.close()
+        raise
+    each = _Open(conn, identity)
+    each.read_only = True
+    return each
 
 
 def _journals(held: Dir) -> tuple[object, ...]:
