@@ -45,9 +45,12 @@ MAX_RECORDS = 1000
 """Records kept per workspace: past this, the oldest are dropped (with what they archived)."""
 MAX_STAGED = 100
 """Agent writes that may wait for review at once: past this, an agent's write is refused."""
-MAX_KEPT_TEXT = 64 * 1024
-"""A side of a write kept whole up to this many bytes (a memory file within its caps is far
-smaller; an outside edit that made it huge keeps only its hashes and sizes)."""
+MAX_KEPT_TEXT = 16 * 1024
+"""A side of a write kept whole up to this many bytes: four times MEMORY.md's hard cap, room
+for a file a person pushed well past its caps by hand; an outside edit that made it larger
+keeps only its hashes and sizes. It bounds the log: 1,000 records of two such sides are
+31 MiB (at 64 KiB they were 125 MiB, and blaming that file took 7 s). It bounds the review
+inbox too (a change to a larger file is not staged)."""
 _SCHEMA_VERSION = 1
 _BUSY_MS = 10_000
 _WAL_LIMIT = 4 * 2**20
