@@ -1052,8 +1052,25 @@ def _set_aside(held: Dir, name: str) -> None:
             held.lstat(aside)
         except FileNotFoundError:
             held.replace(name, aside)
+            _said_aside(held.path / name, aside)
             return
     held.replace(name, f"{name}.untrusted")  # pragma: no cover - 99 set aside already
+    _said_aside(held.path / name, f"{name}.untrusted")  # pragma: no cover
+
+
+def _said_aside(path: Path, aside: str) -> None:
+    """Say so: a log set aside takes the history, the waiting changes and the review switch
+    with it, and an agent's writes land at once again until the person turns review on."""
+    import logging
+
+    logging.getLogger(__name__).warning(
+        "%s was not this user's own (another owner, open to others, a link, or not a "
+        "database of ours): it was set aside as %s and a fresh write log begun. The history "
+        "before it, any changes waiting for review and the review switch stay there: review "
+        "is off until you turn it on again (metis-memory review on).",
+        path,
+        aside,
+    )
 
 
 def _make_empty(held: Dir) -> None:
