@@ -113,3 +113,19 @@ def test_a_replace_summary_shows_where_the_texts_differ() -> None:
     assert old != new
     assert "before" in old and "after" in new
     assert where_they_differ("- use pnpm 8", "- use pnpm 9") == ("- use pnpm 8", "- use pnpm 9")
+
+
+def test_an_entry_removed_again_and_again_is_archived_once(tmp_path: Path) -> None:
+    from metis_memory.tools.history import archived, put_back
+
+    store = MemoryStore(tmp_path)
+    user = Provenance("cli", "user")
+    store.add_entry(MemoryFile.MEMORY, "- a", by=user)
+    store.add_entry(MemoryFile.MEMORY, "- b", by=user)
+    for _ in range(3):
+        store.consolidate(MemoryFile.MEMORY, "- a\n", by=AGENT)
+        entry = [a for a in archived(store) if a.text == "- b"]
+        assert len(entry) == 1, [a.id for a in archived(store)]
+        put_back(store, entry[0].id, user)
+    store.consolidate(MemoryFile.MEMORY, "- a\n", by=AGENT)
+    assert [a.text for a in archived(store)] == ["- b"]

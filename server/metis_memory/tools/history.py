@@ -585,7 +585,8 @@ class Archived:
 
 def archived(store: MemoryStore, file: MemoryFile | str | None = None) -> list[Archived]:
     """What consolidations, undos and restores removed, newest first, less what is back in
-    the file now. Kept as long as the log keeps the record that removed it."""
+    the file now, each entry once (its latest removal). Kept as long as the log keeps the
+    record that removed it."""
     records = store.history(file, limit=None)
     present: dict[str, set[str]] = {}
     result: list[Archived] = []
@@ -597,6 +598,9 @@ def archived(store: MemoryStore, file: MemoryFile | str | None = None) -> list[A
         _, removed = _record_diff(record)
         for n, e in enumerate(removed, 1):
             if e.key not in present[record.file]:
+                # Listed once, as its latest removal: an entry removed, put back and removed
+                # again is one thing to put back, not three.
+                present[record.file].add(e.key)
                 result.append(Archived(f"{record.id}:{n}", e.text, record))
     return result
 
