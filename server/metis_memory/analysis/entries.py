@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 from itertools import accumulate
 from operator import add
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypeVar
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _HEADING = re.compile(r"[ ]{0,3}#{1,6}(?:[ \t]|$)")
@@ -330,7 +330,7 @@ class Splice:
     @classmethod
     def of(cls, old: Outline, text: str, starts: list[int]) -> Splice:
         before = old.text
-        prefix = _common_prefix(before, text)
+        prefix = common_prefix(before, text)
         suffix = _common_suffix(before, text, min(len(before), len(text)) - prefix)
         changed_line = bisect_right(starts, prefix) - 1
         restart_entry = bisect_left(old.entries, changed_line, key=_first_line) - 1
@@ -385,8 +385,12 @@ def _first_line(entry: Entry) -> int:
     return entry.first_line
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix, compared a chunk at a time in C."""
+Prefixed = TypeVar("Prefixed", str, list[str])
+
+
+def common_prefix(a: Prefixed, b: Prefixed) -> int:
+    """Length of the longest common prefix of two texts (or two lists of them, such as two
+    files' entry keys), compared a slice at a time in C."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2

@@ -15,7 +15,7 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from ..analysis.entries import Entry, Outline, parse, removal_span
+from ..analysis.entries import Entry, Outline, common_prefix, parse, removal_span
 from ..store.errors import fmt_bytes
 from ..store.files import MemoryFile, parse_memory_file
 from ..store.memory_store import MemoryStore, WriteResult, sha256_hex
@@ -73,20 +73,8 @@ def _diff(before: str | None, after: str | None) -> tuple[list[Entry], list[Entr
     new = [] if after is None else _outline(after, before).entries
     old_keys = [e.key for e in old]
     new_keys = [e.key for e in new]
-    same = _shared_head(old_keys, new_keys)
+    same = common_prefix(old_keys, new_keys)
     return _counted(new[same:], old_keys[same:]), _counted(old[same:], new_keys[same:])
-
-
-def _shared_head(a: list[str], b: list[str]) -> int:
-    """How many items `a` and `b` share from the start (compared a slice at a time, in C)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _counted(these: list[Entry], other_keys: list[str]) -> list[Entry]:
