@@ -162,8 +162,9 @@ const toastText = async (text: RegExp, timeout = 15_000): Promise<string> => {
 /** The text of the error notification matching `text`: its toast, or, when VS Code kept the
  * toast back (it holds one that comes on the heels of others), its row in the notification
  * centre. The server's refusal is in its log either way; the person must be able to read it. */
-const errorShown = async (text: RegExp, timeout = 15_000): Promise<string> =>
-  waitFor(
+const errorShown = async (text: RegExp, timeout = 15_000): Promise<string> => {
+  const overdue = Date.now() + 3_000;
+  return waitFor(
     'the error notification',
     async () => {
       for (const where of [
@@ -173,12 +174,14 @@ const errorShown = async (text: RegExp, timeout = 15_000): Promise<string> =>
         const found = page.locator(where, { has: page.locator('.codicon-error') }).filter({ hasText: text });
         if ((await found.count()) > 0) return (await found.first().innerText()).replace(/\s+/g, ' ');
       }
-      await bridge.call('/command', { command: 'notifications.showList' });
+      // Only once the toast is overdue: an open centre takes every later notification in.
+      if (Date.now() > overdue) await bridge.call('/command', { command: 'notifications.showList' });
       return undefined;
     },
     timeout,
     250,
   );
+};
 
 before(async () => {
   assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
