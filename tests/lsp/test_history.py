@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -384,7 +385,11 @@ async def test_an_outside_edit_is_recorded_when_the_watcher_sees_it(
 ) -> None:
     await start(client, workspace)
     await add(client, "- a")
-    write_memory(workspace, "MEMORY.md", "- a\n- from git pull\n")
+    # As `git pull` writes a file: whole, then renamed over it (written in place, the watcher
+    # may look between the truncate and the write and record that too, truthfully).
+    pulled = workspace / ".metis" / "MEMORY.md.pulled"
+    pulled.write_text("- a\n- from git pull\n", encoding="utf-8")
+    os.replace(pulled, workspace / ".metis" / "MEMORY.md")
     found = await history_until(
         client, lambda r: r[0]["operation"] == "outside", "the outside edit in the history"
     )
