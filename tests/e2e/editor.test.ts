@@ -68,9 +68,12 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
       'VS Code to reload the memory files changed on disk',
       async () => {
         const docs = await bridge.call<DocInfo[]>('/documents', { scheme: 'file' });
-        return docs
-          .filter((d) => /\/\.metis\/(MEMORY|USER)\.md$/.test(d.uri))
-          .every((d) => !d.dirty && d.text === disk(d.uri.endsWith('MEMORY.md') ? memoryPath() : userPath())) || undefined;
+        return (
+          docs
+            .filter((d) => /\/\.metis\/(MEMORY|USER)\.md$/.test(d.uri))
+            .every((d) => !d.dirty && d.text === disk(d.uri.endsWith('MEMORY.md') ? memoryPath() : userPath())) ||
+          undefined
+        );
       },
       10_000,
     );
@@ -102,8 +105,16 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   step('shows both files in the status bar as soon as the server runs', async () => {
-    const text = await waitForStatus(page, /MEMORY 2\.\d\/2 KB · USER 1\.\d\/1\.5 KB/, 60_000, 'the Metis status bar item');
-    assert.equal(text, `MEMORY ${(bytes(memoryPath()) / 1024).toFixed(1)}/2 KB · USER ${(bytes(userPath()) / 1024).toFixed(1)}/1.5 KB`);
+    const text = await waitForStatus(
+      page,
+      /MEMORY 2\.\d\/2 KB · USER 1\.\d\/1\.5 KB/,
+      60_000,
+      'the Metis status bar item',
+    );
+    assert.equal(
+      text,
+      `MEMORY ${(bytes(memoryPath()) / 1024).toFixed(1)}/2 KB · USER ${(bytes(userPath()) / 1024).toFixed(1)}/1.5 KB`,
+    );
     lap('server running');
   });
 
@@ -116,12 +127,16 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     // cancels that request when the editor loses the focus, and asks again only at the next
     // focus or edit. The Problems panel opened sooner (its squiggles are there at once: the
     // server published them from the disk) left the editor without a lens in 2 runs of 3.
-    const lens = page.locator('.monaco-editor .codelens-decoration', { hasText: /MEMORY\.md: 2,\d{3} B · 1\d\d% of 2,048 B soft cap/ }).first();
+    const lens = page
+      .locator('.monaco-editor .codelens-decoration', { hasText: /MEMORY\.md: 2,\d{3} B · 1\d\d% of 2,048 B soft cap/ })
+      .first();
     await lens.waitFor({ timeout: 10_000 });
     await page.keyboard.press('Control+Shift+M');
-    const row = page.locator('.markers-panel .monaco-list-row', { hasText: /MEMORY\.md is 2,\d{3} B, over its 2,048 B soft cap/ });
+    const row = page.locator('.markers-panel .monaco-list-row', {
+      hasText: /MEMORY\.md is 2,\d{3} B, over its 2,048 B soft cap/,
+    });
     await row.first().waitFor({ timeout: 10_000 });
-    assert.equal(await page.locator('.markers-panel .monaco-list-row .codicon-warning').count() > 0, true);
+    assert.equal((await page.locator('.markers-panel .monaco-list-row .codicon-warning').count()) > 0, true);
     // The README's picture: the status bar, the squiggles and the Problems panel's rows of one
     // over-cap MEMORY.md, and the usage lens in sight above line 1 (a view zone, which VS Code
     // keeps in the DOM when scrolled just out of the editor's box: the boxes are compared).
@@ -129,10 +144,17 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
       lens.boundingBox(),
       page.locator('.editor-instance .monaco-editor .overflow-guard').first().boundingBox(),
     ]);
-    assert.ok(lensBox && editorBox && lensBox.y >= editorBox.y, `the lens is above the editor's top: ${JSON.stringify({ lensBox, editorBox })}`);
+    assert.ok(
+      lensBox && editorBox && lensBox.y >= editorBox.y,
+      `the lens is above the editor's top: ${JSON.stringify({ lensBox, editorBox })}`,
+    );
     // workbench.welcomePage.walkthroughs.openOnInstall is off (a machine setting: codeServer.ts).
     assert.doesNotMatch(cs.metisLog(), /opening the walkthrough/);
-    assert.equal(await page.locator('.tabs-container .tab', { hasText: 'Welcome' }).count(), 0, 'a Welcome tab beside the files');
+    assert.equal(
+      await page.locator('.tabs-container .tab', { hasText: 'Welcome' }).count(),
+      0,
+      'a Welcome tab beside the files',
+    );
     await page.mouse.move(0, 0); // no hover in the picture
     await docScreenshot(page, 'memory-in-the-editor');
     await screenshot(page, '01-soft-cap-warning');
@@ -149,7 +171,14 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
         await page.keyboard.type(`${line}:${column}`);
         await page.keyboard.press('Enter');
         await page.keyboard.press('Control+.');
-        const shown = await rows.filter({ hasText: expected }).first().waitFor({ timeout: 5_000 }).then(() => true, () => false);
+        const shown = await rows
+          .filter({ hasText: expected })
+          .first()
+          .waitFor({ timeout: 5_000 })
+          .then(
+            () => true,
+            () => false,
+          );
         if (shown) return (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
       }
       await page.keyboard.press('Escape'); // no menu left open over the next step
@@ -166,68 +195,113 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     const all = onStale.join(' | ');
     assert.equal(removals(onStale).length, 1, all);
     assert.ok(removals(onStale)[0]?.includes(stale), all);
-    assert.ok(onStale.some((t) => t.includes('Replace with `internal/ratelimit/bucket.go`')), all);
-    assert.ok(onStale.some((t) => t.includes(`Move entry ${rateLimit} to USER.md`)), all);
-    assert.ok(onStale.some((t) => t.includes(`Replace entry ${rateLimit}…`)), all);
+    assert.ok(
+      onStale.some((t) => t.includes('Replace with `internal/ratelimit/bucket.go`')),
+      all,
+    );
+    assert.ok(
+      onStale.some((t) => t.includes(`Move entry ${rateLimit} to USER.md`)),
+      all,
+    );
+    assert.ok(
+      onStale.some((t) => t.includes(`Replace entry ${rateLimit}…`)),
+      all,
+    );
     // Line 13 repeats line 3: one removal, the duplicate's.
     const duplicate = 'Remove duplicate entry “Build with `make build`; the binary lands in…” (it repeats line 3)';
     const onDuplicate = await menu(13, 3, duplicate).finally(() => page.keyboard.press('Escape'));
-    assert.deepEqual(removals(onDuplicate).map((t) => t.includes(duplicate)), [true], onDuplicate.join(' | '));
+    assert.deepEqual(
+      removals(onDuplicate).map((t) => t.includes(duplicate)),
+      [true],
+      onDuplicate.join(' | '),
+    );
     await page.keyboard.press('Escape');
   });
 
-  step('turns the warning into an error while typing past the hard cap, unsaved, and the status bar follows', async () => {
-    const before = await statusText(page);
-    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
-    await page.keyboard.press('Control+End');
-    // Paste to just under the hard cap (one edit), then type the rest key by key.
-    // Paste exactly to 20 bytes under the hard cap (one edit), then type the rest key by key.
-    const target = 4096 - 20;
-    const line = (i: number) => `- Pasted fact number ${String(i).padStart(2, '0')} that fills this memory file up to its hard cap.\n`;
-    let pasted = '\n';
-    for (let i = 0; Buffer.byteLength(disk(memoryPath())) + Buffer.byteLength(pasted + line(i)) <= target; i++) pasted += line(i);
-    const short = target - Buffer.byteLength(disk(memoryPath())) - Buffer.byteLength(pasted);
-    pasted += `- ${'x'.repeat(Math.max(0, short - 3))}\n`;
-    assert.equal(Buffer.byteLength(disk(memoryPath())) + Buffer.byteLength(pasted), target);
-    await page.evaluate(`navigator.clipboard.writeText(${JSON.stringify(pasted)})`);
-    await page.keyboard.press('Control+V');
-    await page.locator('.markers-panel .monaco-list-row', { hasText: /MEMORY\.md is 4,076 B, over its 2,048 B soft cap/ }).first().waitFor({ timeout: 5_000 });
-    assert.equal(await page.locator('.monaco-editor .squiggly-error').count(), 0, 'no error before the hard cap');
-    await page.keyboard.type('- Typed by hand, key by key, until this file is past its hard cap.');
-    // How soon is the bench's to measure (keystroke to diagnostics); here only that it comes
-    // from the unsaved buffer, bounded so that a missing squiggle fails with a message.
-    const t0 = Date.now();
-    await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 15_000 }).catch(() => {
-      throw new Error('no over-hard-cap error squiggle 15 s after typing past 4,096 B');
-    });
-    const elapsed = Date.now() - t0;
-    await page.locator('.markers-panel .monaco-list-row', { hasText: /over its 4,096 B hard cap/ }).first().waitFor({ timeout: 10_000 });
-    // Over the hard cap the figure is against the hard cap (4 KB), not the soft cap.
-    const after = await waitForStatus(page, /MEMORY 4\.\d\/4 KB/, 10_000, 'the status bar to show the size against the hard cap');
-    assert.match(after, /^MEMORY 4\.\d\/4 KB · USER \d(\.\d)?\/1\.5 KB$/);
-    assert.notEqual(after, before);
-    assert.match(await statusItem(page).locator('.codicon-error').count().then(String), /^[1-9]/);
-    await statusItem(page).hover();
-    const tip = page.locator('.workbench-hover, .monaco-hover', { hasText: 'hard cap (writes past it are refused)' }).first();
-    await tip.waitFor({ timeout: 10_000 }).catch(() => {
-      throw new Error('no status bar tooltip naming the hard cap within 10 s of hovering it');
-    });
-    assert.match(await tip.innerText(), /MEMORY\.md: 4,\d{3} B \(as in the open editor\) — 10\d% of the 4,096 B hard cap/);
-    await page.mouse.move(700, 300);
-    console.log(`# hard-cap error shown ${elapsed} ms after typing`);
-    await screenshot(page, '02-hard-cap-error');
-    // Leave the file as it is on disk for the next steps.
-    await runCommand(page, 'File: Revert File');
-    await waitForStatus(page, /MEMORY 2\.\d\/2 KB/, 5_000, 'the status bar to return to the disk size after revert');
-  });
+  step(
+    'turns the warning into an error while typing past the hard cap, unsaved, and the status bar follows',
+    async () => {
+      const before = await statusText(page);
+      await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+      await page.keyboard.press('Control+End');
+      // Paste to just under the hard cap (one edit), then type the rest key by key.
+      // Paste exactly to 20 bytes under the hard cap (one edit), then type the rest key by key.
+      const target = 4096 - 20;
+      const line = (i: number) =>
+        `- Pasted fact number ${String(i).padStart(2, '0')} that fills this memory file up to its hard cap.\n`;
+      let pasted = '\n';
+      for (let i = 0; Buffer.byteLength(disk(memoryPath())) + Buffer.byteLength(pasted + line(i)) <= target; i++)
+        pasted += line(i);
+      const short = target - Buffer.byteLength(disk(memoryPath())) - Buffer.byteLength(pasted);
+      pasted += `- ${'x'.repeat(Math.max(0, short - 3))}\n`;
+      assert.equal(Buffer.byteLength(disk(memoryPath())) + Buffer.byteLength(pasted), target);
+      await page.evaluate(`navigator.clipboard.writeText(${JSON.stringify(pasted)})`);
+      await page.keyboard.press('Control+V');
+      await page
+        .locator('.markers-panel .monaco-list-row', { hasText: /MEMORY\.md is 4,076 B, over its 2,048 B soft cap/ })
+        .first()
+        .waitFor({ timeout: 5_000 });
+      assert.equal(await page.locator('.monaco-editor .squiggly-error').count(), 0, 'no error before the hard cap');
+      await page.keyboard.type('- Typed by hand, key by key, until this file is past its hard cap.');
+      // How soon is the bench's to measure (keystroke to diagnostics); here only that it comes
+      // from the unsaved buffer, bounded so that a missing squiggle fails with a message.
+      const t0 = Date.now();
+      await page
+        .locator('.monaco-editor .squiggly-error')
+        .first()
+        .waitFor({ timeout: 15_000 })
+        .catch(() => {
+          throw new Error('no over-hard-cap error squiggle 15 s after typing past 4,096 B');
+        });
+      const elapsed = Date.now() - t0;
+      await page
+        .locator('.markers-panel .monaco-list-row', { hasText: /over its 4,096 B hard cap/ })
+        .first()
+        .waitFor({ timeout: 10_000 });
+      // Over the hard cap the figure is against the hard cap (4 KB), not the soft cap.
+      const after = await waitForStatus(
+        page,
+        /MEMORY 4\.\d\/4 KB/,
+        10_000,
+        'the status bar to show the size against the hard cap',
+      );
+      assert.match(after, /^MEMORY 4\.\d\/4 KB · USER \d(\.\d)?\/1\.5 KB$/);
+      assert.notEqual(after, before);
+      assert.match(await statusItem(page).locator('.codicon-error').count().then(String), /^[1-9]/);
+      await statusItem(page).hover();
+      const tip = page
+        .locator('.workbench-hover, .monaco-hover', { hasText: 'hard cap (writes past it are refused)' })
+        .first();
+      await tip.waitFor({ timeout: 10_000 }).catch(() => {
+        throw new Error('no status bar tooltip naming the hard cap within 10 s of hovering it');
+      });
+      assert.match(
+        await tip.innerText(),
+        /MEMORY\.md: 4,\d{3} B \(as in the open editor\) — 10\d% of the 4,096 B hard cap/,
+      );
+      await page.mouse.move(700, 300);
+      console.log(`# hard-cap error shown ${elapsed} ms after typing`);
+      await screenshot(page, '02-hard-cap-error');
+      // Leave the file as it is on disk for the next steps.
+      await runCommand(page, 'File: Revert File');
+      await waitForStatus(page, /MEMORY 2\.\d\/2 KB/, 5_000, 'the status bar to return to the disk size after revert');
+    },
+  );
 
   step('updates the status bar when another process writes USER.md', async () => {
     const before = await statusText(page);
-    const extra = '\n- Written by another process: prefers tabs of width 4 in Go files, as gofmt does anyway.\n'.repeat(2);
+    const extra = '\n- Written by another process: prefers tabs of width 4 in Go files, as gofmt does anyway.\n'.repeat(
+      2,
+    );
     fs.appendFileSync(userPath(), extra);
     const size = bytes(userPath());
     assert.ok(size > 1536, 'the write should take USER.md over its soft cap');
-    const after = await waitForStatus(page, new RegExp(`USER ${(size / 1024).toFixed(1).replace('.', '\\.')}/1\\.5 KB`), 5_000, 'USER.md written on disk to show');
+    const after = await waitForStatus(
+      page,
+      new RegExp(`USER ${(size / 1024).toFixed(1).replace('.', '\\.')}/1\\.5 KB`),
+      5_000,
+      'USER.md written on disk to show',
+    );
     assert.notEqual(after, before);
   });
 
@@ -249,7 +323,9 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
       waitFor(
         `the ${host} prompt document${has ? ` holding "${has}"` : ''}`,
         async () =>
-          (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-prompt' })).find((d) => d.uri.includes(`/${host}/`) && d.text.includes(has)),
+          (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-prompt' })).find(
+            (d) => d.uri.includes(`/${host}/`) && d.text.includes(has),
+          ),
         10_000,
       );
     const doc = await promptDoc('claude');
@@ -281,32 +357,37 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     const gemini = await promptDoc('gemini', 'Refresh marker');
     assert.match(gemini.text, /^\[metis-memory\]\n/, 'Gemini escapes < and >: brackets mark the memory off');
     await page
-      .locator('.monaco-editor .codelens-decoration', { hasText: /Gemini CLI receives [\d,]+ B \([\d,]+ characters\), no documented limit/ })
+      .locator('.monaco-editor .codelens-decoration', {
+        hasText: /Gemini CLI receives [\d,]+ B \([\d,]+ characters\), no documented limit/,
+      })
       .first()
       .waitFor({ timeout: 10_000 });
   });
 
-  step('refuses to apply a consolidation when the file changed on disk since the proposal opened, and reopens it on the new text', async () => {
-    await runCommand(page, 'Metis: Consolidate MEMORY.md…');
-    const apply = page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first();
-    await apply.waitFor({ timeout: 15_000 });
-    const beforeWrite = disk(memoryPath());
-    fs.writeFileSync(memoryPath(), `${beforeWrite}- Late fact written while the proposal was open.\n`);
-    const changed = disk(memoryPath());
-    await apply.click();
-    // The server refuses it (the hash Apply sent is the one the diff was made from).
-    await notification(page, /changed on disk since this proposal was opened/).waitFor({ timeout: 10_000 });
-    assert.equal(disk(memoryPath()), changed, 'a refused Apply writes nothing');
-    await waitFor(
-      'the proposal to be reopened on the file as it is now',
-      async () =>
-        (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) =>
-          d.text.includes('Late fact written while the proposal was open'),
-        ),
-      10_000,
-    );
-    await page.keyboard.press('Escape');
-  });
+  step(
+    'refuses to apply a consolidation when the file changed on disk since the proposal opened, and reopens it on the new text',
+    async () => {
+      await runCommand(page, 'Metis: Consolidate MEMORY.md…');
+      const apply = page.locator('.editor-actions .action-label[aria-label^="Apply Consolidation"]').first();
+      await apply.waitFor({ timeout: 15_000 });
+      const beforeWrite = disk(memoryPath());
+      fs.writeFileSync(memoryPath(), `${beforeWrite}- Late fact written while the proposal was open.\n`);
+      const changed = disk(memoryPath());
+      await apply.click();
+      // The server refuses it (the hash Apply sent is the one the diff was made from).
+      await notification(page, /changed on disk since this proposal was opened/).waitFor({ timeout: 10_000 });
+      assert.equal(disk(memoryPath()), changed, 'a refused Apply writes nothing');
+      await waitFor(
+        'the proposal to be reopened on the file as it is now',
+        async () =>
+          (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) =>
+            d.text.includes('Late fact written while the proposal was open'),
+          ),
+        10_000,
+      );
+      await page.keyboard.press('Escape');
+    },
+  );
 
   step('consolidates: the editable proposal (the tidy result) is applied and the file on disk changes', async () => {
     await runCommand(page, 'Metis: Consolidate MEMORY.md…');
@@ -327,7 +408,11 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     assert.ok(proposalDiagnostic.diagnostics.every((d) => d.source === 'metis'));
     const original = disk(memoryPath());
     assert.equal(original.split('Build with `make build`').length - 1, 2, 'the fixture has a duplicate entry');
-    const tidy = await waitFor('the proposal document', async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' }))[0], 5_000);
+    const tidy = await waitFor(
+      'the proposal document',
+      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' }))[0],
+      5_000,
+    );
     assert.equal(tidy.text.split('Build with `make build`').length - 1, 1, 'the tidy proposal drops the duplicate');
     await screenshot(page, '04-consolidation-proposal');
     // Edit the proposal as a person would: replace it with a shorter version, under the soft cap.
@@ -340,15 +425,29 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     await page.keyboard.press('Control+V');
     const proposal = await waitFor(
       'the edited proposal',
-      async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) => d.text === curated),
+      async () =>
+        (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) => d.text === curated),
       5_000,
     );
-    await waitFor('the proposal status to show a size within the soft cap', async () => /Proposal (0|1)(\.\d)?\/2 KB/.test(await proposalStatus.innerText()) || undefined, 5_000);
+    await waitFor(
+      'the proposal status to show a size within the soft cap',
+      async () => /Proposal (0|1)(\.\d)?\/2 KB/.test(await proposalStatus.innerText()) || undefined,
+      5_000,
+    );
     await screenshot(page, '05-consolidation-edited');
     await apply.click();
-    await waitFor('MEMORY.md on disk to equal the applied proposal', () => disk(memoryPath()) === proposal.text || undefined, 10_000);
+    await waitFor(
+      'MEMORY.md on disk to equal the applied proposal',
+      () => disk(memoryPath()) === proposal.text || undefined,
+      10_000,
+    );
     assert.equal(disk(memoryPath()).split('Build with `make build`').length - 1, 1, 'the duplicate is gone');
-    await waitForStatus(page, /MEMORY (0|1)\.\d\/2 KB|MEMORY 1\/2 KB/, 5_000, 'the status bar to show the consolidated size');
+    await waitForStatus(
+      page,
+      /MEMORY (0|1)\.\d\/2 KB|MEMORY 1\/2 KB/,
+      5_000,
+      'the status bar to show the consolidated size',
+    );
   });
 
   step('"Replace entry…" from a code action prompts for the new text and rewrites the entry on disk', async () => {
@@ -358,22 +457,34 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     // The last entry is the one the consolidation added: put the cursor on it.
     await page.keyboard.press('Control+End');
     await page.keyboard.press('ArrowUp');
-    await page.locator('.editor-instance .view-line', { hasText: 'Consolidated in the e2e test.' }).first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.editor-instance .view-line', { hasText: 'Consolidated in the e2e test.' })
+      .first()
+      .waitFor({ timeout: 10_000 });
     // The menu lists what the server answered for the document version it had: on a busy
     // machine the first request can come before the reopened buffer's analysis, so ask again
     // (bounded) rather than fail on the first menu.
-    const action = page.locator('.action-widget .monaco-list-row', { hasText: 'Replace entry “Consolidated in the e2e test.”…' }).first();
-    let shown = false;
-    for (let attempt = 0; attempt < 3 && !shown; attempt++) {
+    const action = page
+      .locator('.action-widget .monaco-list-row', { hasText: 'Replace entry “Consolidated in the e2e test.”…' })
+      .first();
+    // A menu shown while the server's answers still change is rendered again under the
+    // pointer (its rows detach): a click that cannot land closes it, and the menu is asked for again.
+    let chosen = false;
+    for (let attempt = 0; attempt < 4 && !chosen; attempt++) {
       await page.keyboard.press('Control+.');
-      shown = await action.waitFor({ timeout: 5_000 }).then(
-        () => true,
-        () => false,
-      );
-      if (!shown) await page.keyboard.press('Escape');
+      chosen = await action
+        .waitFor({ timeout: 5_000 })
+        .then(() => action.click({ timeout: 5_000 }))
+        .then(
+          () => true,
+          () => false,
+        );
+      if (!chosen) await page.keyboard.press('Escape');
     }
-    if (!shown) throw new Error('the code action menu has no "Replace entry “Consolidated in the e2e test.”…" (3 tries)');
-    await action.click();
+    if (!chosen)
+      throw new Error(
+        'the code action menu offered no "Replace entry “Consolidated in the e2e test.”…" that could be chosen (4 tries)',
+      );
     const input = page.locator('.quick-input-widget .quick-input-box input');
     await input.waitFor({ state: 'visible', timeout: 10_000 });
     assert.equal(await input.inputValue(), '- Consolidated in the e2e test.');
@@ -381,7 +492,9 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     await page.keyboard.press('Enter');
     await waitFor(
       'MEMORY.md on disk to hold the replaced entry',
-      () => disk(memoryPath()).includes('- Consolidated in the e2e test, then reworded through the code action.') || undefined,
+      () =>
+        disk(memoryPath()).includes('- Consolidated in the e2e test, then reworded through the code action.') ||
+        undefined,
       10_000,
     );
     assert.ok(!disk(memoryPath()).includes('- Consolidated in the e2e test.\n'));
@@ -394,7 +507,9 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
       'vscode.lm.tools to list the Metis tools',
       async () => {
         const names = await bridge.call<string[]>('/tools');
-        return ['memory_add', 'memory_replace', 'memory_consolidate', 'memory_read'].every((n) => names.includes(n)) ? names : undefined;
+        return ['memory_add', 'memory_replace', 'memory_consolidate', 'memory_read'].every((n) => names.includes(n))
+          ? names
+          : undefined;
       },
       20_000,
       250,
@@ -403,7 +518,10 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   step('memory_add appends an entry on disk', async () => {
-    const text = await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'USER.md', entry: 'Prefers dark themes in every editor.' } });
+    const text = await bridge.call<string>('/invokeTool', {
+      name: 'memory_add',
+      input: { file: 'USER.md', entry: 'Prefers dark themes in every editor.' },
+    });
     assert.match(text, /USER\.md/);
     assert.ok(disk(userPath()).includes('Prefers dark themes in every editor.'));
   });
@@ -411,7 +529,11 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
   step('memory_replace replaces a unique substring on disk', async () => {
     const text = await bridge.call<string>('/invokeTool', {
       name: 'memory_replace',
-      input: { file: 'USER.md', old: 'Prefers dark themes in every editor.', new: 'Prefers light themes, except at night.' },
+      input: {
+        file: 'USER.md',
+        old: 'Prefers dark themes in every editor.',
+        new: 'Prefers light themes, except at night.',
+      },
     });
     assert.ok(!text.startsWith('Error'), text);
     const now = disk(userPath());
@@ -425,14 +547,21 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
       input: { file: 'USER.md', old: 'This text is not in the file.', new: 'x' },
     });
     assert.match(text, /^Error \(not_found\): /);
-    const invalid = await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'NOTES.md', entry: 'x' } });
+    const invalid = await bridge.call<string>('/invokeTool', {
+      name: 'memory_add',
+      input: { file: 'NOTES.md', entry: 'x' },
+    });
     assert.match(invalid, /^Error \(invalid_input\): /);
     assert.equal(disk(userPath()), beforeText);
   });
 
   step('memory_consolidate replaces the whole file on disk', async () => {
-    const content = '# Workspace memory\n\n- tallyd: Go 1.23 HTTP API counting events per tenant.\n- `make test` before every push.\n';
-    const text = await bridge.call<string>('/invokeTool', { name: 'memory_consolidate', input: { file: 'MEMORY.md', content } });
+    const content =
+      '# Workspace memory\n\n- tallyd: Go 1.23 HTTP API counting events per tenant.\n- `make test` before every push.\n';
+    const text = await bridge.call<string>('/invokeTool', {
+      name: 'memory_consolidate',
+      input: { file: 'MEMORY.md', content },
+    });
     assert.ok(!text.startsWith('Error'), text);
     assert.equal(disk(memoryPath()), content);
   });
@@ -451,7 +580,10 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     // In pieces, so that secret scanners do not flag this file.
     const token = ['ghp_', 'aB3dE5gH7jK9mN1p', 'Q3sT5vW7yZ9bC1dE3fG5'].join('');
     const before = disk(userPath());
-    const refused = await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'USER.md', entry: `- deploy key: ${token}` } });
+    const refused = await bridge.call<string>('/invokeTool', {
+      name: 'memory_add',
+      input: { file: 'USER.md', entry: `- deploy key: ${token}` },
+    });
     assert.match(refused, /^Error \(secret_detected\): .*GitHub.*line 1, column 15/s);
     assert.ok(!refused.includes(token.slice(4, 12)), refused);
     assert.equal(disk(userPath()), before, 'nothing written');
@@ -459,12 +591,18 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     fs.writeFileSync(userPath(), `${before}- typed by hand: ${token}\n`);
     try {
       await buffersInSync();
-      const read = JSON.parse(await bridge.call<string>('/invokeTool', { name: 'memory_read', input: {} })) as Record<string, { content: string }>;
+      const read = JSON.parse(await bridge.call<string>('/invokeTool', { name: 'memory_read', input: {} })) as Record<
+        string,
+        { content: string }
+      >;
       const content = read['USER.md']?.content ?? '';
       assert.ok(!content.includes(token.slice(4, 12)), content);
       assert.match(content, /- typed by hand: \[redacted: [^\]]*GitHub[^\]]*\]/);
       assert.ok(content.startsWith(before.trimEnd()), 'every other entry reaches the model');
-      const added = await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'USER.md', entry: '- Reviews on Fridays.' } });
+      const added = await bridge.call<string>('/invokeTool', {
+        name: 'memory_add',
+        input: { file: 'USER.md', entry: '- Reviews on Fridays.' },
+      });
       assert.ok(!added.startsWith('Error') && !added.includes(token.slice(4, 12)), added);
       assert.match(added, /\[redacted: [^\]]*GitHub[^\]]*\]/);
     } finally {
@@ -475,7 +613,9 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
 
   step('the exported API reports usage and fires onDidUpdateMemory for every write', async () => {
     assert.equal(await bridge.call<number>('/apiVersion'), 1);
-    const usage = await bridge.call<Record<string, { size_bytes: number; soft_cap: number }>>('/api', { method: 'usage' });
+    const usage = await bridge.call<Record<string, { size_bytes: number; soft_cap: number }>>('/api', {
+      method: 'usage',
+    });
     assert.equal(usage['MEMORY.md']?.size_bytes, bytes(memoryPath()));
     assert.equal(usage['USER.md']?.size_bytes, bytes(userPath()));
     await bridge.call('/api', { method: 'memoryAdd', args: ['MEMORY.md', 'Added through the exported API.'] });
@@ -492,7 +632,10 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
   });
 
   step('an agent write over the soft cap shows the eviction message with "Consolidate…"', async () => {
-    const long = Array.from({ length: 30 }, (_, i) => `- Bulk fact ${i}: the nightly rollup writes daily_counts for every tenant.`).join('\n');
+    const long = Array.from(
+      { length: 30 },
+      (_, i) => `- Bulk fact ${i}: the nightly rollup writes daily_counts for every tenant.`,
+    ).join('\n');
     await bridge.call<string>('/invokeTool', { name: 'memory_add', input: { file: 'MEMORY.md', entry: long } });
     const toast = notification(page, /MEMORY\.md .*over its 2,048 B soft cap/);
     await toast.waitFor({ timeout: 10_000 });
@@ -508,12 +651,20 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     assert.ok(!second.startsWith('Error'), second);
     const shown = (bytes(memoryPath()) / 1024).toFixed(1).replace(/\.0$/, '').replace('.', '\\.');
     await waitForStatus(page, new RegExp(`MEMORY ${shown}/2 KB`), 5_000, 'the status bar to show the second write');
-    assert.equal(await page.locator('.notifications-toasts .notification-toast', { hasText: /MEMORY\.md .*over its 2,048 B soft cap/ }).count(), 1);
+    assert.equal(
+      await page
+        .locator('.notifications-toasts .notification-toast', { hasText: /MEMORY\.md .*over its 2,048 B soft cap/ })
+        .count(),
+      1,
+    );
   });
 
   step('"Metis: Restart Server" restarts the server, and it answers again', async () => {
     await runCommand(page, 'Metis: Restart Server');
-    await page.locator('.statusbar-item', { hasText: 'Metis Memory: server restarted' }).first().waitFor({ timeout: 30_000 });
+    await page
+      .locator('.statusbar-item', { hasText: 'Metis Memory: server restarted' })
+      .first()
+      .waitFor({ timeout: 30_000 });
     const usage = await bridge.call<Record<string, { size_bytes: number }>>('/api', { method: 'usage' });
     assert.equal(usage['MEMORY.md']?.size_bytes, bytes(memoryPath()));
   });
