@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metis_memory.hosts.configs import SETUPS, Edit
+from metis_memory.hosts.config_edits import Edit
+from metis_memory.hosts.configs import SETUPS
 from metis_memory.hosts.jsonfiles import MAX_DEPTH, merged, parse_object
 from metis_memory.store.errors import ConfigRefused
 from support.init_files import init, snapshot, write
@@ -157,7 +158,7 @@ def test_unit_an_unexpected_error_while_merging_is_a_refusal_naming_the_file(
     def broken(*_: object) -> None:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(configs, "_mcp_server", broken)
+    monkeypatch.setattr(configs, "mcp_server", broken)
     with pytest.raises(ConfigRefused) as refused:
         plan_init(workspace, ["claude"], "metis-memory")
     assert str(refused.value).startswith(

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metis_memory.hosts.configs import RUNS as OWNED
-from metis_memory.hosts.configs import SETUPS, Edit
+from metis_memory.hosts.config_edits import RUNS as OWNED
+from metis_memory.hosts.config_edits import Edit
+from metis_memory.hosts.configs import SETUPS
 from metis_memory.hosts.jsonfiles import merged, parse_object
 from support.init_files import init, snapshot, write
 

@@ -5,149 +5,22 @@ path; `init` writes nothing else. Sources are cited beside each host.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from ..store.errors import ConfigRefused
-from .jsonfiles import child
-
-SERVER_NAME = "metis-memory"
-OWNED_MARK = "Written by metis-memory init"
-PROMPT_HOOKS = "SessionStart and UserPromptSubmit hooks"
-
-
-@dataclass(frozen=True)
-class Edit:
-    """One change to one file: `apply(current text or None) -> new text`."""
-
-    host: str
-    path: str
-    """Relative to the workspace, with forward slashes."""
-    what: str
-    apply: Callable[[str | None], str]
-    mode: int = 0o644
-    json: bool = True
-    change: Callable[[dict[str, Any]], None] | None = None
-    """For a JSON file: the change to its object (which `apply` splices into the text);
-    tests apply it to the plain parsed document to know what the file must hold after."""
-
-
-@dataclass(frozen=True)
-class HostSetup:
-    name: str
-    title: str
-    edits: Callable[[str], list[Edit]]
-    """`edits(command)`: `command` runs metis-memory (e.g. "metis-memory")."""
-    still_to_do: str
-
-
-def _is_ours(entry: object, host: str) -> bool:
-    if not isinstance(entry, dict):
-        return False
-    pattern = rf"\bhook --host {re.escape(host)}(?![\w-])"
-    return any(
-        isinstance(command, str) and re.search(pattern, command) is not None
-        for command in (entry.get("command"), entry.get("bash"))
-    )
-
-
-RUNS = frozenset(
-    {"type", "command", "args", "shell", "bash", "powershell", "windows", "linux", "osx"}
-    | {"cwd", "env", "envFile"}
+from .config_edits import (
+    OWNED_MARK,
+    SERVER_NAME,
+    Edit,
+    HostSetup,
+    grouped_hook,
+    hook_entries,
+    json_edit,
+    mcp_server,
+    owned_file,
+    stdio,
 )
-"""The keys of a hook entry that decide what it runs: the command (per shell or system),
-its arguments, the shell, and what it runs as (`cwd`, `env`). On an entry of its own, init
-owns these: it sets its own and removes the others, since a cloned repository could have
-put them there for the command init vouches for (as `env` goes from Codex's server table).
-Every other key of the entry (a timeout, a status message, a name, a matcher, a key of the
-user's own) and of its group is the user's once the entry exists: init writes those only
-in an entry it creates."""
-SERVER_RUNS = RUNS | {"url", "httpUrl", "serverUrl", "headers", "transport", "dev"}
-"""The same for an MCP server entry, which can also name a remote server instead of the
-command (`url`, Gemini's `httpUrl`...), or a debugger to start it under (VS Code's `dev`).
-A timeout, a tool filter, a description, `trust`... are the user's, as Codex's table keeps
-its timeouts and tool settings."""
-PLAIN_TYPES = frozenset({"command", "stdio", "local"})
-"""A `type` init does not write that still names what its entry is (a command hook, a
-local server): the user's spelling of the default, kept."""
-
-
-def _update_ours(entry: dict[str, Any], ours: dict[str, Any], runs: frozenset[str] = RUNS) -> None:
-    """`entry`, one of init's own, made to run what `ours` runs, changed in place (so that
-    only those members of the file's text change)."""
-    for key in [k for k in entry if k in runs and k not in ours]:
-        if not (key == "type" and entry[key] in PLAIN_TYPES):
-            del entry[key]
-    for key, value in ours.items():
-        if key in runs:
-            entry[key] = value
-
-
-def _hook_entries(entries: list[Any], ours: dict[str, Any], host: str) -> None:
-    """A flat list of hook entries (Cursor's, Copilot's): each of init's is updated,
-    one is added when there is none; every other entry is kept."""
-    found = [entry for entry in entries if _is_ours(entry, host)]
-    for entry in found:
-        _update_ours(entry, ours)
-    if not found:
-        entries.append(dict(ours))
-
-
-def _grouped_hook(
-    doc: dict[str, Any], where: str, event: str, group: dict[str, Any], host: str
-) -> None:
-    """Claude-shaped hooks (`hooks.EVENT = [{matcher?, hooks: [handler]}]`): each handler
-    of ours is updated in place (its group, matcher and all, stays as it is), and a group
-    added when there is none; every other group and handler is kept."""
-    hooks = child(doc, "hooks", dict, where)
-    groups = child(hooks, event, list, f"{where} hooks")
-    found = False
-    for existing in groups:
-        handlers = existing.get("hooks") if isinstance(existing, dict) else None
-        for handler in handlers if isinstance(handlers, list) else ():
-            if _is_ours(handler, host):
-                _update_ours(handler, group["hooks"][0])
-                found = True
-    if not found:
-        groups.append(group)
-
-
-def _mcp_server(doc: dict[str, Any], where: str, key: str, entry: dict[str, Any]) -> None:
-    servers = child(doc, key, dict, where)
-    existing = servers.get(SERVER_NAME)
-    if isinstance(existing, dict):
-        _update_ours(existing, entry, SERVER_RUNS)
-    else:
-        servers[SERVER_NAME] = entry
-
-
-def _json_edit(host: str, path: str, what: str, change: Callable[[dict[str, Any]], None]) -> Edit:
-    from .jsonfiles import merged, parse_object
-
-    def apply(current: str | None) -> str:
-        doc = parse_object(current or "", path)
-        change(doc)
-        return merged(current, doc, path)  # only what `change` added or replaced differs
-
-    return Edit(host, path, what, apply, change=change)
-
-
-def _owned_file(host: str, path: str, what: str, content: str, mode: int = 0o644) -> Edit:
-    """A whole file that is ours: created, or rewritten when it still carries our mark;
-    a file of the same name written by someone else is refused, never replaced."""
-
-    def apply(current: str | None) -> str:
-        if current is not None and OWNED_MARK not in current:
-            raise ConfigRefused(
-                f"{path} exists and was not written by metis-memory init; nothing was "
-                "written. Move it aside (or merge this in by hand), then run init again:\n"
-                + content
-            )
-        return content
-
-    return Edit(host, path, what, apply, mode=mode, json=False)
+from .jsonfiles import child
 
 
 # ---- Claude Code -------------------------------------------------------------------------
@@ -160,29 +33,18 @@ def _claude(command: str) -> list[Edit]:
     def hooks(doc: dict[str, Any]) -> None:
         where = ".claude/settings.json"
         start = {"matcher": "startup|resume|clear|compact", "hooks": [handler]}
-        _grouped_hook(doc, where, "SessionStart", start, "claude")
-        _grouped_hook(doc, where, "UserPromptSubmit", {"hooks": [handler]}, "claude")
+        grouped_hook(doc, where, "SessionStart", start, "claude")
+        grouped_hook(doc, where, "UserPromptSubmit", {"hooks": [handler]}, "claude")
 
     def mcp(doc: dict[str, Any]) -> None:
-        _mcp_server(doc, ".mcp.json", "mcpServers", _stdio(command))
+        mcp_server(doc, ".mcp.json", "mcpServers", stdio(command))
 
     return [
-        _json_edit(
+        json_edit(
             "claude", ".claude/settings.json", "SessionStart and UserPromptSubmit hooks", hooks
         ),
-        _json_edit("claude", ".mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
+        json_edit("claude", ".mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
     ]
-
-
-def _stdio(command: str, *args: str) -> dict[str, Any]:
-    program, *rest = _split(command)
-    return {"command": program, "args": [*rest, "mcp", *args]}
-
-
-def _split(command: str) -> list[str]:
-    import shlex
-
-    return shlex.split(command)
 
 
 # ---- OpenAI Codex ------------------------------------------------------------------------
@@ -223,18 +85,18 @@ def _codex(command: str) -> list[Edit]:
     def hooks(doc: dict[str, Any]) -> None:
         where = ".codex/hooks.json"
         start = {"matcher": "startup|resume|clear", "hooks": [handler]}
-        _grouped_hook(doc, where, "SessionStart", start, "codex")
-        _grouped_hook(doc, where, "UserPromptSubmit", {"hooks": [handler]}, "codex")
+        grouped_hook(doc, where, "SessionStart", start, "codex")
+        grouped_hook(doc, where, "UserPromptSubmit", {"hooks": [handler]}, "codex")
 
     def config(current: str | None) -> str:
         from .tomlfiles import set_table
 
-        server = {**_stdio(command), "required": True}
+        server = {**stdio(command), "required": True}
         keys = ("mcp_servers", SERVER_NAME)
         return set_table(current, CODEX_CONFIG, keys, server, CODEX_CONFIG_HEAD, keep=CODEX_KEEP)
 
     return [
-        _json_edit("codex", ".codex/hooks.json", "SessionStart and UserPromptSubmit hooks", hooks),
+        json_edit("codex", ".codex/hooks.json", "SessionStart and UserPromptSubmit hooks", hooks),
         Edit("codex", CODEX_CONFIG, f"MCP server {SERVER_NAME!r}, required", config, json=False),
     ]
 
@@ -248,12 +110,12 @@ def _gemini(command: str) -> list[Edit]:
 
     def settings(doc: dict[str, Any]) -> None:
         where = ".gemini/settings.json"
-        _grouped_hook(doc, where, "SessionStart", {"matcher": "*", "hooks": [handler]}, "gemini")
-        _grouped_hook(doc, where, "BeforeAgent", {"matcher": "*", "hooks": [handler]}, "gemini")
-        _mcp_server(doc, where, "mcpServers", _stdio(command))
+        grouped_hook(doc, where, "SessionStart", {"matcher": "*", "hooks": [handler]}, "gemini")
+        grouped_hook(doc, where, "BeforeAgent", {"matcher": "*", "hooks": [handler]}, "gemini")
+        mcp_server(doc, where, "mcpServers", stdio(command))
 
     return [
-        _json_edit(
+        json_edit(
             "gemini",
             ".gemini/settings.json",
             f"SessionStart and BeforeAgent hooks, MCP server {SERVER_NAME!r}",
@@ -272,14 +134,14 @@ def _cursor(command: str) -> list[Edit]:
         where = ".cursor/hooks.json"
         doc.setdefault("version", 1)
         entries = child(child(doc, "hooks", dict, where), "sessionStart", list, f"{where} hooks")
-        _hook_entries(entries, {"command": run}, "cursor")
+        hook_entries(entries, {"command": run}, "cursor")
 
     def mcp(doc: dict[str, Any]) -> None:
-        _mcp_server(doc, ".cursor/mcp.json", "mcpServers", _stdio(command, "${workspaceFolder}"))
+        mcp_server(doc, ".cursor/mcp.json", "mcpServers", stdio(command, "${workspaceFolder}"))
 
     return [
-        _json_edit("cursor", ".cursor/hooks.json", "sessionStart hook", hooks),
-        _json_edit("cursor", ".cursor/mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
+        json_edit("cursor", ".cursor/hooks.json", "sessionStart hook", hooks),
+        json_edit("cursor", ".cursor/mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
     ]
 
 
@@ -298,7 +160,7 @@ def _cline(command: str) -> list[Edit]:
         )
 
     return [
-        _owned_file("cline", f".clinerules/hooks/{event}", f"{event} hook", script(event), 0o755)
+        owned_file("cline", f".clinerules/hooks/{event}", f"{event} hook", script(event), 0o755)
         for event in ("TaskStart", "TaskResume", "UserPromptSubmit")
     ]
 
@@ -342,20 +204,20 @@ def _copilot_hooks(command: str) -> Edit:
         events = child(doc, "hooks", dict, COPILOT_HOOKS)
         for event in ("sessionStart", "userPromptSubmitted"):
             entries = child(events, event, list, f"{COPILOT_HOOKS} hooks")
-            _hook_entries(entries, handler, "copilot")
+            hook_entries(entries, handler, "copilot")
 
-    return _json_edit("copilot", COPILOT_HOOKS, "sessionStart and userPromptSubmitted hooks", hooks)
+    return json_edit("copilot", COPILOT_HOOKS, "sessionStart and userPromptSubmitted hooks", hooks)
 
 
 def _copilot(command: str) -> list[Edit]:
     def mcp(doc: dict[str, Any]) -> None:
-        entry = {"type": "stdio", **_stdio(command, "${workspaceFolder}")}
-        _mcp_server(doc, ".vscode/mcp.json", "servers", entry)
+        entry = {"type": "stdio", **stdio(command, "${workspaceFolder}")}
+        mcp_server(doc, ".vscode/mcp.json", "servers", entry)
 
     return [
         _copilot_hooks(command),
-        _owned_file("copilot", INSTRUCTIONS_PATH, "instructions file", INSTRUCTIONS),
-        _json_edit("copilot", ".vscode/mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
+        owned_file("copilot", INSTRUCTIONS_PATH, "instructions file", INSTRUCTIONS),
+        json_edit("copilot", ".vscode/mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
     ]
 
 
@@ -365,11 +227,11 @@ def _copilot(command: str) -> list[Edit]:
 # Both are read only in a folder the user trusts.
 def _copilot_cli(command: str) -> list[Edit]:
     def mcp(doc: dict[str, Any]) -> None:
-        _mcp_server(doc, ".mcp.json", "mcpServers", _stdio(command))
+        mcp_server(doc, ".mcp.json", "mcpServers", stdio(command))
 
     return [
         replace(_copilot_hooks(command), host="copilot-cli"),
-        _json_edit("copilot-cli", ".mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
+        json_edit("copilot-cli", ".mcp.json", f"MCP server {SERVER_NAME!r}", mcp),
     ]
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..store.config_files import ConfigFiles
 from ..store.errors import ConfigRefused, MemoryStoreError
-from .configs import SETUPS, Edit
+from .config_edits import Edit
+from .configs import SETUPS
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import TextIO
 from ..analysis.merge import merge
 from ..store.errors import fmt_bytes
 from ..store.files import CAPS, MemoryFile
-from .configs import Edit
+from .config_edits import Edit
 
 DRIVER = "metis-memory"
 """The name in `.gitattributes` (`merge=metis-memory`) and in `merge.<name>.driver`."""

@@ -1,0 +1,161 @@
+"""The pieces every host's entry in `configs.py` is made of: one `Edit` per file, merged
+into what is there (a JSON object, a whole file of ours), and the rules for which keys of
+an entry init owns. Kept apart from the hosts themselves so that a host's own module
+(`opencode.py`, `qwen.py`...) builds on them without importing every other host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..store.errors import ConfigRefused
+from .jsonfiles import child
+
+SERVER_NAME = "metis-memory"
+OWNED_MARK = "Written by metis-memory init"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change to one file: `apply(current text or None) -> new text`."""
+
+    host: str
+    path: str
+    """Relative to the workspace, with forward slashes."""
+    what: str
+    apply: Callable[[str | None], str]
+    mode: int = 0o644
+    json: bool = True
+    change: Callable[[dict[str, Any]], None] | None = None
+    """For a JSON file: the change to its object (which `apply` splices into the text);
+    tests apply it to the plain parsed document to know what the file must hold after."""
+
+
+@dataclass(frozen=True)
+class HostSetup:
+    name: str
+    title: str
+    edits: Callable[[str], list[Edit]]
+    """`edits(command)`: `command` runs metis-memory (e.g. "metis-memory")."""
+    still_to_do: str
+
+
+def is_ours(entry: object, host: str) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    pattern = rf"\bhook --host {re.escape(host)}(?![\w-])"
+    return any(
+        isinstance(command, str) and re.search(pattern, command) is not None
+        for command in (entry.get("command"), entry.get("bash"))
+    )
+
+
+RUNS = frozenset(
+    {"type", "command", "args", "shell", "bash", "powershell", "windows", "linux", "osx"}
+    | {"cwd", "env", "envFile"}
+)
+"""The keys of a hook entry that decide what it runs: the command (per shell or system),
+its arguments, the shell, and what it runs as (`cwd`, `env`). On an entry of its own, init
+owns these: it sets its own and removes the others, since a cloned repository could have
+put them there for the command init vouches for (as `env` goes from Codex's server table).
+Every other key of the entry (a timeout, a status message, a name, a matcher, a key of the
+user's own) and of its group is the user's once the entry exists: init writes those only
+in an entry it creates."""
+SERVER_RUNS = RUNS | {"url", "httpUrl", "serverUrl", "headers", "transport", "dev"}
+"""The same for an MCP server entry, which can also name a remote server instead of the
+command (`url`, Gemini's `httpUrl`...), or a debugger to start it under (VS Code's `dev`).
+A timeout, a tool filter, a description, `trust`... are the user's, as Codex's table keeps
+its timeouts and tool settings."""
+PLAIN_TYPES = frozenset({"command", "stdio", "local"})
+"""A `type` init does not write that still names what its entry is (a command hook, a
+local server): the user's spelling of the default, kept."""
+
+
+def update_ours(entry: dict[str, Any], ours: dict[str, Any], runs: frozenset[str] = RUNS) -> None:
+    """`entry`, one of init's own, made to run what `ours` runs, changed in place (so that
+    only those members of the file's text change)."""
+    for key in [k for k in entry if k in runs and k not in ours]:
+        if not (key == "type" and entry[key] in PLAIN_TYPES):
+            del entry[key]
+    for key, value in ours.items():
+        if key in runs:
+            entry[key] = value
+
+
+def hook_entries(entries: list[Any], ours: dict[str, Any], host: str) -> None:
+    """A flat list of hook entries (Cursor's, Copilot's): each of init's is updated,
+    one is added when there is none; every other entry is kept."""
+    found = [entry for entry in entries if is_ours(entry, host)]
+    for entry in found:
+        update_ours(entry, ours)
+    if not found:
+        entries.append(dict(ours))
+
+
+def grouped_hook(
+    doc: dict[str, Any], where: str, event: str, group: dict[str, Any], host: str
+) -> None:
+    """Claude-shaped hooks (`hooks.EVENT = [{matcher?, hooks: [handler]}]`): each handler
+    of ours is updated in place (its group, matcher and all, stays as it is), and a group
+    added when there is none; every other group and handler is kept."""
+    hooks = child(doc, "hooks", dict, where)
+    groups = child(hooks, event, list, f"{where} hooks")
+    found = False
+    for existing in groups:
+        handlers = existing.get("hooks") if isinstance(existing, dict) else None
+        for handler in handlers if isinstance(handlers, list) else ():
+            if is_ours(handler, host):
+                update_ours(handler, group["hooks"][0])
+                found = True
+    if not found:
+        groups.append(group)
+
+
+def mcp_server(doc: dict[str, Any], where: str, key: str, entry: dict[str, Any]) -> None:
+    servers = child(doc, key, dict, where)
+    existing = servers.get(SERVER_NAME)
+    if isinstance(existing, dict):
+        update_ours(existing, entry, SERVER_RUNS)
+    else:
+        servers[SERVER_NAME] = entry
+
+
+def json_edit(host: str, path: str, what: str, change: Callable[[dict[str, Any]], None]) -> Edit:
+    from .jsonfiles import merged, parse_object
+
+    def apply(current: str | None) -> str:
+        doc = parse_object(current or "", path)
+        change(doc)
+        return merged(current, doc, path)  # only what `change` added or replaced differs
+
+    return Edit(host, path, what, apply, change=change)
+
+
+def owned_file(host: str, path: str, what: str, content: str, mode: int = 0o644) -> Edit:
+    """A whole file that is ours: created, or rewritten when it still carries our mark;
+    a file of the same name written by someone else is refused, never replaced."""
+
+    def apply(current: str | None) -> str:
+        if current is not None and OWNED_MARK not in current:
+            raise ConfigRefused(
+                f"{path} exists and was not written by metis-memory init; nothing was "
+                "written. Move it aside (or merge this in by hand), then run init again:\n"
+                + content
+            )
+        return content
+
+    return Edit(host, path, what, apply, mode=mode, json=False)
+
+
+def stdio(command: str, *args: str) -> dict[str, Any]:
+    program, *rest = split_command(command)
+    return {"command": program, "args": [*rest, "mcp", *args]}
+
+
+def split_command(command: str) -> list[str]:
+    import shlex
+
+    return shlex.split(command)
