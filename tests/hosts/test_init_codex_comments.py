@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metis_memory.hosts.configs import CODEX_CONFIG, CODEX_KEEP, SERVER_NAME
+from metis_memory.hosts.config_edits import SERVER_NAME
+from metis_memory.hosts.configs import CODEX_CONFIG, CODEX_KEEP
 from metis_memory.hosts.tomlfiles import set_table
 from support.init_files import init, write
 

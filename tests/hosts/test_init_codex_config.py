@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory.hosts.configs import CODEX_CONFIG, SERVER_NAME
+from metis_memory.hosts.config_edits import SERVER_NAME
+from metis_memory.hosts.configs import CODEX_CONFIG
 from metis_memory.hosts.tomlfiles import set_table
 from metis_memory.store.errors import ConfigRefused
 from support.init_files import init, snapshot, write

@@ -29,6 +29,8 @@ FIRST_SEND: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "cline": (inputs.CLINE_TASK_START, ("contextModification",)),
     "copilot": (inputs.VSCODE_SESSION_START, ("hookSpecificOutput", "additionalContext")),
     "copilot-cli": (inputs.COPILOT_CLI_PROMPT, ("additionalContext",)),
+    "opencode": (inputs.OPENCODE_SYSTEM, ()),
+    "cline-plugin": (inputs.CLINE_RULE, ()),
 }
 NO_STALE_DEADLINE = {STALE_BUDGET_ENV: "60000"}  # the check always finishes: one answer
 
@@ -39,7 +41,7 @@ def sent(hook: Hook, host: str, workspace: Path) -> str:
     payload = inputs.filled(template, cwd=str(workspace), session=f"first-{host}")
     done = hook("--host", host, payload=payload, env=NO_STALE_DEADLINE)
     assert done.returncode == 0, done.stderr
-    value: Any = json.loads(done.stdout)
+    value: Any = json.loads(done.stdout) if path else done.stdout.removesuffix("\n")
     for key in path:
         value = value[key]
     assert isinstance(value, str)

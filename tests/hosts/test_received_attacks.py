@@ -28,6 +28,8 @@ FIRST_SEND: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "cline": (inputs.CLINE_TASK_START, ("contextModification",)),
     "copilot": (inputs.VSCODE_SESSION_START, ("hookSpecificOutput", "additionalContext")),
     "copilot-cli": (inputs.COPILOT_CLI_PROMPT, ("additionalContext",)),
+    "opencode": (inputs.OPENCODE_SYSTEM, ()),
+    "cline-plugin": (inputs.CLINE_RULE, ()),
 }
 """Each host's first send, as in test_received.py (a KeyError here: a host was added)."""
 NO_STALE_DEADLINE = {STALE_BUDGET_ENV: "60000"}
@@ -51,7 +53,7 @@ def first_send(hook: Hook, host: str, workspace: Path) -> tuple[int, str, str]:
     done = hook("--host", host, payload=payload, env=NO_STALE_DEADLINE)
     if done.returncode != 0 or not done.stdout:
         return done.returncode, done.stdout, done.stderr
-    value = json.loads(done.stdout)
+    value: Any = json.loads(done.stdout) if path else done.stdout.removesuffix("\n")
     for key in path:
         value = value[key]
     return done.returncode, value, done.stderr

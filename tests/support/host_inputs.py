@@ -161,6 +161,15 @@ VSCODE_COPILOT_PROMPT: dict[str, Any] = {
 }
 
 
+OPENCODE_SYSTEM: dict[str, Any] = {
+    "hook_event_name": "experimental.chat.system.transform",
+    "cwd": "{cwd}",
+}
+"""What opencode's plugin (plugin_reader.py) asks the hook, before each model call."""
+CLINE_RULE: dict[str, Any] = {"hook_event_name": "rule", "cwd": "{cwd}"}
+"""What the Cline CLI's plugin asks, as each prompt's system prompt is composed."""
+
+
 def filled(template: dict[str, Any], *, cwd: str, session: str) -> dict[str, Any]:
     """`template` with `{cwd}` and `{session}` replaced, everywhere they occur."""
 

@@ -378,6 +378,38 @@ def contract_for(
     return COPILOT_CLI
 
 
+# ---- Plugins that run inside a host (plugin_reader.py) ----------------------------------
+# opencode and the Cline CLI rebuild the system prompt before each model call (opencode) or
+# each prompt (Cline), and ask a plugin for text to put in it; the plugin `init` writes asks
+# this hook for the memory, with `{"hook_event_name": EVENT}` and `--workspace`, whenever
+# the files changed. There is no session to record: the text goes into every call, so every
+# ask is answered in full, and the plugin keeps the answer while the files stay the same.
+def _render_plain(_event: str, text: str | None) -> str:
+    return "" if text is None else text
+
+
+OPENCODE = HostContract(
+    name="opencode",
+    title="opencode",
+    session_start=frozenset({"experimental.chat.system.transform"}),
+    per_turn=frozenset(),
+    project_env=(),
+    parse=_parse_claude_like,
+    render=_render_plain,
+)
+
+CLINE_PLUGIN = HostContract(
+    name="cline-plugin",
+    title="the Cline CLI's plugin",
+    session_start=frozenset({"rule"}),
+    per_turn=frozenset(),
+    project_env=(),
+    parse=_parse_claude_like,
+    render=_render_plain,
+)
+
+
 HOSTS: dict[str, HostContract] = {
-    h.name: h for h in (CLAUDE, CODEX, GEMINI, CURSOR, CLINE, COPILOT, COPILOT_CLI)
+    h.name: h
+    for h in (CLAUDE, CODEX, GEMINI, CURSOR, CLINE, COPILOT, COPILOT_CLI, OPENCODE, CLINE_PLUGIN)
 }
