@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from metis_memory.hosts.config_edits import HostSetup
+from metis_memory.hosts.configs import SETUPS
 from metis_memory.hosts.detect import detect
 
 
@@ -50,3 +52,21 @@ def test_a_relative_path_entry_is_not_this_machine(
     monkeypatch.chdir(workspace)
     env = {"HOME": str(tmp_path / "home"), "PATH": os.pathsep.join([entry, "/nonexistent"])}
     assert detect(workspace, env)["claude"] == []
+
+
+@pytest.mark.parametrize(
+    "qwen_home", ["\0", "/nonexistent/\0/x", "~/\0", "~x", "/" + "x" * 5000, "~/" + "x" * 5000]
+)
+def test_an_odd_qwen_home_finds_nothing_and_raises_nothing(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch, qwen_home: str
+) -> None:
+    """QWEN_HOME replaces `~/.qwen` (as CODEX_HOME does `~/.codex`): one with a NUL, a
+    relative one (`~x` is not the home folder), or a name longer than the system takes is
+    not a folder here."""
+    if "qwen" not in SETUPS:  # TEMPORARY, until configs.py lists Qwen Code (issue 42)
+        monkeypatch.setitem(SETUPS, "qwen", HostSetup("qwen", "Qwen Code", lambda _: [], ""))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "home" / ".qwen").mkdir(parents=True)
+    (tmp_path / "~x").mkdir()
+    env = {"HOME": str(tmp_path / "home"), "PATH": "", "QWEN_HOME": qwen_home}
+    assert detect(workspace, env)["qwen"] == []

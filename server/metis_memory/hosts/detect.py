@@ -36,6 +36,9 @@ class Signs:
     home: tuple[str, ...] = ()
     home_variable: tuple[str, str] | None = None
     """(variable, what it stands for): e.g. Codex's CODEX_HOME replaces `~/.codex`."""
+    variable_reads_tilde: bool = False
+    """Whether the host reads a leading `~/` in that variable as the home folder (a value
+    quoted in a shell keeps its `~`)."""
 
 
 SIGNS: dict[str, Signs] = {
@@ -56,8 +59,10 @@ SIGNS: dict[str, Signs] = {
         commands=("cursor", "cursor-agent"),
         home=("~/.cursor/",),
     ),
+    # The Cline CLI (@cline/shared, storage `resolvePluginConfigSearchPaths` and its kin)
+    # reads `.clinerules` and `.cline/{rules,hooks,plugins,workflows}` in a workspace.
     "cline": Signs(
-        folder=(".clinerules", ".clineignore"),
+        folder=(".clinerules", ".cline/", ".clineignore"),
         commands=("cline",),
         home=("~/.cline/", "~/Documents/Cline/"),
     ),
@@ -75,10 +80,28 @@ SIGNS: dict[str, Signs] = {
         commands=("copilot",),
         home=("~/.copilot/",),
     ),
+    # opencode 1.18 (its Bun binary's Config service and `ConfigPaths`): `opencode.jsonc` and
+    # `opencode.json` found walking up from the project, every `.opencode/` on the way and in
+    # the home folder, and `~/.config/opencode/` (written at its first run); its installer
+    # puts the binary in `~/.opencode/bin`, and its sessions live in `~/.local/share/opencode/`.
+    "opencode": Signs(
+        folder=("opencode.json", "opencode.jsonc", ".opencode/"),
+        commands=("opencode",),
+        home=("~/.config/opencode/", "~/.opencode/", "~/.local/share/opencode/"),
+    ),
+    # Qwen Code 0.24 (chunks: `QWEN_DIR = ".qwen"`, `DEFAULT_CONTEXT_FILENAME = "QWEN.md"`,
+    # `.qwenignore`; `Storage.getGlobalQwenDir`: QWEN_HOME, else `~/.qwen`).
+    "qwen": Signs(
+        folder=(".qwen/", "QWEN.md", ".qwenignore"),
+        commands=("qwen",),
+        home=("~/.qwen/",),
+        home_variable=("QWEN_HOME", "~/.qwen/"),
+        variable_reads_tilde=True,  # Storage.resolvePath
+    ),
 }
 """Every host `init` sets up has its signs (tests/hosts/test_detect.py holds the two sets
-equal). A file several hosts read (AGENTS.md is read by Codex, Cursor and Copilot) is a sign
-of the host whose own file it is."""
+equal). A file several hosts read (AGENTS.md is read by Codex, Cursor, Copilot, opencode and
+Qwen Code) is a sign of the host whose own file it is."""
 
 
 def detect(workspace: Path, environ: Mapping[str, str] | None = None) -> dict[str, list[str]]:
@@ -94,7 +117,8 @@ def detect(workspace: Path, environ: Mapping[str, str] | None = None) -> dict[st
         why += [f"{c} on PATH" for c in signs.commands if search and shutil.which(c, path=search)]
         if signs.home_variable and env.get(signs.home_variable[0]):
             variable, stands_for = signs.home_variable
-            if os.path.isabs(env[variable]) and _exists(Path(env[variable])):
+            folder = _variable_folder(env[variable], home if signs.variable_reads_tilde else None)
+            if folder is not None and _exists(folder):
                 why.append(f"{variable} ({stands_for}) on this machine")
         else:
             why += [
@@ -126,6 +150,14 @@ def _in_folder(workspace: Path, sign: str) -> bool:
         except (OSError, ValueError):
             return False
     return _exists(folder / parts[-1])
+
+
+def _variable_folder(value: str, home: Path | None) -> Path | None:
+    """The folder a variable such as CODEX_HOME names, when it is absolute (or `~/...`
+    and `home` is given); a relative one would be found from wherever the host runs."""
+    if home is not None and (value == "~" or value.startswith(("~/", "~" + os.sep))):
+        return home / value[2:]
+    return Path(value) if os.path.isabs(value) else None
 
 
 def _home(env: Mapping[str, str]) -> Path | None:
