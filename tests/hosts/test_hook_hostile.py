@@ -36,6 +36,7 @@ from support.host_inputs import (
     CURSOR_SESSION_START,
     GEMINI_BEFORE_AGENT,
     OPENCODE_SYSTEM,
+    QWEN_SESSION_START,
     VSCODE_SESSION_START,
     filled,
 )
@@ -51,6 +52,7 @@ START = {  # the first event that sends each host the memory
     "opencode": OPENCODE_SYSTEM,
     "cline-plugin": CLINE_RULE,
     "copilot-cli": COPILOT_CLI_PROMPT,  # (as Gemini: its prompt hook sends)
+    "qwen": QWEN_SESSION_START,
 }
 assert set(START) == set(HOSTS), "a new host needs its hostile-input tests"
 

@@ -31,6 +31,7 @@ FIRST_SEND: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
     "copilot-cli": (inputs.COPILOT_CLI_PROMPT, ("additionalContext",)),
     "opencode": (inputs.OPENCODE_SYSTEM, ()),
     "cline-plugin": (inputs.CLINE_RULE, ()),
+    "qwen": (inputs.QWEN_SESSION_START, ("hookSpecificOutput", "additionalContext")),
 }
 NO_STALE_DEADLINE = {STALE_BUDGET_ENV: "60000"}  # the check always finishes: one answer
 

@@ -161,6 +161,33 @@ VSCODE_COPILOT_PROMPT: dict[str, Any] = {
 }
 
 
+# Qwen Code 0.24.4, as recorded from the real binary (a hook that saved its stdin; the
+# shape is `createBaseInput` + `fireSessionStartEvent` / `fireUserPromptSubmitEvent` in
+# chunks/chunk-DPEB6S2R.js). A tool result's continuation of a turn fires UserPromptSubmit
+# again, with `"prompt": ""` and no `submitted_prompt`.
+QWEN_SESSION_START: dict[str, Any] = {
+    "session_id": "{session}",
+    "transcript_path": "/home/u/.qwen/projects/-home-u-project/chats/{session}.jsonl",
+    "cwd": "{cwd}",
+    "hook_event_name": "SessionStart",
+    "timestamp": "2026-11-27T23:49:11.751Z",
+    "permission_mode": "auto",
+    "source": "startup",
+    "model": "gpt-4.1",
+}
+QWEN_PROMPT: dict[str, Any] = {
+    "session_id": "{session}",
+    "transcript_path": "/home/u/.qwen/projects/-home-u-project/chats/{session}.jsonl",
+    "cwd": "{cwd}",
+    "hook_event_name": "UserPromptSubmit",
+    "timestamp": "2026-11-27T23:49:12.052Z",
+    "permission_mode": "auto",
+    "prompt_id": "{session}########0",
+    "prompt": "METIS-PROMPT-1 hello",
+    "submitted_prompt": "METIS-PROMPT-1 hello",
+}
+
+
 OPENCODE_SYSTEM: dict[str, Any] = {
     "hook_event_name": "experimental.chat.system.transform",
     "cwd": "{cwd}",

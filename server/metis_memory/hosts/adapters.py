@@ -360,6 +360,32 @@ COPILOT = HostContract(
     render=_render_copilot,
 )
 
+# ---- Qwen Code ---------------------------------------------------------------------------
+# @qwen-code/qwen-code 0.24.4, chunks/chunk-DPEB6S2R.js (input recorded from the binary):
+# `createBaseInput` sends `session_id`, `transcript_path`, `cwd`, `hook_event_name`,
+# `timestamp` (ISO) and `permission_mode`, plus `source` and `model` for SessionStart
+# (`fireSessionStartEvent`), `prompt` for UserPromptSubmit (`fireUserPromptSubmitEvent`);
+# `executeCommandHook` sets QWEN_PROJECT_DIR (and Claude's and Gemini's names) to `cwd`, and
+# reads exit 2 as "block", stdout as JSON (stderr instead when stdout is empty, shown to the
+# user). Only `hookSpecificOutput.additionalContext` is read, every `<` and `>` written as
+# `&lt;` and `&gt;` (chunk-QA5TENCT.js `DefaultHookOutput.getAdditionalContext`): the
+# memory is delimited with brackets, as for Gemini. SessionStart (sources startup, resume,
+# clear, compact: `startChat`, `resetChat`, `tryCompressChat`) replaces a block at the end of
+# the system prompt (`LlmChat.setSessionStartContext`); UserPromptSubmit context is appended
+# to the prompt as a part of its own (`wrapUserPromptSubmitContext`) and stays in the
+# history. Qwen fires UserPromptSubmit before every model call of a turn, a tool result's
+# continuation included (`"prompt": ""`): a memory changed by a tool reaches the next call.
+QWEN = HostContract(
+    name="qwen",
+    title="Qwen Code",
+    session_start=frozenset({"SessionStart"}),
+    per_turn=frozenset({"UserPromptSubmit"}),
+    project_env=("QWEN_PROJECT_DIR",),
+    parse=_parse_claude_like,
+    render=_render_specific,
+    delimiters=BRACKETS,
+)
+
 COPILOT_CLI_ENV = "COPILOT_CLI"
 
 
@@ -411,5 +437,16 @@ CLINE_PLUGIN = HostContract(
 
 HOSTS: dict[str, HostContract] = {
     h.name: h
-    for h in (CLAUDE, CODEX, GEMINI, CURSOR, CLINE, COPILOT, COPILOT_CLI, OPENCODE, CLINE_PLUGIN)
+    for h in (
+        CLAUDE,
+        CODEX,
+        GEMINI,
+        CURSOR,
+        CLINE,
+        COPILOT,
+        COPILOT_CLI,
+        OPENCODE,
+        CLINE_PLUGIN,
+        QWEN,
+    )
 }
