@@ -28,6 +28,8 @@ ALL_FILES = {
     INSTRUCTIONS_PATH,
     ".github/hooks/metis-memory.json",
     ".vscode/mcp.json",
+    ".opencode/plugins/metis-memory.js",
+    "opencode.json",
 }
 
 

@@ -32,6 +32,10 @@ class Edit:
     change: Callable[[dict[str, Any]], None] | None = None
     """For a JSON file: the change to its object (which `apply` splices into the text);
     tests apply it to the plain parsed document to know what the file must hold after."""
+    alternatives: tuple[Edit, ...] = ()
+    """The same change for other files the host reads in place of `path`, in the host's
+    order: the edit goes into the first of `path` and these that exists, and creates
+    `path` when none does (opencode's `opencode.json` or `opencode.jsonc`...)."""
 
 
 @dataclass(frozen=True)

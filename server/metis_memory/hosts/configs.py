@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from . import opencode
 from .config_edits import (
     OWNED_MARK,
     SERVER_NAME,
@@ -306,5 +307,6 @@ SETUPS: dict[str, HostSetup] = {
             "--trust-folder` trusts one run, not a resumed one), and allow the metis-memory "
             "tools when it asks (`--allow-tool metis-memory` for `copilot -p`).",
         ),
+        HostSetup("opencode", "opencode", opencode.edits, opencode.STILL_TO_DO),
     )
 }

@@ -106,11 +106,11 @@ def plan_init(
         from .merge_driver import attributes_edit
 
         wanted.append(attributes_edit())
-    for edit in wanted:
-        if edit.path not in skip:
-            by_path.setdefault(edit.path, []).append(edit)
     changes = []
     with ConfigFiles(workspace) as files:
+        for edit in (_placed(files, edit) for edit in wanted):
+            if edit.path not in skip:
+                by_path.setdefault(edit.path, []).append(edit)
         for path, edits in by_path.items():
             before = files.read(path)
             after = _merge(path, before, edits)
@@ -131,6 +131,14 @@ def plan_init(
 
         git_config = git_settings(command)
     return InitPlan(workspace, chosen, tuple(changes), git_config)
+
+
+def _placed(files: ConfigFiles, edit: Edit) -> Edit:
+    """`edit`, or the first of its alternatives whose file exists (a host that reads one
+    of several files)."""
+    if not edit.alternatives:
+        return edit
+    return next((e for e in (edit, *edit.alternatives) if files.read(e.path) is not None), edit)
 
 
 def _merge(path: str, before: str | None, edits: list[Edit]) -> str:
