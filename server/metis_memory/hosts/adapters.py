@@ -262,16 +262,27 @@ CURSOR = HostContract(
 
 
 # ---- Cline -------------------------------------------------------------------------------
-# https://docs.cline.bot/features/hooks: an executable named after the event in
-# `.clinerules/hooks/`; input carries `hookName`, `taskId` and `workspaceRoots`; the
-# answer is always `{"cancel": bool, "contextModification"?: str, "errorMessage"?: str}`,
-# and `"cancel": true` would stop the task, so it is always false here.
+# The VS Code extension (https://docs.cline.bot/features/hooks): an executable named after
+# the event in `.clinerules/hooks/`; input carries `hookName`, `taskId` and
+# `workspaceRoots`; the answer is always `{"cancel": bool, "contextModification"?: str,
+# "errorMessage"?: str}`, and `"cancel": true` would stop the task, so it is always false.
+#
+# The Cline CLI (3.0.65) runs the same files under its own event names (@cline/core `ZV`:
+# TaskStart -> agent_start, TaskResume -> agent_resume, UserPromptSubmit -> prompt_submit;
+# agent_start again for every prompt, agent_resume for every prompt of a `cline --id` run),
+# with the payload of core `r0` (`taskId`, `workspaceRoots`...). It runs them detached,
+# stdout and stderr ignored (core `s8`, `O6`): agent_start's answer would be read only
+# under `blockingRunStartHooks`, which nothing in the CLI sets. Its model gets the memory
+# from init's plugin instead (CLINE_PLUGIN), so these are read as per-turn events of no
+# session: the hook then sends nothing and records nothing (`hook._serve`), and answers
+# the no-op without a warning.
+CLINE_CLI_EVENTS = frozenset({"agent_start", "agent_resume", "prompt_submit"})
+
+
 def _parse_cline(data: Mapping[str, Any]) -> HookInput:
-    return HookInput(
-        _text(data, "hookName") or "",
-        _text(data, "taskId"),
-        _paths(data.get("workspaceRoots")),
-    )
+    event = _text(data, "hookName") or ""
+    session = None if event in CLINE_CLI_EVENTS else _text(data, "taskId")
+    return HookInput(event, session, _paths(data.get("workspaceRoots")))
 
 
 def _render_cline(_event: str, text: str | None) -> str:
@@ -284,7 +295,7 @@ CLINE = HostContract(
     name="cline",
     title="Cline",
     session_start=frozenset({"TaskStart", "TaskResume"}),
-    per_turn=frozenset({"UserPromptSubmit"}),
+    per_turn=frozenset({"UserPromptSubmit"}) | CLINE_CLI_EVENTS,
     project_env=(),
     parse=_parse_cline,
     render=_render_cline,
