@@ -30,6 +30,7 @@ ALL_FILES = {
     ".vscode/mcp.json",
     ".opencode/plugins/metis-memory.js",
     "opencode.json",
+    ".qwen/settings.json",
 }
 
 

@@ -27,6 +27,7 @@ HOOK_FILES = {
     "gemini": ".gemini/settings.json",
     "cursor": ".cursor/hooks.json",
     "copilot": ".github/hooks/metis-memory.json",
+    "qwen": ".qwen/settings.json",
 }
 COMMAND_KEYS = ("command", "bash", "powershell")
 
@@ -156,6 +157,7 @@ MCP_FILES = {
     "gemini": (".gemini/settings.json", "mcpServers"),
     "cursor": (".cursor/mcp.json", "mcpServers"),
     "copilot": (".vscode/mcp.json", "servers"),
+    "qwen": (".qwen/settings.json", "mcpServers"),
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from . import opencode
+from . import opencode, qwen
 from .config_edits import (
     OWNED_MARK,
     SERVER_NAME,
@@ -308,5 +308,6 @@ SETUPS: dict[str, HostSetup] = {
             "tools when it asks (`--allow-tool metis-memory` for `copilot -p`).",
         ),
         HostSetup("opencode", "opencode", opencode.edits, opencode.STILL_TO_DO),
+        HostSetup("qwen", "Qwen Code", qwen.edits, qwen.STILL_TO_DO),
     )
 }
