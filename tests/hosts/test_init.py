@@ -25,6 +25,7 @@ ALL_FILES = {
     ".clinerules/hooks/TaskStart",
     ".clinerules/hooks/TaskResume",
     ".clinerules/hooks/UserPromptSubmit",
+    ".cline/plugins/metis-memory.js",
     INSTRUCTIONS_PATH,
     ".github/hooks/metis-memory.json",
     ".vscode/mcp.json",

@@ -22,6 +22,7 @@ from .config_edits import (
     stdio,
 )
 from .jsonfiles import child
+from .plugin_reader import reader_js
 
 
 # ---- Claude Code -------------------------------------------------------------------------
@@ -147,10 +148,50 @@ def _cursor(command: str) -> list[Edit]:
 
 
 # ---- Cline -------------------------------------------------------------------------------
-# https://docs.cline.bot/customization/hooks: an executable named after the event in
-# `.clinerules/hooks/`. Cline 4.x (apps/vscode/src/sdk/hooks-adapter.ts) runs TaskStart and
-# UserPromptSubmit but injects only tool-hook context; 3.x injected all three. Cline's MCP
-# servers live in its own global settings file.
+# Two hosts read this workspace's Cline files.
+#
+# The Cline CLI (3.0.65, @cline/core 0.0.86; checked against `@cline/core/dist/index.js`
+# and `@cline/shared/dist/index.js`, by their minified names) loads every `*.js` in
+# `.cline/plugins/` (shared storage `resolvePluginConfigSearchPaths`) in a Node process of
+# its own (core `e6`, loadSandboxedPlugins: `node` from the PATH runs
+# `@cline/cli-<platform>/extensions/plugin-sandbox-bootstrap.js`, which imports the file
+# with jiti, so ES module `import`s work). It takes the default export (core `AX`:
+# `mod.default ?? mod.plugin`) when that is an object with a non-empty `name` and a
+# `manifest` whose `capabilities` is a non-empty string array (core `sP`, `oP`; shared `$q`
+# knows "rules"), and calls its `setup(api)`. A rule's content function is called each
+# time a prompt's system prompt is composed (core `composeSystemPrompt`: once per prompt,
+# not per model call) and its text appended to that system prompt: the memory goes there.
+# `registerMcpServer` (capability "mcp") is accepted too, but nothing in 3.0.65 reads what
+# it registers (`getRegisteredMcpServers` is never called; with the real binary no server
+# starts), so the CLI's MCP servers come only from the user's global
+# `cline_mcp_settings.json`, which init leaves alone (the report says how to add ours).
+#
+# The VS Code extension (https://docs.cline.bot/customization/hooks) runs an executable
+# named after the event in `.clinerules/hooks/`. Cline 3.x adds the context of TaskStart,
+# TaskResume and UserPromptSubmit to the task; 4.x (apps/vscode/src/sdk/hooks-adapter.ts)
+# runs TaskStart and UserPromptSubmit but keeps only tool hooks' context, and plugins are
+# "not applicable on VSCode" yet (https://docs.cline.bot/customization/plugins). The CLI
+# runs these same files too, detached, reading nothing they print (adapters.CLINE).
+CLINE_PLUGIN_PATH = ".cline/plugins/metis-memory.js"
+
+
+def _cline_plugin(command: str) -> str:
+    return reader_js(command, "cline-plugin", "rule") + _CLINE_PLUGIN_EXPORT
+
+
+_CLINE_PLUGIN_EXPORT = """
+// The plugin the Cline CLI loads from this folder: one rule, whose content is asked for
+// each time a prompt's system prompt is composed. Delete this file to stop.
+export default {
+  name: "metis-memory",
+  manifest: { capabilities: ["rules"] },
+  setup(api) {
+    api.registerRule({ id: "metis-memory", content: metisMemory });
+  },
+};
+"""
+
+
 def _cline(command: str) -> list[Edit]:
     def script(event: str) -> str:
         return (
@@ -160,10 +201,12 @@ def _cline(command: str) -> list[Edit]:
             f"exec {command} hook --host cline\n"
         )
 
-    return [
+    hooks = [
         owned_file("cline", f".clinerules/hooks/{event}", f"{event} hook", script(event), 0o755)
         for event in ("TaskStart", "TaskResume", "UserPromptSubmit")
     ]
+    plugin = owned_file("cline", CLINE_PLUGIN_PATH, "CLI plugin (rule)", _cline_plugin(command))
+    return [*hooks, plugin]
 
 
 # ---- VS Code and GitHub Copilot ----------------------------------------------------------
@@ -282,10 +325,19 @@ SETUPS: dict[str, HostSetup] = {
             "cline",
             "Cline",
             _cline,
-            "turn on Hooks in Cline's settings (macOS and Linux). Cline 3.x adds the hooks' "
-            "context to the task; Cline 4.x runs them but keeps only tool-hook context, so there "
-            "the memory arrives through the MCP tools: add the server in Cline's MCP settings "
-            "(command `metis-memory`, args `mcp <this folder>`).",
+            "the Cline CLI loads .cline/plugins/metis-memory.js by itself, with the `node` on "
+            "its PATH, and puts the memory in each prompt's system prompt. Its MCP servers "
+            "come only from your own global settings, which init leaves alone: for the memory "
+            "tools in every folder you run `cline` in, run once `cline mcp add metis-memory "
+            "--yes -- metis-memory mcp`, which adds "
+            '"metis-memory": {"transport": {"type": "stdio", "command": "metis-memory", '
+            '"args": ["mcp"]}} to mcpServers in ~/.cline/data/settings/cline_mcp_settings.json '
+            "($CLINE_MCP_SETTINGS_PATH when set; <dir>/settings/ with --data-dir <dir>); its "
+            "tools run without asking while auto-approve is on, the default. In "
+            "the VS Code extension, turn on Hooks in Cline's settings (macOS and Linux): Cline "
+            "3.x adds the hooks' context to the task; 4.x runs them but keeps only tool-hook "
+            "context, so there the memory arrives through the MCP tools: add the server in "
+            "Cline's MCP settings (command `metis-memory`, args `mcp <this folder>`).",
         ),
         HostSetup(
             "copilot",
