@@ -25,6 +25,15 @@ async def test_agent_hosts_lists_every_host_with_its_files(
     assert copilot["title"] == "GitHub Copilot in VS Code"
     assert INSTRUCTIONS_PATH in copilot["files"]
     assert ".github/hooks/metis-memory.json" in copilot["files"]
+    # The hosts of issue 42, with the files that bring them the memory every turn.
+    offered = {h["name"]: (h["title"], h["files"]) for h in hosts}
+    assert offered["opencode"] == (
+        "opencode",
+        [".opencode/plugins/metis-memory.js", "opencode.json"],
+    )
+    assert offered["qwen"] == ("Qwen Code", [".qwen/settings.json"])
+    assert offered["cline"][0] == "Cline"
+    assert ".cline/plugins/metis-memory.js" in offered["cline"][1]
 
 
 async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, workspace: Path) -> None:
@@ -147,3 +156,20 @@ async def test_expected_plan_must_be_a_sha256(client: MetisClient, workspace: Pa
     )
     assert error.code == INVALID_PARAMS and "expectedPlan" in error.message
     assert list(workspace.iterdir()) == []
+
+
+async def test_a_host_reading_one_of_several_files_is_offered_the_one_here(
+    client: MetisClient, workspace: Path
+) -> None:
+    """opencode reads `opencode.jsonc` as well as `opencode.json`: init writes into the one
+    that is there, and the picker names that one (by name: nothing is read for the list)."""
+    (workspace / "opencode.jsonc").write_text('{\n  "model": "anthropic/claude-sonnet-4-5"\n}\n')
+    await client.start_session([workspace])
+    hosts = {h["name"]: h for h in await client.command("metis.agentHosts", {})}
+    assert hosts["opencode"]["files"] == [".opencode/plugins/metis-memory.js", "opencode.jsonc"]
+    assert hosts["opencode"]["detected"] == ["opencode.jsonc in this folder"]
+    preview = await client.command("metis.connectAgents", {"hosts": ["opencode"], "dryRun": True})
+    assert [f["path"] for f in preview["files"]] == hosts["opencode"]["files"]
+    (workspace / "opencode.jsonc").unlink()
+    hosts = {h["name"]: h for h in await client.command("metis.agentHosts", {})}
+    assert hosts["opencode"]["files"] == [".opencode/plugins/metis-memory.js", "opencode.json"]

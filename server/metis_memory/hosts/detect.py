@@ -113,7 +113,7 @@ def detect(workspace: Path, environ: Mapping[str, str] | None = None) -> dict[st
     found: dict[str, list[str]] = {}
     for name in SETUPS:
         signs = SIGNS[name]
-        why = [f"{f} in this folder" for f in signs.folder if _in_folder(workspace, f)]
+        why = [f"{f} in this folder" for f in signs.folder if in_folder(workspace, f)]
         why += [f"{c} on PATH" for c in signs.commands if search and shutil.which(c, path=search)]
         if signs.home_variable and env.get(signs.home_variable[0]):
             variable, stands_for = signs.home_variable
@@ -137,7 +137,7 @@ def absolute_path_entries(path: str) -> str:
     return os.pathsep.join(e for e in entries if os.path.isabs(e))
 
 
-def _in_folder(workspace: Path, sign: str) -> bool:
+def in_folder(workspace: Path, sign: str) -> bool:
     """Whether `sign` (a relative name, `/` between its parts) is in the workspace, each
     folder on the way a real folder (not a symlink) and the last name there as itself."""
     parts = sign.rstrip("/").split("/")

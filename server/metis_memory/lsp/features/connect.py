@@ -19,6 +19,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from ...hosts.config_edits import Edit
 from ...hosts.configs import SETUPS
 from ...store.errors import MemoryStoreError
 from ..arguments import CommandError, invalid, parse
@@ -32,22 +33,34 @@ COMMAND = "metis-memory"
 
 
 async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
-    """Every host `init` can set up, with the files it would write and why it seems in use
-    here (for a picker that ticks those)."""
+    """Every host `init` can set up, with the files it would write here and why it seems in
+    use here (for a picker that ticks those)."""
     from ...hosts.detect import detect
 
     params = parse(AGENT_HOSTS, args)
-    folder = take_folder(ls, AGENT_HOSTS, params.workspace)
-    found = await asyncio.to_thread(detect, Path(folder.path))
+    workspace = Path(take_folder(ls, AGENT_HOSTS, params.workspace).path)
+
+    def look() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        files = {s.name: [_placed(workspace, e) for e in s.edits(COMMAND)] for s in SETUPS.values()}
+        return detect(workspace), files
+
+    found, files = await asyncio.to_thread(look)
     return [
-        {
-            "name": s.name,
-            "title": s.title,
-            "files": [e.path for e in s.edits(COMMAND)],
-            "detected": found[s.name],
-        }
+        {"name": s.name, "title": s.title, "files": files[s.name], "detected": found[s.name]}
         for s in SETUPS.values()
     ]
+
+
+def _placed(workspace: Path, edit: Edit) -> str:
+    """Where `edit` goes in this folder: for a host that reads one of several files
+    (opencode's `opencode.json` or `opencode.jsonc`), the first whose name is here, as
+    init chooses, else the first; names only, nothing read."""
+    from ...hosts.detect import in_folder
+
+    if not edit.alternatives:
+        return edit.path
+    options = (edit, *edit.alternatives)
+    return next((e.path for e in options if in_folder(workspace, e.path)), edit.path)
 
 
 def plan_digest(
