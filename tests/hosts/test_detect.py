@@ -8,20 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory.hosts.config_edits import HostSetup
 from metis_memory.hosts.configs import SETUPS
 from metis_memory.hosts.detect import SIGNS, detect
-
-ARRIVING = ("opencode", "qwen")
-"""Hosts whose `init` entries are being added to SETUPS (issue 42): their signs come first.
-TEMPORARY: once configs.py lists them, drop this, `arriving_hosts` and the `<=` below."""
-
-
-@pytest.fixture
-def arriving_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ARRIVING:
-        if name not in SETUPS:
-            monkeypatch.setitem(SETUPS, name, HostSetup(name, name, lambda _: [], ""))
 
 
 def executable(folder: Path, name: str) -> None:
@@ -31,7 +19,7 @@ def executable(folder: Path, name: str) -> None:
 
 
 def test_every_host_has_its_signs() -> None:
-    assert set(SETUPS) <= set(SIGNS) <= set(SETUPS) | set(ARRIVING)
+    assert set(SIGNS) == set(SETUPS)
 
 
 def test_nothing_found_in_an_empty_folder_and_home(tmp_path: Path, workspace: Path) -> None:
@@ -60,7 +48,6 @@ def test_found_by_folder_files_path_and_home(tmp_path: Path, workspace: Path) ->
     }
 
 
-@pytest.mark.usefixtures("arriving_hosts")
 def test_opencode_qwen_code_and_the_cline_cli_are_found(tmp_path: Path, workspace: Path) -> None:
     """By the files each reads (opencode's config walk, Qwen Code's `.qwen`, the Cline
     CLI's `.cline/plugins` and kin), its command, and its folders in the home directory."""
@@ -85,7 +72,6 @@ def test_opencode_qwen_code_and_the_cline_cli_are_found(tmp_path: Path, workspac
     assert [name for name, why in found.items() if why] == ["cline", "opencode", "qwen"]
 
 
-@pytest.mark.usefixtures("arriving_hosts")
 def test_qwen_home_replaces_the_default_folder(tmp_path: Path, workspace: Path) -> None:
     home = tmp_path / "home"
     (home / ".qwen").mkdir(parents=True)

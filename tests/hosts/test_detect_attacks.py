@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from metis_memory.hosts.config_edits import HostSetup
-from metis_memory.hosts.configs import SETUPS
 from metis_memory.hosts.detect import detect
 
 
@@ -63,8 +61,6 @@ def test_an_odd_qwen_home_finds_nothing_and_raises_nothing(
     """QWEN_HOME replaces `~/.qwen` (as CODEX_HOME does `~/.codex`): one with a NUL, a
     relative one (`~x` is not the home folder), or a name longer than the system takes is
     not a folder here."""
-    if "qwen" not in SETUPS:  # TEMPORARY, until configs.py lists Qwen Code (issue 42)
-        monkeypatch.setitem(SETUPS, "qwen", HostSetup("qwen", "Qwen Code", lambda _: [], ""))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "home" / ".qwen").mkdir(parents=True)
     (tmp_path / "~x").mkdir()

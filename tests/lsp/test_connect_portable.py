@@ -119,9 +119,12 @@ async def test_hosts_are_found_by_folder_files_path_and_home(
 ) -> None:
     (workspace / "CLAUDE.md").write_text("# Rules\n")
     (workspace / ".clinerules").mkdir()
+    (workspace / "QWEN.md").write_text("# Rules\n")
     (HOME / ".gemini").mkdir()
-    (BIN / "codex").write_text("#!/bin/sh\n")
-    (BIN / "codex").chmod(0o755)
+    (HOME / ".config" / "opencode").mkdir(parents=True)
+    for command in ("codex", "opencode"):
+        (BIN / command).write_text("#!/bin/sh\n")
+        (BIN / command).chmod(0o755)
     await client.start_session([workspace])
     hosts = await client.command("metis.agentHosts", {})
     assert {h["name"]: h["detected"] for h in hosts} == {name: [] for name in SETUPS} | {
@@ -129,6 +132,8 @@ async def test_hosts_are_found_by_folder_files_path_and_home(
         "codex": ["codex on PATH"],
         "gemini": ["~/.gemini/ on this machine"],
         "cline": [".clinerules in this folder"],
+        "opencode": ["opencode on PATH", "~/.config/opencode/ on this machine"],
+        "qwen": ["QWEN.md in this folder"],
     }
 
 
