@@ -20,6 +20,8 @@ import { activeTab, docScreenshot, notification, runCommand, screenshot, statusI
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const INSTRUCTIONS = '.github/instructions/metis-memory.instructions.md';
+const OPENCODE_PLUGIN = '.opencode/plugins/metis-memory.js';
+const CLINE_PLUGIN = '.cline/plugins/metis-memory.js';
 
 const session = new EditorSession();
 
@@ -131,7 +133,8 @@ describe('connecting agents', { timeout: 300_000 }, () => {
   const launcher = path.join(bin, 'metis-memory');
   /** Agents run the hooks as a shell finds `metis-memory`: here, through the launcher. */
   const agentEnv = (): NodeJS.ProcessEnv => ({ ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` });
-  const WRITTEN = [
+  /** The files Connect Agents creates when every host is picked. */
+  const CREATED = [
     '.claude/settings.json',
     '.mcp.json',
     '.codex/hooks.json',
@@ -142,16 +145,25 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     '.clinerules/hooks/TaskStart',
     '.clinerules/hooks/TaskResume',
     '.clinerules/hooks/UserPromptSubmit',
+    CLINE_PLUGIN,
     INSTRUCTIONS,
     '.github/hooks/metis-memory.json',
+    OPENCODE_PLUGIN,
+    '.qwen/settings.json',
   ];
+  /** The user's own opencode.json, which it merges into. */
+  const OPENCODE_CONFIG = 'opencode.json';
+  const USERS_OPENCODE = '{\n  "model": "anthropic/claude-sonnet-4-5",\n  "autoupdate": false\n}\n';
+  const WRITTEN = [...CREATED, OPENCODE_CONFIG];
 
   before(async () => {
     session.cs.updateSettings({ 'metis.offerAgentSetup': true });
     fixture = copyFixture();
-    // Two hosts in use in this folder: the picker ticks them, saying why.
+    // Hosts in use in this folder: the picker ticks them, saying why.
     fs.writeFileSync(path.join(fixture.path, 'CLAUDE.md'), '# Rules for Claude\n');
     fs.mkdirSync(path.join(fixture.path, '.gemini'));
+    fs.writeFileSync(path.join(fixture.path, OPENCODE_CONFIG), USERS_OPENCODE);
+    fs.writeFileSync(path.join(fixture.path, 'QWEN.md'), '# Rules for Qwen Code\n');
     page = await session.open(fixture.path);
   });
 
@@ -166,6 +178,13 @@ describe('connecting agents', { timeout: 300_000 }, () => {
   };
   const row = (picker: Locator, title: string): Locator =>
     picker.locator('.monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${title}$`) }) });
+  /** A host's row, found as a person would in a list longer than the picker: by typing its name. */
+  const findRow = async (picker: Locator, title: string): Promise<Locator> => {
+    await picker.locator('.quick-input-filter input').fill(title);
+    const item = row(picker, title);
+    await item.waitFor({ timeout: 10_000 });
+    return item;
+  };
   const dialog = (text: string | RegExp): Locator => page.locator('.monaco-dialog-box', { hasText: text });
 
   it('ticks the agents it finds, shows every change, and writes nothing before Write Files', async () => {
@@ -174,31 +193,50 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     await screenshot(page, '20-agents-offer');
     await offer.locator('.monaco-button', { hasText: 'Set Up' }).click();
     const picker = await hostPicker();
-    for (const [title, found] of [
-      ['Claude Code', 'CLAUDE.md in this folder'],
-      ['Gemini CLI', '.gemini/ in this folder'],
+    await screenshot(page, '20-agents-picker');
+    // Each ticked, saying why, and naming the files it would write (the user's opencode.json).
+    for (const [title, found, files] of [
+      ['Claude Code', 'CLAUDE.md in this folder', '.claude/settings.json, .mcp.json'],
+      ['Gemini CLI', '.gemini/ in this folder', '.gemini/settings.json'],
+      ['opencode', 'opencode.json in this folder', `${OPENCODE_PLUGIN}, ${OPENCODE_CONFIG}`],
+      ['Qwen Code', 'QWEN.md in this folder', '.qwen/settings.json'],
     ] as const) {
-      const item = row(picker, title);
-      await item.waitFor({ timeout: 10_000 });
+      const item = await findRow(picker, title);
       assert.equal(await item.getAttribute('aria-checked'), 'true', `${title} is not ticked`);
       const text = await item.innerText();
       assert.ok(text.includes('Found: ') && text.includes(found), `${title}: ${text}`);
+      assert.equal(await item.locator('.label-description').innerText(), files, `${title}'s files`);
     }
-    // Then every host: tick the others (a click on a row toggles it), and OK.
-    const unticked = picker.locator('.monaco-list-row[aria-checked="false"]');
-    for (let left = await unticked.count(); left > 0; left--) await unticked.first().click();
+    // Cline is not in use here: picked by hand (a click on a row toggles it).
+    const cline = await findRow(picker, 'Cline');
+    assert.match(await cline.innerText(), /Not found in this folder or on this machine/);
+    assert.ok((await cline.locator('.label-description').innerText()).includes(CLINE_PLUGIN), 'Cline\'s files');
+    if ((await cline.getAttribute('aria-checked')) !== 'true') await cline.click();
+    assert.equal(await cline.getAttribute('aria-checked'), 'true', 'Cline is not ticked');
+    // Then every host: the picker's own "toggle all" over the whole list, and OK.
+    await picker.locator('.quick-input-filter input').fill('');
+    await picker.locator('.quick-input-header .monaco-checkbox').first().click();
     assert.equal(await picker.locator('.monaco-list-row[aria-checked="false"]').count(), 0, 'an agent is not ticked');
     await picker.locator('.monaco-button', { hasText: 'OK' }).click();
 
-    const confirm = dialog(/Write 12 files for Claude Code, .*GitHub Copilot CLI\?/);
+    const count = `${WRITTEN.length} files`;
+    const confirm = dialog(new RegExp(`Write ${count} for Claude Code, .*\\?`));
     await confirm.waitFor({ timeout: 30_000 });
-    await activeTab(page).filter({ hasText: 'Connect Agents: changes to write in workspace (12 files)' }).waitFor({ timeout: 10_000 });
+    const names = /Write \d+ files for (.*)\?/.exec(await confirm.innerText())?.[1]?.split(', ') ?? [];
+    for (const title of ['Claude Code', 'Cline', 'GitHub Copilot CLI', 'opencode', 'Qwen Code']) {
+      assert.ok(names.includes(title), `${title} is not among the hosts to write for: ${names.join(', ')}`);
+    }
+    await activeTab(page).filter({ hasText: `Connect Agents: changes to write in workspace (${count})` }).waitFor({ timeout: 10_000 });
     await page.locator('.multiDiffEditor').first().waitFor({ timeout: 10_000 });
     assert.match(await confirm.innerText(), /\.claude\/settings\.json: new \(SessionStart and UserPromptSubmit hooks\)/);
+    assert.match(await confirm.innerText(), /\nopencode\.json: changed \(MCP server 'metis-memory'\)/);
+    assert.match(await confirm.innerText(), /\.opencode\/plugins\/metis-memory\.js: new \(plugin adding the memory to every model call\)/);
+    assert.match(await confirm.innerText(), /\.cline\/plugins\/metis-memory\.js: new \(/);
     assert.match(await confirm.innerText(), /They run the command metis-memory \(no path on this machine\)/);
-    for (const file of WRITTEN) {
+    for (const file of CREATED) {
       assert.equal(fs.existsSync(path.join(fixture.path, file)), false, `${file} was written before Write Files`);
     }
+    assert.equal(fs.readFileSync(path.join(fixture.path, OPENCODE_CONFIG), 'utf8'), USERS_OPENCODE, 'opencode.json changed before Write Files');
     await docScreenshot(page, 'connect-agents-preview');
     await confirm.locator('.monaco-button', { hasText: 'Write Files' }).click();
 
@@ -218,7 +256,7 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     await screenshot(page, '21-agents-launcher-offer');
     await offerLauncher.locator('.monaco-button', { hasText: 'Add Launcher' }).click();
 
-    const done = notification(page, /Metis Memory: connected Claude Code, .*GitHub Copilot CLI in workspace \(12 files written\)\./);
+    const done = notification(page, new RegExp(`Metis Memory: connected Claude Code, .* in workspace \\(${count} written\\)\\.`));
     await done.waitFor({ timeout: 20_000 });
     const told = (await done.innerText()).replace(/\s+/g, ' ');
     assert.ok(told.includes(`Added ${launcher}; agents find it once ${bin} is on your PATH: add export PATH=${bin}:"$PATH"`), told);
@@ -282,6 +320,93 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     assert.equal(answer.hookSpecificOutput.hookEventName, 'SessionStart');
     const memory = fs.readFileSync(path.join(fixture.path, '.metis', 'MEMORY.md'), 'utf8').trim();
     assert.ok(answer.hookSpecificOutput.additionalContext.includes(memory), `the hook's context lacks MEMORY.md:\n${out.slice(0, 500)}`);
+  });
+
+  it('merges the opencode MCP server into the user\'s opencode.json, keeping theirs as it was', () => {
+    const text = fs.readFileSync(path.join(fixture.path, OPENCODE_CONFIG), 'utf8');
+    assert.ok(text.startsWith(USERS_OPENCODE.slice(0, USERS_OPENCODE.lastIndexOf('\n}'))), `the user's lines changed:\n${text}`);
+    const config = JSON.parse(text) as { model: string; autoupdate: boolean; mcp: Record<string, unknown> };
+    assert.equal(config.model, 'anthropic/claude-sonnet-4-5');
+    assert.equal(config.autoupdate, false);
+    assert.deepEqual(config.mcp, { 'metis-memory': { type: 'local', command: ['metis-memory', 'mcp'] } });
+  });
+
+  it('writes an opencode plugin that puts the memory into every system prompt, through the launcher', () => {
+    // As opencode 1.18 loads it: each export is a function giving the hooks, and the transform
+    // is awaited before every model call with the system prompt in output.system.
+    const plugin = path.join(fixture.path, OPENCODE_PLUGIN);
+    const script = [
+      "import { pathToFileURL } from 'node:url';",
+      'const mod = await import(pathToFileURL(process.argv[1]).href);',
+      'const [init, ...others] = Object.values(mod);',
+      "if (others.length || typeof init !== 'function') throw new Error('exports: ' + Object.keys(mod));",
+      'const hooks = await init({ directory: process.cwd() }, {});',
+      "const calls = [{ system: ['You are opencode.'] }, { system: ['You are opencode.'] }];",
+      "for (const output of calls) await hooks['experimental.chat.system.transform']({ sessionID: 'e2e', model: {} }, output);",
+      'process.stdout.write(JSON.stringify(calls));',
+    ].join('\n');
+    // From another folder: the plugin serves the workspace it was written into.
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, plugin], { encoding: 'utf8', cwd: session.home, env: agentEnv() });
+    const [first, second] = JSON.parse(out) as { system: string[] }[];
+    const memory = fs.readFileSync(path.join(fixture.path, '.metis', 'MEMORY.md'), 'utf8').trim();
+    assert.equal(first?.system.length, 2, out.slice(0, 500));
+    assert.equal(first?.system[0], 'You are opencode.');
+    assert.ok(first?.system[1]?.includes(memory), `the plugin's system message lacks MEMORY.md:\n${out.slice(0, 500)}`);
+    assert.deepEqual(second, first, 'the memory changed between two calls while MEMORY.md did not');
+  });
+
+  it('writes a Cline CLI plugin whose rule carries the memory, through the launcher', () => {
+    // As the Cline CLI 3.0.65 loads it: the default export's setup registers rules, and each
+    // rule's content is asked for when a prompt's system prompt is composed.
+    const plugin = path.join(fixture.path, CLINE_PLUGIN);
+    const script = [
+      "import { pathToFileURL } from 'node:url';",
+      'const { default: plugin } = await import(pathToFileURL(process.argv[1]).href);',
+      'const rules = [];',
+      'plugin.setup({ registerRule: (rule) => rules.push(rule) }, {});',
+      'const texts = [];',
+      'for (const rule of rules) texts.push(await rule.content(), await rule.content());',
+      'process.stdout.write(JSON.stringify({ name: plugin.name, capabilities: plugin.manifest.capabilities, texts }));',
+    ].join('\n');
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, plugin], { encoding: 'utf8', cwd: session.home, env: agentEnv() });
+    const { name, capabilities, texts } = JSON.parse(out) as { name: string; capabilities: string[]; texts: string[] };
+    assert.equal(name, 'metis-memory');
+    assert.deepEqual(capabilities, ['rules']);
+    const memory = fs.readFileSync(path.join(fixture.path, '.metis', 'MEMORY.md'), 'utf8').trim();
+    assert.equal(texts.length, 2, `one rule, asked twice: ${out.slice(0, 500)}`);
+    assert.ok(texts[0]?.includes(memory), `the rule lacks MEMORY.md:\n${out.slice(0, 500)}`);
+    assert.equal(texts[1], texts[0], 'the rule changed between two prompts while MEMORY.md did not');
+  });
+
+  it('writes Qwen Code hooks that run, through the launcher, and carry the memory', () => {
+    const settings = JSON.parse(fs.readFileSync(path.join(fixture.path, '.qwen', 'settings.json'), 'utf8')) as {
+      hooks: Record<string, { hooks: { command: string }[] }[]>;
+      mcpServers: Record<string, unknown>;
+    };
+    assert.deepEqual(settings.mcpServers['metis-memory'], { command: 'metis-memory', args: ['mcp'], alwaysLoadTools: true });
+    const command = settings.hooks.SessionStart?.[0]?.hooks[0]?.command;
+    assert.equal(command, 'metis-memory hook --host qwen');
+    assert.equal(settings.hooks.UserPromptSubmit?.[0]?.hooks[0]?.command, command);
+    // The input Qwen Code 0.24.4 sends at a session's start, run as it runs hooks: through a
+    // shell, in the folder, with the project folder in its variables.
+    const input = JSON.stringify({
+      session_id: 'e2e-qwen',
+      transcript_path: path.join(session.home, 'e2e-qwen.jsonl'),
+      cwd: fixture.path,
+      hook_event_name: 'SessionStart',
+      timestamp: new Date().toISOString(),
+      permission_mode: 'default',
+      source: 'startup',
+      model: 'qwen3-coder-plus',
+    });
+    const projectDirs = { QWEN_PROJECT_DIR: fixture.path, CLAUDE_PROJECT_DIR: fixture.path, GEMINI_PROJECT_DIR: fixture.path };
+    const out = execFileSync('/bin/bash', ['-c', command], { input, encoding: 'utf8', cwd: fixture.path, env: { ...agentEnv(), ...projectDirs } });
+    const answer = JSON.parse(out) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+    assert.equal(answer.hookSpecificOutput.hookEventName, 'SessionStart');
+    // (Qwen shows < and > as &lt; &gt;: the memory's own lines are checked, not its markup.)
+    const lines = fs.readFileSync(path.join(fixture.path, '.metis', 'MEMORY.md'), 'utf8').split('\n').filter((l) => l.startsWith('- ') && !/[<>]/.test(l));
+    assert.ok(lines.length > 5, 'the example memory has too few lines to check');
+    for (const line of lines) assert.ok(answer.hookSpecificOutput.additionalContext.includes(line), `the hook's context lacks "${line}":\n${out.slice(0, 500)}`);
   });
 
   it('brings its launcher up to date when the server starts, as after an update', async () => {
