@@ -10,7 +10,18 @@ from pathlib import Path
 from support.lsp_session import MetisClient
 from support.memory_files import write_memory
 
-HOSTS = ["claude", "codex", "gemini", "cursor", "cline", "copilot", "copilot-cli"]
+HOSTS = [
+    "claude",
+    "codex",
+    "gemini",
+    "cursor",
+    "cline",
+    "copilot",
+    "copilot-cli",
+    "opencode",
+    "cline-plugin",
+    "qwen",
+]
 
 
 async def test_every_host_with_what_it_receives_and_its_size(
@@ -35,6 +46,12 @@ async def test_every_host_with_what_it_receives_and_its_size(
     # Gemini escapes < and >: its memory is marked off with brackets instead.
     assert by_host["gemini"]["text"].startswith("[metis-memory]\n")
     assert by_host["cursor"]["limit"] is None
+    # The plugins put it in the system prompt of every call (opencode) or prompt (Cline CLI).
+    opencode = by_host["opencode"]
+    assert opencode["text"] == claude["text"]
+    assert "every model call" in opencode["summary"]
+    assert by_host["cline-plugin"]["title"] == "Cline CLI"
+    assert "every prompt" in by_host["cline-plugin"]["summary"]
     # Nothing in memory: nothing is sent, and the answer says so.
     write_memory(workspace, "MEMORY.md", "")
     write_memory(workspace, "USER.md", "")

@@ -60,6 +60,7 @@ class HookInput:
 class HostContract:
     __slots__ = (
         "delimiters",
+        "every",
         "name",
         "parse",
         "per_turn",
@@ -82,6 +83,7 @@ class HostContract:
         render: Callable[[str, str | None], str],
         delimiters: Delimiters = TAGS,
         start_sends: bool = True,
+        every: str | None = None,
     ) -> None:
         self.name = name
         self.title = title
@@ -98,6 +100,9 @@ class HostContract:
         self.start_sends = start_sends
         """False: the session-start event adds nothing, and the first per-turn event sends the
         memory instead (a host that mishandles session-start context; see GEMINI)."""
+        self.every = every
+        """For a plugin's contract: what the host asks it before ("model call", "prompt"),
+        each time putting the memory in the system prompt afresh."""
 
     @property
     def events(self) -> frozenset[str]:
@@ -428,6 +433,7 @@ def _render_plain(_event: str, text: str | None) -> str:
 OPENCODE = HostContract(
     name="opencode",
     title="opencode",
+    every="model call",
     session_start=frozenset({"experimental.chat.system.transform"}),
     per_turn=frozenset(),
     project_env=(),
@@ -437,7 +443,8 @@ OPENCODE = HostContract(
 
 CLINE_PLUGIN = HostContract(
     name="cline-plugin",
-    title="the Cline CLI's plugin",
+    title="Cline CLI",
+    every="prompt",
     session_start=frozenset({"rule"}),
     per_turn=frozenset(),
     project_env=(),

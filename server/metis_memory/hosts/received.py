@@ -39,6 +39,8 @@ LIMITS: dict[str, HostLimit] = {
 
 def when_sent(host: HostContract) -> str:
     """When the hook sends the memory to `host`, in words (from its contract)."""
+    if host.every:
+        return f"in the system prompt of every {host.every}, the same text while it is unchanged"
     if not host.start_sends:
         return "with the first prompt of each session, and again after each change"
     if host.per_turn:
