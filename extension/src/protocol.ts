@@ -163,7 +163,8 @@ export interface ServerCommandArgs {
   [ServerCommand.usage]: { workspace?: string };
   [ServerCommand.tidy]: { file: MemoryFileName; workspace?: string };
   [ServerCommand.read]: { workspace?: string };
-  [ServerCommand.agentHosts]: { workspace?: string };
+  // editorProvidesMcp: as connectAgents will be sent, so that `files` lists what it writes.
+  [ServerCommand.agentHosts]: { workspace?: string; editorProvidesMcp?: boolean };
   // expectedPlan: `plan` of the dry run shown; refused (`conflict`) unless the plan made now is it.
   [ServerCommand.connectAgents]: {
     hosts: string[];

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import {
   bar,
+  fileList,
   formatBytes,
   formatUsage,
   percent,
@@ -174,5 +175,30 @@ describe('bar', () => {
     assert.equal(bar(61), '▰▰▰▰▰▰▱▱▱▱');
     assert.equal(bar(100), '▰▰▰▰▰▰▰▰▰▰');
     assert.equal(bar(250), '▰▰▰▰▰▰▰▰▰▰');
+  });
+});
+
+describe('fileList', () => {
+  it('names each folder once, in the order the files come', () => {
+    const cline = [
+      '.clinerules/hooks/TaskStart',
+      '.clinerules/hooks/TaskResume',
+      '.clinerules/hooks/UserPromptSubmit',
+      '.cline/plugins/metis-memory.js',
+    ];
+    assert.equal(
+      fileList(cline),
+      '.clinerules/hooks/{TaskStart, TaskResume, UserPromptSubmit}, .cline/plugins/metis-memory.js',
+    );
+    assert.equal(
+      fileList(['.opencode/plugins/metis-memory.js', 'opencode.json']),
+      '.opencode/plugins/metis-memory.js, opencode.json',
+    );
+    assert.equal(
+      fileList(['.codex/hooks.json', '.mcp.json', '.codex/config.toml']),
+      '.codex/{hooks.json, config.toml}, .mcp.json',
+    );
+    assert.equal(fileList(['opencode.json', '.mcp.json']), 'opencode.json, .mcp.json');
+    assert.equal(fileList([]), '');
   });
 });

@@ -36,6 +36,22 @@ async def test_agent_hosts_lists_every_host_with_its_files(
     assert ".cline/plugins/metis-memory.js" in offered["cline"][1]
 
 
+async def test_an_editor_that_registers_the_mcp_server_is_offered_what_it_will_write(
+    client: MetisClient, workspace: Path
+) -> None:
+    """The picker lists the files Connect Agents writes: with `editorProvidesMcp`, as VS Code
+    sends both, not `.vscode/mcp.json`."""
+    await client.start_session([workspace])
+    for editor, expected in ((False, True), (True, False)):
+        argument = {"editorProvidesMcp": editor}
+        hosts = {h["name"]: h["files"] for h in await client.command("metis.agentHosts", argument)}
+        assert (".vscode/mcp.json" in hosts["copilot"]) is expected
+        result = await client.command(
+            "metis.connectAgents", {"hosts": ["copilot"], "dryRun": True, **argument}
+        )
+        assert [f["path"] for f in result["files"]] == hosts["copilot"]
+
+
 async def test_connect_writes_the_chosen_hosts_files(client: MetisClient, workspace: Path) -> None:
     await client.start_session([workspace])
     result = await client.command(

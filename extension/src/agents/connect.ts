@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import { metisDir, workspaceFromKey, type MemoryWorkspace } from '../folders';
 import { ServerCommand, type ConnectFile, type ConnectResult } from '../protocol';
 import type { MetisServer } from '../server/server';
+import { fileList } from '../views/format';
 import { keepLauncherCurrent, offerLauncher, report } from './launcher';
 
 /** workspaceState key: folder URI -> 'done' | 'never'. */
@@ -32,11 +33,11 @@ export async function connectAgents(
   log: vscode.LogOutputChannel,
 ): Promise<ConnectResult | undefined> {
   const workspace = folder.target;
-  const hosts = await srv.command(ServerCommand.agentHosts, { workspace });
+  const hosts = await srv.command(ServerCommand.agentHosts, { workspace, editorProvidesMcp: true });
   const picked = await vscode.window.showQuickPick(
     hosts.map((h) => ({
       label: h.title,
-      description: h.files.join(', '),
+      description: fileList(h.files),
       detail: h.detected.length ? `Found: ${h.detected.join(', ')}` : 'Not found in this folder or on this machine',
       picked: h.detected.length > 0,
       name: h.name,

@@ -114,3 +114,22 @@ export function bar(percent: number): string {
   const full = Math.max(0, Math.min(10, Math.round(percent / 10)));
   return '▰'.repeat(full) + '▱'.repeat(10 - full);
 }
+
+/**
+ * A host's files on one line, each folder named once, in the order given:
+ * `.clinerules/hooks/{TaskStart, TaskResume}, .cline/plugins/metis-memory.js` (a picker row
+ * cuts a long line short, and the last file is often the one that matters). Files at the
+ * top of the folder are named as they are.
+ */
+export function fileList(files: readonly string[]): string {
+  const folders = new Map<string, string[]>();
+  for (const file of files) {
+    const cut = file.lastIndexOf('/') + 1;
+    const names = folders.get(file.slice(0, cut)) ?? [];
+    folders.set(file.slice(0, cut), [...names, file.slice(cut)]);
+  }
+  const shown = [...folders].map(([folder, names]) =>
+    folder && names.length > 1 ? `${folder}{${names.join(', ')}}` : names.map((n) => folder + n).join(', '),
+  );
+  return shown.join(', ');
+}

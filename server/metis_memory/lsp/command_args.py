@@ -59,7 +59,12 @@ class AssemblePromptArgs(_Workspace):
 
 
 class WorkspaceArgs(_Workspace):
-    """Commands that take nothing but the workspace (usage, read, agent hosts)."""
+    """Commands that take nothing but the workspace (usage, read, agent context)."""
+
+
+class AgentHostsArgs(_Workspace):
+    editorProvidesMcp: bool = False  # the wire's camelCase
+    """As `metis.connectAgents` will be sent it: the files listed leave out what it skips."""
 
 
 class FileArgs(_Workspace):

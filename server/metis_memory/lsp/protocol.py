@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from .command_args import (
+        AgentHostsArgs,
         ApplyEditArgs,
         ArchivedArgs,
         AssemblePromptArgs,
@@ -61,7 +62,7 @@ TIDY: Command[FileArgs] = Command("metis.tidy")
 READ: Command[WorkspaceArgs] = Command("metis.read")
 APPLY_EDIT: Command[ApplyEditArgs] = Command("metis.applyEdit")
 SHOW_PROPOSAL: Command[FileArgs] = Command("metis.showConsolidationProposal")
-AGENT_HOSTS: Command[WorkspaceArgs] = Command("metis.agentHosts")
+AGENT_HOSTS: Command[AgentHostsArgs] = Command("metis.agentHosts")
 CONNECT_AGENTS: Command[ConnectAgentsArgs] = Command("metis.connectAgents")
 AGENT_CONTEXT: Command[WorkspaceArgs] = Command("metis.agentContext")
 CONSOLIDATION_PROMPT: Command[ConsolidationPromptArgs] = Command("metis.consolidationPrompt")
@@ -156,7 +157,7 @@ def argument_models() -> dict[str, type[BaseModel]]:
         READ: args.WorkspaceArgs,
         APPLY_EDIT: args.ApplyEditArgs,
         SHOW_PROPOSAL: args.FileArgs,
-        AGENT_HOSTS: args.WorkspaceArgs,
+        AGENT_HOSTS: args.AgentHostsArgs,
         CONNECT_AGENTS: args.ConnectAgentsArgs,
         AGENT_CONTEXT: args.WorkspaceArgs,
         CONSOLIDATION_PROMPT: args.ConsolidationPromptArgs,

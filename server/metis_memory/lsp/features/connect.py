@@ -33,15 +33,20 @@ COMMAND = "metis-memory"
 
 
 async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str, object]]:
-    """Every host `init` can set up, with the files it would write here and why it seems in
-    use here (for a picker that ticks those)."""
+    """Every host `init` can set up, with the files it would write here (as `connect_agents`
+    with the same `editorProvidesMcp`) and why it seems in use here (for a picker that ticks
+    those)."""
     from ...hosts.detect import detect
 
     params = parse(AGENT_HOSTS, args)
     workspace = Path(take_folder(ls, AGENT_HOSTS, params.workspace).path)
+    skip = _skipped(params.editorProvidesMcp)
 
     def look() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-        files = {s.name: [_placed(workspace, e) for e in s.edits(COMMAND)] for s in SETUPS.values()}
+        files = {
+            s.name: [p for e in s.edits(COMMAND) if (p := _placed(workspace, e)) not in skip]
+            for s in SETUPS.values()
+        }
         return detect(workspace), files
 
     found, files = await asyncio.to_thread(look)
@@ -49,6 +54,11 @@ async def agent_hosts(ls: ServerContext, args: tuple[Any, ...]) -> list[dict[str
         {"name": s.name, "title": s.title, "files": files[s.name], "detected": found[s.name]}
         for s in SETUPS.values()
     ]
+
+
+def _skipped(editor_provides_mcp: bool) -> frozenset[str]:
+    """An editor that registers the MCP server itself needs no second entry."""
+    return frozenset({EDITOR_MCP_PATH}) if editor_provides_mcp else frozenset()
 
 
 def _placed(workspace: Path, edit: Edit) -> str:
@@ -92,8 +102,7 @@ async def connect_agents(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, 
         raise invalid(CONNECT_AGENTS, f"unknown host {unknown[0]!r}; known: {', '.join(SETUPS)}")
 
     def run() -> dict[str, object]:
-        # An editor that registers the MCP server itself needs no second entry.
-        skip = frozenset({EDITOR_MCP_PATH}) if params.editorProvidesMcp else frozenset()
+        skip = _skipped(params.editorProvidesMcp)
         plan = plan_init(Path(folder.path), hosts, COMMAND, skip=skip)
         changes = [(f.path, f.before, f.after) for f in plan.files]
         digest = plan_digest(plan.workspace, plan.hosts, changes)
