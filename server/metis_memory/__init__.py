@@ -6,8 +6,6 @@ does not pay for pydantic (the event models) before it answers `initialize`.
 
 from __future__ import annotations
 
-from importlib import import_module
-
 from ._version import __version__ as __version__
 
 TYPE_CHECKING = False
@@ -83,6 +81,8 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module  # (here: the hook loads this package, not them)
+
     value = getattr(import_module(f".{home}", __name__), name)
     globals()[name] = value
     return value

@@ -27,6 +27,7 @@ match on it. `WORK` counts the characters examined, which tests/analysis measure
 
 from __future__ import annotations
 
+import _thread
 import bisect
 import functools
 import json
@@ -34,19 +35,32 @@ import math
 import operator
 import os
 import re
-import threading
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from ..store.values import Frozen, Value, init_field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` and `dataclasses` are not imported at run time: a hook that
+    # redacts imports this module, and each costs it more than the scan; `store/values.py`)
+    from typing import Any
 
 
-@dataclass(frozen=True)
-class SecretMatch:
+class SecretMatch(Value):
     """A suspected credential at ``text[start:end]`` (the part to redact)."""
+
+    __slots__ = ("end", "kind", "start")
 
     kind: str
     start: int
     end: int
+
+    def __init__(self, kind: str, start: int, end: int) -> None:
+        init_field(self, "kind", kind)
+        init_field(self, "start", start)
+        init_field(self, "end", end)
+
+    def __repr__(self) -> str:  # (the fields in their order, as the dataclass showed them)
+        return f"SecretMatch(kind={self.kind!r}, start={self.start}, end={self.end})"
 
 
 RULES_FILE = "secret_rules.json"
@@ -95,11 +109,17 @@ def _joined(value: str | Sequence[str]) -> str:
 
 
 class _Words:
-    """Does a (lower-cased) text hold any of these words? One pattern, built on first use."""
+    """Does a (lower-cased) text hold any of these words? The words sorted and lower-cased,
+    and one pattern of them, each made on first use (a hook meets few of the rule set's
+    allowlists, and the global one holds over a thousand stop words)."""
 
     def __init__(self, words: Iterable[str]) -> None:
-        self.words = tuple(sorted({w.lower() for w in words if w}))
+        self._given = words
         self.uses = 0
+
+    @functools.cached_property
+    def words(self) -> tuple[str, ...]:
+        return tuple(sorted({w.lower() for w in self._given if w}))
 
     @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -116,14 +136,18 @@ class _Words:
         return self.pattern.search(lowered) is not None
 
 
-@dataclass(frozen=True, eq=False)
-class Allowlist:
+class Allowlist(Frozen):
     """gitleaks' allowlist: a finding is dropped when one of `regexes` matches its `target`
     (the secret, the whole match or its line) or the secret holds one of `stopwords`."""
 
     target: str
     regexes: tuple[str, ...]
     stopwords: _Words
+
+    def __init__(self, target: str, regexes: tuple[str, ...], stopwords: _Words) -> None:
+        init_field(self, "target", target)
+        init_field(self, "regexes", regexes)
+        init_field(self, "stopwords", stopwords)
 
     @functools.cached_property
     def compiled(self) -> tuple[re.Pattern[str], ...]:
@@ -146,8 +170,11 @@ class Allowlist:
         return any(r.search(line) for r in self.compiled)
 
 
-@dataclass(frozen=True, eq=False)
-class Rule:
+class Rule(Frozen):
+    """One rule of the rules file. `prefix` is how many identifier characters before the
+    match gitleaks' match may start with (its `keyword = value` rules): what an allowlist on
+    the match sees."""
+
     id: str
     kind: str
     source: str
@@ -155,12 +182,39 @@ class Rule:
     keywords: tuple[str, ...]
     example: str
     near_miss: str
-    entropy: float = 0.0
-    check: str = ""
-    allowlists: tuple[Allowlist, ...] = ()
-    prefix: int = 0
-    """How many identifier characters before the match gitleaks' match may start with (its
-    `keyword = value` rules): what an allowlist on the match sees."""
+    entropy: float
+    check: str
+    allowlists: tuple[Allowlist, ...]
+    prefix: int
+
+    def __init__(
+        self,
+        id: str,
+        kind: str,
+        source: str,
+        group: int,
+        keywords: tuple[str, ...],
+        example: str,
+        near_miss: str,
+        entropy: float = 0.0,
+        check: str = "",
+        allowlists: tuple[Allowlist, ...] = (),
+        prefix: int = 0,
+    ) -> None:
+        init_field(self, "id", id)
+        init_field(self, "kind", kind)
+        init_field(self, "source", source)
+        init_field(self, "group", group)
+        init_field(self, "keywords", keywords)
+        init_field(self, "example", example)
+        init_field(self, "near_miss", near_miss)
+        init_field(self, "entropy", entropy)
+        init_field(self, "check", check)
+        init_field(self, "allowlists", allowlists)
+        init_field(self, "prefix", prefix)
+
+    def __repr__(self) -> str:
+        return f"Rule({self.id!r})"
 
     @functools.cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -192,44 +246,71 @@ def _allowlist(data: Mapping[str, Any]) -> Allowlist:
 
 
 def compile_rules(data: Mapping[str, Any]) -> RuleSet:
-    """The rule set in a rules file's data (`secret_rules.json`, or the generator's draft)."""
+    """The rule set in a rules file's data (`secret_rules.json`, or the generator's draft).
+    Each rule is made from its entry when first used (`RuleSet.rule`): a hook process runs
+    the few whose keywords its memory holds, and making all 224 cost it a millisecond."""
+    entries: tuple[Mapping[str, Any], ...] = tuple(data["rules"])
     return RuleSet(
-        tuple(
-            Rule(
-                r["id"],
-                r["kind"],
-                r["pattern"],
-                int(r["group"]),
-                tuple(k.lower() for k in r["keywords"]),
-                _joined(r.get("example", "")),
-                _joined(r.get("near_miss", "")),
-                float(r.get("entropy", 0.0)),
-                str(r.get("check", "")),
-                tuple(_allowlist(a) for a in r.get("allowlists", ())),
-                int(r.get("prefix", 0)),
-            )
-            for r in data["rules"]
-        ),
+        [tuple(k.lower() for k in r["keywords"]) for r in entries],
         _allowlist(data.get("allowlist", {})),
+        lambda i: _rule(entries[i]),
+    )
+
+
+def _rule(r: Mapping[str, Any]) -> Rule:
+    return Rule(
+        r["id"],
+        r["kind"],
+        r["pattern"],
+        int(r["group"]),
+        tuple(k.lower() for k in r["keywords"]),
+        _joined(r.get("example", "")),
+        _joined(r.get("near_miss", "")),
+        float(r.get("entropy", 0.0)),
+        str(r.get("check", "")),
+        tuple(_allowlist(a) for a in r.get("allowlists", ())),
+        int(r.get("prefix", 0)),
     )
 
 
 class RuleSet:
-    """Rules and the keyword index that says which of them to run on which lines."""
+    """Rules and the keyword index that says which of them to run on which lines.
 
-    def __init__(self, rules: tuple[Rule, ...], allowlist: Allowlist) -> None:
-        self.rules = rules
+    Made of the rules themselves, or (`compile_rules`) of each rule's keywords and a
+    function that makes rule `i` when it is first needed."""
+
+    def __init__(
+        self,
+        rules: Sequence[Rule] | Sequence[tuple[str, ...]],
+        allowlist: Allowlist,
+        make: Callable[[int], Rule] | None = None,
+    ) -> None:
+        keywords = [r if isinstance(r, tuple) else r.keywords for r in rules]
+        self._made: list[Rule | None] = [r if isinstance(r, Rule) else None for r in rules]
+        self._make = make
         self.allowlist = allowlist
-        self.keywords = sorted({k for rule in rules for k in rule.keywords})
+        self.keywords = sorted({k for words in keywords for k in words})
         self.by_keyword: dict[str, set[int]] = {}
         self._gates: dict[str, frozenset[int]] = {}
         self.line_checks = 0
         self._spills: dict[str, tuple[str, ...]] = {}
         self._verdicts: dict[tuple[int, int, int, int, str], int] = {}
         self._global_on_line = allowlist.target == "line" and bool(allowlist.regexes)
-        for i, rule in enumerate(rules):
-            for k in rule.keywords:
+        for i, words in enumerate(keywords):
+            for k in words:
                 self.by_keyword.setdefault(k, set()).add(i)
+
+    def rule(self, index: int) -> Rule:
+        made = self._made[index]
+        if made is None:
+            assert self._make is not None  # (only rules given as keywords are made)
+            made = self._made[index] = self._make(index)
+        return made
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """Every rule, in order (each made now if it was not yet)."""
+        return tuple(self.rule(i) for i in range(len(self._made)))
 
     @functools.cached_property
     def any_keyword(self) -> re.Pattern[str]:
@@ -416,7 +497,7 @@ class RuleSet:
     ) -> None:
         """Rule `index`'s findings in `window.text[start:end]`. With `check_line` (the rule
         runs over a whole window), only those whose match or line holds one of its keywords."""
-        rule = self.rules[index]
+        rule = self.rule(index)
         text, endpos = window.text, window.endpos
         groups, prefix, kind = rule.secret_groups, rule.prefix, rule.kind
         verdicts = self._verdicts
@@ -612,13 +693,26 @@ def rules() -> tuple[Rule, ...]:
     return _rule_set().rules
 
 
-_PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$.*|<.*|\{.*|\*+|x+|\.+|pass(?:word)?|secret|changeme|redacted.*|none|null"
-    r"|true|false|example.*|your.*|dummy.*|test|todo)$"
-)
-_KEY_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 ]{0,40})PRIVATE KEY( BLOCK)?-----")
+# Compiled on first use (half a millisecond of a hook's start, for texts that rarely need them).
+@functools.cache
+def _placeholder() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)^(?:\$.*|<.*|\{.*|\*+|x+|\.+|pass(?:word)?|secret|changeme|redacted.*|none|null"
+        r"|true|false|example.*|your.*|dummy.*|test|todo)$"
+    )
+
+
+@functools.cache
+def _key_begin() -> re.Pattern[str]:
+    return re.compile(r"-----BEGIN ([A-Z0-9 ]{0,40})PRIVATE KEY( BLOCK)?-----")
+
+
 _PUTTY = "PuTTY-User-Key-File-"
-_PUTTY_END = re.compile(r"Private-MAC: [0-9a-fA-F]{0,128}")
+
+
+@functools.cache
+def _putty_end() -> re.Pattern[str]:
+    return re.compile(r"Private-MAC: [0-9a-fA-F]{0,128}")
 
 
 def find_secrets(text: str, limit: int | None = None) -> list[SecretMatch]:
@@ -652,7 +746,7 @@ def find_secrets(text: str, limit: int | None = None) -> list[SecretMatch]:
 RECENT_LONG = 2
 """Long texts whose matches are kept, to scan again only what a keystroke changed."""
 _recent_long: list[tuple[str, tuple[SecretMatch, ...]]] = []
-_recent_lock = threading.Lock()
+_recent_lock = _thread.allocate_lock()  # (`threading` would cost a hook's import 1.5 ms)
 
 
 def _scan_long(text: str, limit: int | None = None) -> list[SecretMatch]:
@@ -809,7 +903,7 @@ def _looks_secret(value: str, check: str) -> bool:
     """A value captured by one of our own rules (an assignment's, a header's, a URL
     password): real-looking, not a placeholder. A URL password needs no digit (`hunter` is
     one); an assigned value does (`token = lexer` is prose), unless it is long."""
-    if _PLACEHOLDER.match(value):
+    if _placeholder().match(value):
         return False
     if check == "url-password":
         return len(value) >= 3
@@ -825,7 +919,7 @@ def _private_keys(text: str) -> list[SecretMatch]:
     matches: list[SecretMatch] = []
     pos = 0
     while True:
-        begin = _KEY_BEGIN.search(text, pos)
+        begin = _key_begin().search(text, pos)
         WORK.chars += (begin.end() if begin else len(text)) - pos
         if begin is None:
             return matches
@@ -844,7 +938,7 @@ def _putty_keys(text: str) -> list[SecretMatch]:
     matches: list[SecretMatch] = []
     pos = text.find(_PUTTY)
     while pos >= 0:
-        mac = _PUTTY_END.search(text, pos)
+        mac = _putty_end().search(text, pos)
         stop = len(text) if mac is None else mac.end()
         WORK.chars += stop - pos
         matches.append(SecretMatch("private key", pos, stop))

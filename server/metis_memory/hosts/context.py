@@ -8,18 +8,18 @@ stays under Claude Code's 10,000-character hook limit whatever is on disk.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-
 from ..store import fingerprint
 from ..store.errors import MemoryFileTooLarge, fmt_bytes
 from ..store.files import CAPS, MemoryFile
 from ..store.memory_store import MemoryStore
 from ..store.prompt import compose_prompt
-from ..store.usage import read_disk
+from ..store.values import Frozen, init_field
 from ..tools.redaction import redact, redact_within
 from .delimiters import TAGS, Delimiters
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (for annotations only)
+    from collections.abc import Mapping
 
 HEADER = (
     "This is the persistent memory of this workspace, kept by Metis Memory in "
@@ -37,34 +37,68 @@ MAX_CONTEXT_CHARS = 9000
 """Below Claude Code's 10,000-character limit on hook output, the tightest of the hosts."""
 
 
-@dataclass(frozen=True)
-class MemoryContext:
-    """The two files as read once: what to inject, and a digest that says whether it changed."""
+class MemoryContext(Frozen):
+    """The two files as read once: what to inject, and a digest that says whether it changed.
 
+    `stale` is one line naming the entries that may be stale (`staleness.stale_note`), if
+    any, or saying that they were not checked this time (the hook's time budget ran out);
+    `on_disk` the files' text as read (uncut), for a stale check made after the read;
+    `too_large` the sizes of the files too large to read. (A plain class, not a dataclass:
+    the hook imports this, see `store/values.py`.)"""
+
+    __slots__ = ("_shown_cache", "digest", "on_disk", "stale", "too_large")
     digest: str
-    stale: str | None = None
-    """One line naming the entries that may be stale (`staleness.stale_note`), if any, or
-    saying that they were not checked this time (the hook's time budget ran out)."""
-    on_disk: Mapping[MemoryFile, str] = field(default_factory=dict, repr=False, compare=False)
-    """The files' text as read (uncut), for a stale check made after the read."""
-    too_large: Mapping[MemoryFile, int] = field(default_factory=dict)
-    """The sizes of the files too large to read."""
+    stale: str | None
+    on_disk: Mapping[MemoryFile, str]
+    too_large: Mapping[MemoryFile, int]
+    _shown_cache: dict[MemoryFile, str]
 
-    @functools.cached_property
+    def __init__(
+        self,
+        digest: str,
+        stale: str | None = None,
+        on_disk: Mapping[MemoryFile, str] | None = None,
+        too_large: Mapping[MemoryFile, int] | None = None,
+    ) -> None:
+        init_field(self, "digest", digest)
+        init_field(self, "stale", stale)
+        init_field(self, "on_disk", {} if on_disk is None else on_disk)
+        init_field(self, "too_large", {} if too_large is None else too_large)
+        init_field(self, "_shown_cache", {})
+
+    def __repr__(self) -> str:
+        return (
+            f"MemoryContext(digest={self.digest!r}, stale={self.stale!r}, "
+            f"too_large={dict(self.too_large)!r})"
+        )
+
+    def with_stale(self, stale: str | None) -> MemoryContext:
+        """The same read with `stale` as its note (what is shown is kept, not made again)."""
+        context = MemoryContext(self.digest, stale, self.on_disk, self.too_large)
+        context._shown_cache.update(self._shown_cache)
+        return context
+
+    @property
     def user(self) -> str:
         return self._shown(MemoryFile.USER)
 
-    @functools.cached_property
+    @property
     def memory(self) -> str:
         return self._shown(MemoryFile.MEMORY)
 
     def _shown(self, f: MemoryFile) -> str:
         """What the model reads of `f`: cut at its hard cap, then redacted (a secret across
         the cut is redacted whole; a 1 MiB file costs the scan of what is shown), only when
-        asked: a prompt whose memory did not change sends nothing, and pays for no redaction."""
-        if f in self.too_large:
-            return _too_large_note(f, self.too_large[f])
-        return _within_hard_cap(f, self.on_disk.get(f, ""))
+        asked, and once: a prompt whose memory did not change sends nothing, and pays for no
+        redaction."""
+        shown = self._shown_cache.get(f)
+        if shown is None:
+            if f in self.too_large:
+                shown = _too_large_note(f, self.too_large[f])
+            else:
+                shown = _within_hard_cap(f, self.on_disk.get(f, ""))
+            self._shown_cache[f] = shown
+        return shown
 
     @property
     def empty(self) -> bool:
@@ -91,21 +125,18 @@ def read_context(store: MemoryStore, *, stale: bool = True) -> MemoryContext:
     on_disk: dict[MemoryFile, str] = {}
     parts: list[str] = []
     for f in (MemoryFile.USER, MemoryFile.MEMORY):  # (fingerprint.FILES' order)
-        state = read_disk(store, f)
-        if isinstance(state.problem, MemoryFileTooLarge):
-            too_large[f] = state.problem.size
-            parts.append(fingerprint.too_large_part(f.value, state.problem.size))
+        try:
+            snap = store.snapshot(f)
+        except MemoryFileTooLarge as exc:
+            too_large[f] = exc.size
+            parts.append(fingerprint.too_large_part(f.value, exc.size))
             continue
-        if state.problem is not None:
-            raise state.problem
-        snap = state.snapshot
-        assert snap is not None
         on_disk[f] = snap.text
         parts.append(fingerprint.part_of_sha(f.value, snap.sha256))
     context = MemoryContext(fingerprint.digest(parts), on_disk=on_disk, too_large=too_large)
     if not stale:
         return context
-    return replace(context, stale=stale_note_for(store, on_disk))
+    return context.with_stale(stale_note_for(store, on_disk))
 
 
 def stale_note_for(store: MemoryStore, on_disk: Mapping[MemoryFile, str]) -> str | None:

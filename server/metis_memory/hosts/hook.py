@@ -18,16 +18,22 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, TypeVar
 
 from ..store.cache import UnsafeCacheDir
 from ..store.errors import MemoryStoreError
 from ..store.memory_store import MemoryStore
+from ..store.values import Frozen, init_field
 from .adapters import HookInput, HostContract, contract_for
 from .context import MemoryContext, read_context, stale_note_for
 from .hook_shared import MAX_INPUT_BYTES, HookProblem, find_workspace, middle_cut
 from .sessions import SessionLog, decide, session_workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` and `dataclasses` are not imported at run time: each costs a
+    # hook process more than its work; see `store/values.py`)
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 STALE_BUDGET_S = 1.0
 """How long the hook waits for the stale-reference check. It takes ~40 ms on an ordinary
@@ -46,20 +52,28 @@ take the missing note for "every reference holds"."""
 
 MAX_WARNING_CHARS = 1000
 
-T = TypeVar("T")
-
 
 LOCK_SLACK_S = 2.0
 """How much longer than the stale budget a hook waits for another hook of the same session
 to answer: the holder reads, redacts and prints within milliseconds besides its check."""
 
 
-@dataclass(frozen=True)
-class HookOutcome:
+class HookOutcome(Frozen):
+    """What the hook prints on stdout, the warning for stderr, and whether `stdout` was
+    already handed to the `deliver` of `run_hook` (`delivered`: print nothing more)."""
+
+    __slots__ = ("delivered", "stdout", "warning")
     stdout: str
-    warning: str | None = None
-    delivered: bool = False
-    """`stdout` was already handed to the `deliver` of `run_hook` (print nothing more)."""
+    warning: str | None
+    delivered: bool
+
+    def __init__(self, stdout: str, warning: str | None = None, delivered: bool = False) -> None:
+        init_field(self, "stdout", stdout)
+        init_field(self, "warning", warning)
+        init_field(self, "delivered", delivered)
+
+    def __repr__(self) -> str:
+        return f"HookOutcome({self.stdout!r}, {self.warning!r}, delivered={self.delivered})"
 
 
 Deliver = Callable[[str], bool]
@@ -252,7 +266,7 @@ def with_stale_note(
         return memory, None  # no code span and no link: no reference, no thread
     finished, result = within(budget, lambda: stale_note_for(store, memory.on_disk))
     if finished and not isinstance(result, BaseException):
-        return replace(memory, stale=result), None
+        return memory.with_stale(result), None
     if finished:
         why = f"failed ({result!r})"
     elif budget > 0:
@@ -267,7 +281,7 @@ def with_stale_note(
         f"{shlex.quote(str(store.workspace_path))}` to see them"
         f"{'' if finished else f' ({STALE_BUDGET_ENV} sets the budget)'}"
     )
-    return replace(memory, stale=NOT_CHECKED_NOTE), warning
+    return memory.with_stale(NOT_CHECKED_NOTE), warning
 
 
 def within(seconds: float, work: Callable[[], T]) -> tuple[bool, T | BaseException | None]:

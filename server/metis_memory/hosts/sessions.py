@@ -19,7 +19,6 @@ that every record written reads back whole.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from ..store.cache import (
     read_private,
     write_private,
 )
+from ..store.fingerprint import sha256_hex
 
 MAX_AGE_S = 14 * 24 * 3600
 """Records not used for this long are removed now and then: a session idle that long is
@@ -130,7 +130,7 @@ def bounded_stamp(stamp: str | None) -> str | None:
     if len(stamp) <= MAX_STAMP_CHARS and stamp.isascii() and stamp.isprintable():
         return stamp
     data = stamp.encode("utf-8", "surrogatepass")
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + sha256_hex(data)
 
 
 def session_workspace(folder: str | os.PathLike[str]) -> str:
@@ -160,7 +160,7 @@ class SessionLog:
     def _record(self, workspace: str, session: str) -> Path:
         # surrogatepass: a session id is whatever the host's JSON held, lone surrogates too.
         key = f"session\0{workspace}\0{session}".encode("utf-8", "surrogatepass")
-        return self.directory / hashlib.sha256(key).hexdigest()[:_NAME_CHARS]
+        return self.directory / sha256_hex(key)[:_NAME_CHARS]
 
     def read(self, workspace: str, session: str) -> Record | None:
         """None when nothing is recorded, or the cache fails `cache.held_private_dir`'s

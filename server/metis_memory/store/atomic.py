@@ -26,13 +26,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import logging
 
 from .confined import HAVE_DIR_FD, Dir
 from .errors import LockTimeout, StorageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook's store imports this)
+    import logging
 
 LOCK_NAME = ".lock"
 TEMP_SUFFIX = ".tmp"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+
+from .values import Value, init_field
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -24,12 +25,16 @@ class MemoryFile(StrEnum):
     USER = "USER.md"
 
 
-@dataclass(frozen=True)
-class Caps:
+class Caps(Value):
     """A file's budget in UTF-8 bytes: soft signals 'consolidate', hard rejects."""
 
+    __slots__ = ("hard", "soft")
     soft: int
     hard: int
+
+    def __init__(self, soft: int, hard: int) -> None:
+        init_field(self, "soft", soft)
+        init_field(self, "hard", hard)
 
 
 CAPS: dict[MemoryFile, Caps] = {

@@ -1,7 +1,7 @@
 """The digest of both memory files that tells a hook whether a session already has this
 memory: one formula for the hook's full read (`hosts/context.py`, through the store) and
 for its quick look (`hosts/hook_command.py`), which reads here with nothing but `os` and
-`hashlib`, so that a prompt whose memory did not change costs little more than starting
+`sha256_hex`, so that a prompt whose memory did not change costs little more than starting
 Python.
 
 The quick read is the store's rules made narrower, never wider: it reads only regular
@@ -13,9 +13,19 @@ bytes, and the session already has exactly what the store would read now.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
+import sys
+
+# SHA-256 from CPython's own module, as `random` takes its SHA-512: `hashlib` loads OpenSSL
+# first (a quarter of a hook's imports), for digests of a few kilobytes. The same digest.
+try:
+    if sys.version_info >= (3, 12):
+        from _sha2 import sha256 as _sha256
+    else:
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - a Python built without its own hashes
+    from hashlib import sha256 as _sha256
 
 FILES = ("USER.md", "MEMORY.md")
 """In the order the memory is composed (and digested)."""
@@ -30,9 +40,14 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of `data`, in hex: the store's hashes and the hook's digests."""
+    return str(_sha256(data).hexdigest())
+
+
 def part(name: str, data: bytes) -> str:
     """One file's share of the digest (a missing file is its empty content)."""
-    return part_of_sha(name, hashlib.sha256(data).hexdigest())
+    return part_of_sha(name, sha256_hex(data))
 
 
 def part_of_sha(name: str, sha256_hex: str) -> str:
@@ -45,7 +60,7 @@ def too_large_part(name: str, size: int) -> str:
 
 
 def digest(parts: list[str]) -> str:
-    return hashlib.sha256("".join(parts).encode()).hexdigest()
+    return sha256_hex("".join(parts).encode())
 
 
 def quick_digest(workspace: str) -> str | None:

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 import warnings
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any
 
 from .atomic import (
     GITIGNORE_NAME,
@@ -45,11 +42,16 @@ from .errors import (
 )
 from .files import CAPS, METIS_DIR, MemoryFile, parse_memory_file
 from .fingerprint import READ_LIMIT_BYTES
+from .fingerprint import sha256_hex as sha256_hex
 from .owners import check_discovered
 from .prompt import compose_prompt
 from .provenance import OUTSIDE, PYTHON, Provenance
+from .values import Value, init_field
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook reads through here)
+    from typing import Any
+
     from .trace import StagedChange, Trace, TraceRecord
 
 
@@ -57,10 +59,25 @@ class MemoryNotUtf8Warning(UserWarning):
     """`read` of a file that is not valid UTF-8: bad bytes became U+FFFD."""
 
 
-@dataclass(frozen=True)
-class WriteResult:
-    """Returned by writes; carries hashes for memory.updated events."""
+class WriteResult(Value):
+    """Returned by writes; carries hashes for memory.updated events. `content` is the file's
+    text after the write: what an agent should now believe the file says. `record_id` is the
+    write log's record of this write (None when the log could not be written); `staged` is
+    set instead of a write when review is on (the change waits for the user)."""
 
+    __slots__ = (
+        "after_hash",
+        "after_size_bytes",
+        "before_hash",
+        "before_size_bytes",
+        "before_text",
+        "content",
+        "file",
+        "over_hard_cap",
+        "over_soft_cap",
+        "record_id",
+        "staged",
+    )
     file: MemoryFile
     before_hash: str
     after_hash: str
@@ -68,19 +85,42 @@ class WriteResult:
     after_size_bytes: int
     over_soft_cap: bool
     over_hard_cap: bool
-    content: str = ""
-    """The file's text after the write: what an agent should now believe the file says."""
-    record_id: int | None = None
-    """The write log's record of this write (None when the log could not be written)."""
-    staged: StagedChange | None = None
-    """Set instead of a write when review is on: the change waits for the user."""
-    before_text: str = ""
+    content: str
+    record_id: int | None
+    staged: StagedChange | None
+    before_text: str
+
+    def __init__(
+        self,
+        file: MemoryFile,
+        before_hash: str,
+        after_hash: str,
+        before_size_bytes: int,
+        after_size_bytes: int,
+        over_soft_cap: bool,
+        over_hard_cap: bool,
+        content: str = "",
+        record_id: int | None = None,
+        staged: StagedChange | None = None,
+        before_text: str = "",
+    ) -> None:
+        init_field(self, "file", file)
+        init_field(self, "before_hash", before_hash)
+        init_field(self, "after_hash", after_hash)
+        init_field(self, "before_size_bytes", before_size_bytes)
+        init_field(self, "after_size_bytes", after_size_bytes)
+        init_field(self, "over_soft_cap", over_soft_cap)
+        init_field(self, "over_hard_cap", over_hard_cap)
+        init_field(self, "content", content)
+        init_field(self, "record_id", record_id)
+        init_field(self, "staged", staged)
+        init_field(self, "before_text", before_text)
 
 
-@dataclass(frozen=True)
-class MemorySnapshot:
+class MemorySnapshot(Value):
     """One read of a memory file: its text, and what the raw bytes were."""
 
+    __slots__ = ("exists", "file", "sha256", "size_bytes", "text", "utf8_error_offset")
     file: MemoryFile
     exists: bool
     text: str
@@ -88,13 +128,25 @@ class MemorySnapshot:
     sha256: str
     utf8_error_offset: int | None
 
+    def __init__(
+        self,
+        file: MemoryFile,
+        exists: bool,
+        text: str,
+        size_bytes: int,
+        sha256: str,
+        utf8_error_offset: int | None,
+    ) -> None:
+        init_field(self, "file", file)
+        init_field(self, "exists", exists)
+        init_field(self, "text", text)
+        init_field(self, "size_bytes", size_bytes)
+        init_field(self, "sha256", sha256)
+        init_field(self, "utf8_error_offset", utf8_error_offset)
+
     @property
     def utf8_valid(self) -> bool:
         return self.utf8_error_offset is None
-
-
-def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def decode(data: bytes) -> tuple[str, int | None]:
@@ -840,25 +892,44 @@ _RACE_RETRIES = 3
 """Resolutions tried when the path changes under a read or while a writer waits."""
 
 
-@dataclass(frozen=True)
-class _Log:
-    """What the write log needs of a write beyond its bytes (see `MemoryStore._write`)."""
+class _Log(Value):
+    """What the write log needs of a write beyond its bytes (see `MemoryStore._write`):
+    `payload` is set to stage the write instead (the input to apply on accept)."""
 
+    __slots__ = ("by", "detail", "operation", "payload", "staged")
     by: Provenance | None
-    payload: dict[str, Any] | None = None
-    """Set to stage the write instead (the input to apply on accept)."""
-    staged: int | None = None
-    operation: str | None = None
-    detail: str | None = None
+    payload: dict[str, Any] | None
+    staged: int | None
+    operation: str | None
+    detail: str | None
+
+    def __init__(
+        self,
+        by: Provenance | None,
+        payload: dict[str, Any] | None = None,
+        staged: int | None = None,
+        operation: str | None = None,
+        detail: str | None = None,
+    ) -> None:
+        init_field(self, "by", by)
+        init_field(self, "payload", payload)
+        init_field(self, "staged", staged)
+        init_field(self, "operation", operation)
+        init_field(self, "detail", detail)
 
 
-@dataclass(frozen=True)
-class _Current:
+class _Current(Value):
     """A file's content before a write: `data` is None when it was too large to read."""
 
+    __slots__ = ("data", "size", "st")
     data: bytes | None
     size: int
     st: os.stat_result | None
+
+    def __init__(self, data: bytes | None, size: int, st: os.stat_result | None) -> None:
+        init_field(self, "data", data)
+        init_field(self, "size", size)
+        init_field(self, "st", st)
 
 
 class _Swapped(Exception):

@@ -6,11 +6,13 @@ server names its client from `initialize`, the CLI the agent host whose shell ru
 
 from __future__ import annotations
 
-from typing import Final, Literal
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook's store imports this)
+    from typing import Final, Literal
 
-Door = Literal[
-    "cli", "mcp", "editor", "language-model-tool", "anthropic-memory-tool", "python", "outside"
-]
+    Door = Literal[
+        "cli", "mcp", "editor", "language-model-tool", "anthropic-memory-tool", "python", "outside"
+    ]
 
 DOORS: Final[tuple[Door, ...]] = (
     "cli",

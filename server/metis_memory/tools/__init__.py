@@ -6,9 +6,12 @@ must not pay for pydantic (about 0.12 s) to do so."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` is not imported at run time either: it costs a hook more than
+    # its own work)
+    from typing import Any
+
     from .definitions import MEMORY_TOOL_DEFINITIONS, SideEffects, ToolDefinition
     from .dispatch import ToolDispatcher, ToolResult, memory_dispatcher, register_memory_tools
     from .errors import ErrorCode, ToolExecutionError
