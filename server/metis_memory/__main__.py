@@ -1,5 +1,3 @@
-import sys
+from .entry import main_exit
 
-from .entry import main
-
-sys.exit(main())
+main_exit()

@@ -4,8 +4,11 @@ Each case runs in a Python of its own, so this test process's collector is never
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +51,41 @@ def test_the_language_servers_modules_are_frozen_and_the_collector_is_back_on() 
 def test_a_collector_the_caller_turned_off_stays_off(argv: list[str]) -> None:
     assert _probe(argv, before="gc.disable()")["enabled"] == "False"
     assert _probe(argv)["enabled"] == "True"
+
+
+EXIT_PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write("TEARDOWN\\n"))
+sys.argv = ["metis-memory", *{argv!r}]
+from metis_memory.entry import main_exit
+main_exit()
+"""
+
+
+def _exit_probe(argv: list[str], data: bytes, cwd: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE.format(argv=argv)],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, "METIS_MEMORY_CACHE_DIR": cwd + "/cache", "PYTHONUNBUFFERED": ""},
+        timeout=60,
+    )
+
+
+def test_a_hook_ends_without_the_interpreters_teardown_and_its_answer_whole(
+    tmp_path: Path,
+) -> None:
+    """The hook's process ends once it has answered (`os._exit`, nothing torn down: no
+    `atexit` handler runs), its buffered answer flushed first, whole; other commands end as
+    Python ends."""
+    metis = tmp_path / ".metis"
+    metis.mkdir()
+    (metis / "MEMORY.md").write_text("".join(f"- fact {i}: uses make\n" for i in range(60)))
+    start = {"session_id": "s", "hook_event_name": "SessionStart", "cwd": str(tmp_path)}
+    done = _exit_probe(["hook", "--host", "claude"], json.dumps(start).encode(), str(tmp_path))
+    assert done.returncode == 0 and b"TEARDOWN" not in done.stderr, done.stderr
+    answer = json.loads(done.stdout)  # (whole: 3 KB, flushed before the exit)
+    assert "- fact 59: uses make" in answer["hookSpecificOutput"]["additionalContext"]
+    done = _exit_probe(["--version"], b"", str(tmp_path))
+    assert done.returncode == 0 and b"TEARDOWN" in done.stderr
