@@ -210,9 +210,14 @@ describe('connecting agents', { timeout: 300_000 }, () => {
     // Cline is not in use here: picked by hand (a click on a row toggles it).
     const cline = await findRow(picker, 'Cline');
     assert.match(await cline.innerText(), /Not found in this folder or on this machine/);
-    assert.ok((await cline.locator('.label-description').innerText()).includes(CLINE_PLUGIN), 'Cline\'s files');
+    // Each folder once, so that the CLI's plugin is not cut off the row.
+    const clineFiles = `.clinerules/hooks/{TaskStart, TaskResume, UserPromptSubmit}, ${CLINE_PLUGIN}`;
+    assert.equal(await cline.locator('.label-description').innerText(), clineFiles, 'Cline\'s files');
     if ((await cline.getAttribute('aria-checked')) !== 'true') await cline.click();
     assert.equal(await cline.getAttribute('aria-checked'), 'true', 'Cline is not ticked');
+    // The editor registers the MCP server itself: no .vscode/mcp.json among Copilot's files.
+    const copilot = await findRow(picker, 'GitHub Copilot in VS Code');
+    assert.equal(await copilot.locator('.label-description').innerText(), `.github/hooks/metis-memory.json, ${INSTRUCTIONS}`);
     // Then every host: the picker's own "toggle all" over the whole list, and OK.
     await picker.locator('.quick-input-filter input').fill('');
     await picker.locator('.quick-input-header .monaco-checkbox').first().click();
