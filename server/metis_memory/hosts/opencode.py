@@ -5,7 +5,7 @@ Sources: opencode-ai 1.18.33, the Bun binary `opencode-linux-x64/bin/opencode` (
 JavaScript is readable in the file; byte offsets below are into it).
 
 - Plugins: every config folder (`~/.config/opencode`, each `.opencode` from the working
-  folder up to the worktree root, `OPENCODE_CONFIG_DIR`; `ConfigPaths.directories`
+  folder up to the worktree root, `~/.opencode`, `OPENCODE_CONFIG_DIR`; `ConfigPaths.directories`
   @104080147) is scanned for `{plugin,plugins}/*.{ts,js}` (`ConfigPlugin.load` @104165723).
   Every export of a plugin module must be a function, called as `fn(ctx, options)` and
   returning its hooks (`Plugin.state` @98270067: "Plugin export is not a function").
@@ -35,8 +35,9 @@ JavaScript is readable in the file; byte offsets below are into it).
   folder, `~/.config/opencode` included), unless `.opencode/node_modules` exists and
   `.opencode/package-lock.json` lists every dependency already. Before loading plugins,
   opencode waits for that install to end, failed or not (`Config.waitForDependencies`,
-  `Plugin.state`). The plugin imports only Node's built-in modules, so it loads without
-  the package, offline included.
+  `Plugin.state`): with npm's default retries, a registry that cannot be reached made
+  each `opencode run` 70 s slower (76.6 s, against 7.1 s with npm offline). The plugin
+  imports only Node's built-in modules, so it loads without the package.
 """
 
 from __future__ import annotations
