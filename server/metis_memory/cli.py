@@ -313,9 +313,19 @@ server's entry without a folder, so one entry serves every checkout)."""
 
 
 def _mcp(workspace: str | None) -> int:
+    discovered = False
     if workspace is None:
         given = (os.environ.get(name) for name in PROJECT_DIR_VARIABLES)
-        workspace = next((v for v in given if v and os.path.isdir(v)), ".")
+        workspace = next((v for v in given if v and os.path.isdir(v)), None)
+    if workspace is None:
+        # No folder named: the nearest one holding `.metis/`, as the hook finds it (a host
+        # such as opencode starts the server wherever it was started, a subfolder too),
+        # read and written only when it is the user's own (`MemoryStore(discovered=True)`).
+        from .hosts.hook_shared import nearest_with_metis
+
+        here = os.getcwd()
+        workspace = nearest_with_metis(here) or here
+        discovered = workspace != here
     folder = _workspace(workspace).workspace_path
     try:
         from .mcp.server import run_stdio
@@ -324,7 +334,7 @@ def _mcp(workspace: str | None) -> int:
             f"the MCP server needs the 'mcp' package, which {DISTRIBUTION} installs with it "
             f"({exc}); reinstall it: `pipx install --force {DISTRIBUTION}`"
         ) from exc
-    run_stdio(folder)
+    run_stdio(folder, discovered=discovered)
     return EXIT_OK
 
 

@@ -143,6 +143,26 @@ async def test_without_a_folder_the_hosts_project_dir_is_the_workspace(tmp_path:
         assert text(read.contents[0]) == "- the project's memory\n"
 
 
+async def test_started_in_a_subfolder_the_nearest_folder_with_metis_is_the_workspace(
+    tmp_path: Path,
+) -> None:
+    """opencode starts the MCP server in the folder it runs in, with no project variable
+    (MCP.connectLocal): started in `src/`, the server serves the memory above it, as the
+    hook and opencode's plugin do, instead of a new `.metis/` under `src/`; the agent's
+    write lands in the workspace's own file."""
+    project = tmp_path / "project"
+    sub = project / "src" / "deep"
+    sub.mkdir(parents=True)
+    MemoryStore(project).add_entry("MEMORY.md", "- the project's memory")
+    params = mcp_server(cwd=str(sub), env={"PATH": "/usr/bin:/bin"})
+    async with mcp.Client(params) as client:
+        read = await client.read_resource(MEMORY_URI)
+        assert text(read.contents[0]) == "- the project's memory\n"
+        await client.call_tool("memory_add", {"file": "MEMORY.md", "entry": "- from src"})
+    assert "- from src" in (project / ".metis" / "MEMORY.md").read_text(encoding="utf-8")
+    assert not (project / "src" / ".metis").exists() and not (sub / ".metis").exists()
+
+
 async def test_a_file_with_stale_entries_gets_a_second_part_naming_them(tmp_path: Path) -> None:
     """The file's own part stays byte for byte; the note follows it as text/plain under its
     own URI, with the references' positions in `_meta`; once the file exists again, the

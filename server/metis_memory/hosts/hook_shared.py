@@ -47,7 +47,7 @@ def find_workspace(
             return value, True
     starts = [d for d in hook.directories if os.path.isabs(d)]
     for start in starts:
-        found = _with_metis(start)
+        found = nearest_with_metis(start)
         if found is not None:
             return found, False
     if starts:
@@ -73,7 +73,8 @@ def _existing(path: str, what: str) -> str:
     return path
 
 
-def _with_metis(start: str) -> str | None:
+def nearest_with_metis(start: str) -> str | None:
+    """The nearest of `start` and its ancestors that holds `.metis/`, if any."""
     here = start
     for _ in range(MAX_ANCESTORS):
         if os.path.isdir(os.path.join(here, ".metis")):

@@ -145,8 +145,7 @@ def edits(command: str) -> list[Edit]:
 # names the rule (checked live: with `"*": "ask"` alone `opencode run` auto-rejects
 # `metis-memory_memory_add`; with `"metis-memory_*": "allow"` after it, the call runs).
 STILL_TO_DO = (
-    "restart opencode (it reads plugins and its config at start), in this folder rather "
-    "than a subfolder: it starts the MCP server in the folder it runs in. Its default agents "
+    "restart opencode (it reads plugins and its config at start). Its default agents "
     "run the metis-memory tools without asking; if your permission settings ask "
     '(`"*": "ask"`), add `"metis-memory_*": "allow"` after that rule (`opencode run` '
     "rejects a call that would ask, unless --auto). opencode itself writes .opencode/.gitignore "

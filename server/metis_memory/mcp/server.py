@@ -81,14 +81,14 @@ client may send megabytes, and errors never echo them back whole."""
 class MemoryMCPServer(MCPServer):
     """An MCP server over one workspace's memory."""
 
-    def __init__(self, workspace: str | Path) -> None:
+    def __init__(self, workspace: str | Path, *, discovered: bool = False) -> None:
         super().__init__(
             name="metis-memory",
             version=__version__,
             instructions=INSTRUCTIONS,
             lifespan=_watch_while_serving,
         )
-        self.store = MemoryStore(workspace)
+        self.store = MemoryStore(workspace, discovered=discovered)
         self.dispatcher: ToolDispatcher = memory_dispatcher(self.store)
         self.subscriptions = MemorySubscriptions(self.store, self._publish_updated)
         self._lowlevel_server.middleware.append(ShortErrors())
@@ -457,8 +457,9 @@ def _tool_error(exc: MemoryStoreError) -> Exception:
     return ToolError(str(exc))
 
 
-def run_stdio(workspace: str | Path) -> None:
-    anyio.run(_serve_stdio, MemoryMCPServer(workspace))
+def run_stdio(workspace: str | Path, *, discovered: bool = False) -> None:
+    """`discovered`: the workspace was found above the folder the server started in."""
+    anyio.run(_serve_stdio, MemoryMCPServer(workspace, discovered=discovered))
 
 
 async def _serve_stdio(server: MemoryMCPServer) -> None:
