@@ -1,8 +1,9 @@
 """What a hook process loads (issue 42, item 4): every hook path stays within a few Python
 starts (`make bench` times it), because it imports only what its answer needs. A session
 start and a prompt after a write read the store, redact and record the session, without
-`dataclasses` (and the `inspect`, `ast`, `dis` and `tokenize` it pulls in), `typing`, the
-CLI's parser or OpenSSL's hashlib: those alone cost more than the rest of the hook. A timing
+`dataclasses` (and the `inspect`, `ast`, `dis` and `tokenize` it pulls in), `typing`,
+`pathlib` (with `urllib.parse` and `ipaddress`), the CLI's parser or OpenSSL's hashlib:
+those alone cost more than the rest of the hook. A timing
 would not hold on a shared machine; which modules a run loaded does."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ HEAVY = (
     "typing",
     "argparse",
     "_hashlib",
+    "pathlib",
     "metis_memory.cli",
     "metis_memory.store.usage",
 )

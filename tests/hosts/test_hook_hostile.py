@@ -334,7 +334,7 @@ def test_a_record_planted_in_a_shared_cache_does_not_hide_the_memory(
     shared.chmod(0o777)
     log = SessionLog(shared)
     digest = read_context(MemoryStore(workspace)).digest
-    log._record(str(workspace), "s").write_text(digest)
+    Path(log._record(str(workspace), "s")).write_text(digest)
     payload = json.dumps(_prompt(workspace)).encode()
     outcome = run_hook(HOSTS["claude"], payload, env={}, sessions=log)
     assert "Fridays" in context_of(outcome.stdout)

@@ -166,7 +166,7 @@ def test_a_hook_waiting_for_the_lock_sends_the_memory_as_it_is_once_it_has_it(
     del hook
     write_memory(workspace, "MEMORY.md", MEMORY)
     log = _log(tmp_path, monkeypatch)
-    record = log._record(session_workspace(workspace), "s")
+    record = Path(log._record(session_workspace(workspace), "s"))
     lock = record.with_name(record.name + ".lock")
     script = Path(sys.executable).parent / "metis-memory"
     start = json.dumps(filled(CLAUDE_SESSION_START, cwd=str(workspace), session="s")).encode()
@@ -203,7 +203,7 @@ def test_a_session_in_use_keeps_its_record_past_the_prune_age(
     start = filled(CLAUDE_SESSION_START, cwd=str(workspace), session="s")
     prompt = filled(CLAUDE_PROMPT, cwd=str(workspace), session="s")
     assert "Fridays" in context_of(hook("--host", "claude", payload=start).stdout)
-    record = log._record(session_workspace(workspace), "s")
+    record = Path(log._record(session_workspace(workspace), "s"))
     written = time.time() - MAX_AGE_S - 24 * 3600  # written 15 days ago...
     os.utime(record, (written, written))
     assert hook("--host", "claude", payload=prompt).stdout == ""  # ...and used today

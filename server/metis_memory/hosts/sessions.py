@@ -22,17 +22,20 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 from ..store.cache import (
     LOCK_WAIT_S,
-    cache_root,
     locked_private,
     prune_private,
     read_private,
+    root_folder,
     write_private,
 )
 from ..store.fingerprint import sha256_hex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (paths are `str`s: `pathlib` would cost the hook a quarter of its imports)
+    from ..store.errors import StrPath
 
 MAX_AGE_S = 14 * 24 * 3600
 """Records not used for this long are removed now and then: a session idle that long is
@@ -139,9 +142,9 @@ def session_workspace(folder: str | os.PathLike[str]) -> str:
     return os.path.abspath(folder)
 
 
-def cache_dir() -> Path:
+def cache_dir() -> str:
     """The session records: `sessions` in the cache's own folder (`cache.cache_root`)."""
-    return cache_root() / "sessions"
+    return os.path.join(root_folder(), "sessions")
 
 
 def is_record_name(name: str) -> bool:
@@ -154,13 +157,13 @@ def is_record_name(name: str) -> bool:
 class SessionLog:
     """The record of each session."""
 
-    def __init__(self, directory: Path | None = None) -> None:
-        self.directory = directory if directory is not None else cache_dir()
+    def __init__(self, directory: StrPath | None = None) -> None:
+        self.directory = os.fspath(directory) if directory is not None else cache_dir()
 
-    def _record(self, workspace: str, session: str) -> Path:
+    def _record(self, workspace: str, session: str) -> str:
         # surrogatepass: a session id is whatever the host's JSON held, lone surrogates too.
         key = f"session\0{workspace}\0{session}".encode("utf-8", "surrogatepass")
-        return self.directory / sha256_hex(key)[:_NAME_CHARS]
+        return os.path.join(self.directory, sha256_hex(key)[:_NAME_CHARS])
 
     def read(self, workspace: str, session: str) -> Record | None:
         """None when nothing is recorded, or the cache fails `cache.held_private_dir`'s
@@ -187,7 +190,7 @@ class SessionLog:
         (`cache.locked_private`), hooks run unlocked, as hosts that run them one at a time
         need."""
         path = self._record(workspace, session)
-        with locked_private(path.with_name(path.name + ".lock"), wait_s):
+        with locked_private(path + ".lock", wait_s):
             yield
 
     def prune(self, now: float | None = None) -> None:

@@ -25,7 +25,6 @@ import stat
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 from .confined import HAVE_DIR_FD, Dir
 from .errors import LockTimeout, StorageError
@@ -33,6 +32,8 @@ from .errors import LockTimeout, StorageError
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook's store imports this)
     import logging
+
+    from .errors import StrPath
 
 LOCK_NAME = ".lock"
 TEMP_SUFFIX = ".tmp"
@@ -57,8 +58,8 @@ def is_temp_of(name: str, target_name: str) -> bool:
     return re.fullmatch(pattern, name) is not None
 
 
-def _audit(step: str, path: Path) -> None:
-    sys.audit(AUDIT_EVENT, step, str(path))
+def _audit(step: str, path: str) -> None:
+    sys.audit(AUDIT_EVENT, step, path)
 
 
 # ---- the lock ---------------------------------------------------------------------------
@@ -66,12 +67,12 @@ def _audit(step: str, path: Path) -> None:
 def lock_in(directory: Dir, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold the exclusive lock of `directory` (an OS lock: freed when its holder dies)."""
     if not HAVE_DIR_FD:  # pragma: no cover - Windows
-        with _path_lock(directory.path / LOCK_NAME, timeout):
+        with _path_lock(os.path.join(directory.path, LOCK_NAME), timeout):
             yield
         return
     import fcntl
 
-    lock_path = directory.path / LOCK_NAME
+    lock_path = os.path.join(directory.path, LOCK_NAME)
     fd = _open_lock_file(directory, lock_path)
     try:
         _audit("lock", lock_path)
@@ -100,7 +101,7 @@ def lock_in(directory: Dir, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> Iterator
         os.close(fd)
 
 
-def _open_lock_file(directory: Dir, lock_path: Path) -> int:
+def _open_lock_file(directory: Dir, lock_path: str) -> int:
     """The lock file's descriptor: a regular file, never through a symlink."""
     try:
         fd = directory.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | _NONBLOCK, 0o600)
@@ -120,14 +121,14 @@ def _open_lock_file(directory: Dir, lock_path: Path) -> int:
 
 
 @contextlib.contextmanager
-def workspace_lock(metis_dir: Path, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> Iterator[None]:
+def workspace_lock(metis_dir: StrPath, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold the lock of the directory at `metis_dir` (for tools and tests outside the store)."""
     with Dir.open_root(metis_dir) as directory, lock_in(directory, timeout):
         yield
 
 
 @contextlib.contextmanager
-def _path_lock(lock_path: Path, timeout: float) -> Iterator[None]:  # pragma: no cover
+def _path_lock(lock_path: str, timeout: float) -> Iterator[None]:  # pragma: no cover
     import filelock
 
     lock = filelock.FileLock(lock_path, timeout=timeout, mode=0o600, thread_local=False)
@@ -158,13 +159,14 @@ def keep_owner(fd: int, like: os.stat_result) -> None:
 def make_private_dir(parent: Dir, name: str) -> bool:
     """Create `name` in `parent`, owner-only and owned like `parent`; an existing one is
     kept. True when this call created it."""
-    _audit("mkdir", parent.path / name)
+    path = os.path.join(parent.path, name)
+    _audit("mkdir", path)
     try:
         parent.mkdir(name, 0o700)
     except FileExistsError:
         return False
     except OSError as exc:
-        raise StorageError("create directory", parent.path / name, exc) from exc
+        raise StorageError("create directory", path, exc) from exc
     with contextlib.suppress(OSError), parent.open_dir(name) as created:
         if created.fd is not None:
             keep_owner(created.fd, parent.stat_self())
@@ -208,7 +210,7 @@ def write_gitignore(directory: Dir) -> None:
         if directory.fd is not None:
             os.link(tmp, GITIGNORE_NAME, src_dir_fd=directory.fd, dst_dir_fd=directory.fd)
         else:  # pragma: no cover - Windows
-            os.link(directory.path / tmp, directory.path / GITIGNORE_NAME)
+            os.link(os.path.join(directory.path, tmp), os.path.join(directory.path, GITIGNORE_NAME))
     except OSError:
         pass
     finally:
@@ -219,7 +221,7 @@ def write_gitignore(directory: Dir) -> None:
 # ---- temp files and the atomic replace -------------------------------------------------------
 def remove_stale_temps(directory: Dir, target_name: str) -> None:
     """Delete temp files a killed writer left behind. Call only under the lock."""
-    _audit("sweep", directory.path / target_name)
+    _audit("sweep", os.path.join(directory.path, target_name))
     try:
         names = directory.listdir()
     except OSError:
@@ -245,10 +247,10 @@ def atomic_write(
     and owner carry over to the new file. A new file gets `new_mode` less the umask
     (memory files stay owner-only; hosts' configuration files are shared like any other).
     """
-    target = directory.path / name
+    target = os.path.join(directory.path, name)
     if existing is not None and not _may_write(directory, name):
         # The rename needs only the directory's permission; honour the file's own too.
-        denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(target))
+        denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES), target)
         raise StorageError("write", target, denied)
     _audit("temp", target)
     tmp, fd = _create_temp(directory, name, target)
@@ -281,7 +283,7 @@ def atomic_write(
     directory.fsync()
 
 
-def _create_temp(directory: Dir, name: str, target: Path) -> tuple[str, int]:
+def _create_temp(directory: Dir, name: str, target: str) -> tuple[str, int]:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         tmp = temp_name(name)
@@ -291,21 +293,21 @@ def _create_temp(directory: Dir, name: str, target: Path) -> tuple[str, int]:
             continue
         except OSError as exc:
             raise StorageError("write", target, exc) from exc
-    exists = FileExistsError(errno.EEXIST, "no free temp file name", str(target))
+    exists = FileExistsError(errno.EEXIST, "no free temp file name", target)
     raise StorageError("write", target, exists)  # pragma: no cover - 100 random clashes
 
 
 def _may_write(directory: Dir, name: str) -> bool:
     """Whether this process may write the file itself, judged by its effective ids."""
     if directory.fd is None:  # pragma: no cover - Windows
-        return os.access(directory.path / name, os.W_OK)
+        return os.access(os.path.join(directory.path, name), os.W_OK)
     effective = os.access in os.supports_effective_ids
     try:
         return os.access(
             name, os.W_OK, dir_fd=directory.fd, effective_ids=effective, follow_symlinks=False
         )
     except NotImplementedError:  # pragma: no cover - a platform without faccessat flags
-        return os.access(directory.path / name, os.W_OK)
+        return os.access(os.path.join(directory.path, name), os.W_OK)
 
 
 def _log() -> logging.Logger:

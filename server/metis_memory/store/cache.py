@@ -35,10 +35,19 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
-from .confined import HAVE_DIR_FD, Dir
+from .confined import HAVE_DIR_FD, Dir, anchored, as_pathlib_writes
 from .owners import trouble
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` and `pathlib` are not imported at run time: the hook before
+    # every prompt reads its session record through here; paths are `str`s)
+    from pathlib import Path
+    from typing import TypeVar
+
+    from .errors import StrPath
+
+    P = TypeVar("P", bound=StrPath)
 
 CACHE_ENV = "METIS_MEMORY_CACHE_DIR"
 """Overrides where the cache lives (tests; users with a read-only home)."""
@@ -82,21 +91,46 @@ def cache_root() -> Path:
     """The folder of Metis's own: `metis-memory` in `$METIS_MEMORY_CACHE_DIR` when that is
     an absolute path, else in the platform's user cache. (Before issue 39 the variable's
     folder itself was the cache, and the prune deleted the user's files in it.)"""
+    from pathlib import Path
+
+    return Path(root_folder())
+
+
+def root_folder() -> str:
+    """`cache_root()` as a string (what the cache itself and the hook use)."""
     override = os.path.expanduser(os.environ.get(CACHE_ENV, ""))
     if os.path.isabs(override):  # a relative one would land in whatever the cwd is
-        return Path(override) / ROOT_NAME
+        return _written(os.path.join(override, ROOT_NAME))
     if sys.platform == "win32":  # pragma: no cover - Windows
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-        return base / ROOT_NAME / "Cache"
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(_home(), "AppData", "Local")
+        return _written(os.path.join(base, ROOT_NAME, "Cache"))
     if sys.platform == "darwin":  # pragma: no cover - macOS
-        return Path.home() / "Library" / "Caches" / ROOT_NAME
+        return _written(os.path.join(_home(), "Library", "Caches", ROOT_NAME))
     xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / ROOT_NAME
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(_home(), ".cache")
+    return _written(os.path.join(base, ROOT_NAME))
+
+
+def _home() -> str:
+    """`Path.home()`: the user's home, or RuntimeError when there is none to be found (a
+    cache under a relative `~` would land in whatever the cwd is)."""
+    home = os.path.expanduser("~")
+    if home.startswith("~"):
+        raise RuntimeError("Could not determine home directory.")
+    return home
+
+
+def _written(path: str) -> str:
+    """`path` as `pathlib` writes it (the cache's paths have always been `Path`s)."""
+    if os.sep != "/":  # pragma: no cover - Windows
+        from pathlib import Path
+
+        return str(Path(path))
+    return as_pathlib_writes(path)
 
 
 @contextlib.contextmanager
-def held_private_dir(directory: Path, *, create: bool = True) -> Iterator[Dir]:
+def held_private_dir(directory: StrPath, *, create: bool = True) -> Iterator[Dir]:
     """`directory`, held open once every level from the cache root down to it passed the
     checks (created 0700 where missing when `create`). Raises `UnsafeCacheDir` for a
     symlink, a non-directory, another user's directory or one others may write in;
@@ -120,12 +154,13 @@ def held_private_dir(directory: Path, *, create: bool = True) -> Iterator[Dir]:
         held.close()
 
 
-def write_private(path: Path, data: bytes) -> None:
+def write_private(path: StrPath, data: bytes) -> None:
     """Replace `path` with `data`, readable by this user only (0600), through a fresh temp
     file renamed over it: a reader sees the old bytes or the new. Not fsynced: this is a
     cache, and a record lost to a power cut only means the memory is sent once more."""
-    with held_private_dir(path.parent) as directory:
-        tmp = f".{path.name}.{os.urandom(6).hex()}.tmp"
+    parent, name = os.path.split(os.fspath(path))
+    with held_private_dir(parent) as directory:
+        tmp = f".{name}.{os.urandom(6).hex()}.tmp"
         fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NONBLOCK, 0o600)
         try:
             try:
@@ -134,14 +169,14 @@ def write_private(path: Path, data: bytes) -> None:
                     view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
-            directory.replace(tmp, path.name)
+            directory.replace(tmp, name)
         except BaseException:
             with contextlib.suppress(OSError):
                 directory.unlink(tmp)
             raise
 
 
-def read_private(path: Path, limit: int, *, used_after_s: float | None = None) -> bytes | None:
+def read_private(path: StrPath, limit: int, *, used_after_s: float | None = None) -> bytes | None:
     """At most `limit` bytes of the regular file `path` in the cache; None when it is
     missing, unsafe or unreadable (a cache entry that cannot be trusted is no entry).
 
@@ -149,8 +184,9 @@ def read_private(path: Path, limit: int, *, used_after_s: float | None = None) -
     now: read is use, and `prune_private` goes by time, so an entry still in use is not
     pruned (at most one metadata write per `used_after_s`, not one per read)."""
     try:
-        with held_private_dir(path.parent, create=False) as directory:
-            fd = directory.open(path.name, os.O_RDONLY | _NONBLOCK)
+        parent, name = os.path.split(os.fspath(path))
+        with held_private_dir(parent, create=False) as directory:
+            fd = directory.open(name, os.O_RDONLY | _NONBLOCK)
             try:
                 st = os.fstat(fd)
                 if not stat.S_ISREG(st.st_mode):
@@ -177,7 +213,7 @@ holder past this is stuck (a hung disk), and waiting on must not hold up a promp
 
 
 @contextlib.contextmanager
-def locked_private(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
+def locked_private(path: StrPath, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
     """An exclusive lock on the file `path` in the cache (created 0600), held for the
     block; yields False, unlocked, where no lock can be had within `wait_s` (no `fcntl`, a
     cache that fails the checks or cannot be written, a holder that does not let go):
@@ -189,8 +225,9 @@ def locked_private(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
         return
     fd = -1
     try:
-        with held_private_dir(path.parent) as directory:
-            fd = directory.open(path.name, os.O_RDWR | os.O_CREAT | _NONBLOCK, 0o600)
+        parent, name = os.path.split(os.fspath(path))
+        with held_private_dir(parent) as directory:
+            fd = directory.open(name, os.O_RDWR | os.O_CREAT | _NONBLOCK, 0o600)
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device there: no lock
             raise OSError(errno.EINVAL, f"{path} is not a regular file")
         deadline = time.monotonic() + wait_s
@@ -215,7 +252,7 @@ def locked_private(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
 
 
 def prune_private(
-    directory: Path,
+    directory: StrPath,
     max_age_s: float,
     *,
     mine: Callable[[str], bool],
@@ -227,14 +264,14 @@ def prune_private(
     `depth` 2, in its subdirectories), best effort: only inside the cache root, never
     through a symlink, never in a directory that fails the checks. A name the caller did
     not make is never removed, whoever put it there."""
-    if _levels(directory)[0] != cache_root():
+    if _levels(directory)[0] != root_folder():
         return  # not inside a folder of Metis's own: nothing there is the cache's to remove
     cutoff = (time.time() if now is None else now) - max_age_s
     with contextlib.suppress(OSError), held_private_dir(directory, create=False) as held:
         _prune(held, cutoff, depth, mine)
 
 
-def private_dir(path: Path) -> Path:
+def private_dir(path: P) -> P:
     """`path` as a checked private directory (created if missing), for callers that only
     need to know it is usable; writes go through `write_private`."""
     with held_private_dir(path):
@@ -242,23 +279,25 @@ def private_dir(path: Path) -> Path:
 
 
 # ---- the checks ---------------------------------------------------------------------------
-def _levels(directory: Path) -> tuple[Path, tuple[str, ...]]:
-    root = cache_root()
-    try:
-        below = directory.relative_to(root).parts
-    except ValueError:
+def _levels(directory: StrPath) -> tuple[str, tuple[str, ...]]:
+    """(the cache root, the names from it down to `directory`) when `directory` is under the
+    root (as `Path.relative_to` has it: by their parts), else (`directory`, ())."""
+    root, directory = root_folder(), _written(os.fspath(directory))
+    parts, root_parts = anchored(directory), anchored(root)
+    if parts[: len(root_parts)] != root_parts:
         return directory, ()
+    below = tuple(parts[len(root_parts) :])
     if ".." in below:  # pragma: no cover - callers build these paths themselves
         return directory, ()
     return root, below
 
 
-def _open_root(root: Path, create: bool) -> Dir:
+def _open_root(root: str, create: bool) -> Dir:
     if create and not os.path.lexists(root):
-        _make_parents(root.parent)
+        _make_parents(os.path.dirname(root))
         with contextlib.suppress(FileExistsError):
             os.mkdir(root, 0o700)  # (empty, so adopted, and tagged, by `_checked`)
-    adopt = root == cache_root()  # (not a folder a caller names as Metis's private one)
+    adopt = root == root_folder()  # (not a folder a caller names as Metis's private one)
     if not HAVE_DIR_FD:  # pragma: no cover - Windows: checked by path
         _check(root, os.lstat(root))
         if adopt:
@@ -286,7 +325,7 @@ def _step(parent: Dir, name: str, create: bool) -> Dir:
             child = parent.open_dir(name)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-                _check(parent.path / name, parent.lstat(name))
+                _check(os.path.join(parent.path, name), parent.lstat(name))
             raise
     finally:
         parent.close()
@@ -309,7 +348,7 @@ def _checked(held: Dir, *, adopt: bool = False) -> Dir:
     return held
 
 
-def _check(path: Path, st: os.stat_result, fd: int | None = None) -> None:
+def _check(path: StrPath, st: os.stat_result, fd: int | None = None) -> None:
     """Raise `UnsafeCacheDir` unless `path` (`st`, open as `fd`, whose ACL is read too) is
     a real directory of this user's that no one else may write in."""
     fix = f"set {CACHE_ENV} to an absolute path of a directory of your own"
@@ -437,13 +476,13 @@ def _tag(held: Dir) -> None:
             os.close(fd)
 
 
-def _make_parents(path: Path) -> None:
+def _make_parents(path: str) -> None:
     """Create the missing directories above the cache root, each 0700 (Path.mkdir's
     `parents=True` would make them with the umask's mode, often group-writable)."""
-    missing: list[Path] = []
-    while not os.path.lexists(path) and path.parent != path:
+    missing: list[str] = []
+    while not os.path.lexists(path) and os.path.dirname(path) != path:
         missing.append(path)
-        path = path.parent
+        path = os.path.dirname(path)
     for level in reversed(missing):
         with contextlib.suppress(FileExistsError):
             os.mkdir(level, 0o700)

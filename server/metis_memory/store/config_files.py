@@ -79,7 +79,7 @@ class _Place:
         try:
             if self.create:
                 self._make_dirs()
-            self.found = resolve_beneath(self.root, self.rel, shown=shown)
+            self.found = resolve_beneath(self.root, self.rel.parts, shown=shown)
         except NotADirectoryError as exc:
             raise ConfigRefused(
                 f"{self.rel}: {exc.filename or 'a folder on the way'} is a file, not a folder; "
@@ -99,7 +99,7 @@ class _Place:
         parts = self.rel.parent.parts
         for depth in range(1, len(parts) + 1):
             prefix = PurePosixPath(*parts[:depth])
-            found = resolve_beneath(self.root, prefix, shown=self.workspace / prefix)
+            found = resolve_beneath(self.root, prefix.parts, shown=self.workspace / prefix)
             with found.directory:
                 if found.st is None:
                     with contextlib.suppress(FileExistsError):  # made by someone else meanwhile

@@ -10,6 +10,9 @@ the workspace when it was reached, and a name in it that is not a symlink.
 
 Where the platform lacks `dir_fd` (Windows), `Dir` falls back to path strings checked
 with `lstat`: the same rules, without the guarantee against a concurrent swap.
+
+Paths here are `str`s, joined with `os.path`: `pathlib` would cost the hook before every
+prompt a quarter of its imports.
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ import errno
 import os
 import stat
 import sys
-from pathlib import Path, PurePath
+from collections.abc import Iterable
 
 from .errors import StorageError, UnsafePath
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .errors import StrPath
 
 HAVE_DIR_FD = (
     os.open in os.supports_dir_fd
@@ -51,8 +58,8 @@ class Dir:
     # module, and `dataclasses` would add ~8 ms of imports to it.
     __slots__ = ("_closed", "fd", "path")
 
-    def __init__(self, path: Path, fd: int | None = None) -> None:
-        self.path = path
+    def __init__(self, path: StrPath, fd: int | None = None) -> None:
+        self.path = os.fspath(path)
         self.fd = fd
         self._closed = False
 
@@ -60,7 +67,7 @@ class Dir:
         return f"Dir({self.path!r}, fd={self.fd})"
 
     @classmethod
-    def open_root(cls, path: Path) -> Dir:
+    def open_root(cls, path: StrPath) -> Dir:
         """Open the workspace root itself (following symlinks: the user named it)."""
         if not HAVE_DIR_FD:
             return cls(path)
@@ -82,8 +89,8 @@ class Dir:
         self.close()
 
     # ---- steps relative to this directory ------------------------------------------------
-    def _name(self, name: str) -> str | Path:
-        return name if self.fd is not None else self.path / name
+    def _name(self, name: str) -> str:
+        return name if self.fd is not None else os.path.join(self.path, name)
 
     def lstat(self, name: str) -> os.stat_result:
         return os.stat(self._name(name), dir_fd=self.fd, follow_symlinks=False)
@@ -93,20 +100,21 @@ class Dir:
 
     def open(self, name: str, flags: int, mode: int = 0o600) -> int:
         """`os.open` of `name` in this directory, never through a symlink."""
-        if self.fd is None and stat.S_ISLNK(_lstat_or_none(self.path / name)):
-            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(self.path / name))
+        if self.fd is None and stat.S_ISLNK(_lstat_or_none(self._name(name))):
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), self._name(name))
         return os.open(self._name(name), flags | _NOFOLLOW | _CLOEXEC, mode, dir_fd=self.fd)
 
     def open_dir(self, name: str) -> Dir:
         """The subdirectory `name` (not a symlink), held open."""
+        path = os.path.join(self.path, name)
         if self.fd is None:
-            mode = _lstat_or_none(self.path / name)
+            mode = _lstat_or_none(path)
             if not stat.S_ISDIR(mode):
                 code = errno.ELOOP if stat.S_ISLNK(mode) else errno.ENOTDIR
-                raise OSError(code, os.strerror(code), str(self.path / name))
-            return Dir(self.path / name)
+                raise OSError(code, os.strerror(code), path)
+            return Dir(path)
         fd = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=self.fd)
-        return Dir(self.path / name, fd)
+        return Dir(path, fd)
 
     def mkdir(self, name: str, mode: int) -> None:
         os.mkdir(self._name(name), mode, dir_fd=self.fd)
@@ -134,7 +142,7 @@ class Dir:
                 os.fsync(self.fd)
 
 
-def _lstat_or_none(path: Path) -> int:
+def _lstat_or_none(path: str) -> int:
     try:
         return os.lstat(path).st_mode
     except OSError:
@@ -153,12 +161,13 @@ class Located:
         """The entry's `lstat` (never a symlink's), None when it does not exist."""
 
     @property
-    def path(self) -> Path:
-        return self.directory.path / self.name
+    def path(self) -> str:
+        return os.path.join(self.directory.path, self.name)
 
 
-def resolve_beneath(root: Dir, rel: PurePath, *, shown: Path) -> Located:
-    """Resolve `rel` under `root` without ever leaving it.
+def resolve_beneath(root: Dir, rel: Iterable[str], *, shown: StrPath) -> Located:
+    """Resolve `rel` (the names of a relative path, in order) under `root` without ever
+    leaving it.
 
     Symlinks are followed here, one component at a time: a relative target continues
     from the link's directory (`..` pops a held directory, never above `root`); an
@@ -168,7 +177,7 @@ def resolve_beneath(root: Dir, rel: PurePath, *, shown: Path) -> Located:
     `OSError` for the caller to interpret. `shown` is the unresolved path, for messages.
     """
     stack: list[Dir] = [root]
-    todo: list[str] = list(reversed(rel.parts))
+    todo: list[str] = list(reversed(list(rel)))
     links = 0
     try:
         while todo:
@@ -190,7 +199,7 @@ def resolve_beneath(root: Dir, rel: PurePath, *, shown: Path) -> Located:
             if stat.S_ISLNK(st.st_mode):
                 links += 1
                 if links > MAX_SYMLINKS:
-                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(shown))
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), os.fspath(shown))
                 target = here.readlink(name)
                 if os.path.isabs(target):
                     parts = _beneath_root(target, root.path)
@@ -199,13 +208,14 @@ def resolve_beneath(root: Dir, rel: PurePath, *, shown: Path) -> Located:
                     while len(stack) > 1:
                         stack.pop().close()
                 else:
-                    parts = list(PurePath(target).parts)
+                    parts = names(target)
                 todo.extend(reversed(parts))
                 continue
             if not todo:
                 return _located(stack, name, st)
             if not stat.S_ISDIR(st.st_mode):
-                raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(here.path / name))
+                path = os.path.join(here.path, name)
+                raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), path)
             stack.append(here.open_dir(name))
     except BaseException:
         for held in stack[1:]:
@@ -225,18 +235,49 @@ def _located(stack: list[Dir], name: str, st: os.stat_result | None) -> Located:
     return Located(directory, name, st)
 
 
-def _beneath_root(target: str, root: Path) -> list[str] | None:
+def names(path: str) -> list[str]:
+    """The names along a relative path, without empty ones and `.` (both separators where
+    the platform has two): what `PurePath(path).parts` holds."""
+    if os.altsep:
+        path = path.replace(os.altsep, os.sep)
+    return [name for name in path.split(os.sep) if name not in ("", ".")]
+
+
+def anchored(path: str) -> list[str]:
+    """The parts of an absolute path, as `PurePath(path).parts` has them: its anchor (drive
+    and root: `/`, `//` on POSIX, `C:\\` or `\\\\host\\share\\` on Windows), then its names."""
+    drive, rest = os.path.splitdrive(path)
+    if os.altsep:
+        rest = rest.replace(os.altsep, os.sep)
+    root = ""
+    if rest.startswith(os.sep):
+        two = os.sep * 2
+        root = two if os.sep == "/" and rest.startswith(two) and rest[2:3] != "/" else os.sep
+    anchor = drive + root
+    return ([anchor] if anchor else []) + names(rest)
+
+
+def as_pathlib_writes(path: str) -> str:
+    """`str(PurePath(path))`: `path` without empty and `.` names or a trailing separator
+    (`.` for no name at all), its `..` kept. POSIX only (Windows: `pathlib`'s own)."""
+    if path.startswith(os.sep):
+        parts = anchored(path)
+        return parts[0] + os.sep.join(parts[1:])
+    return os.sep.join(names(path)) or "."
+
+
+def _beneath_root(target: str, root: str) -> list[str] | None:
     """The components of absolute `target` below `root`, or None when it is elsewhere."""
-    parts = PurePath(target).parts
-    root_parts = root.parts
+    parts = anchored(target)
+    root_parts = anchored(root)
     if parts[: len(root_parts)] != root_parts:
         return None
-    return list(parts[len(root_parts) :])
+    return parts[len(root_parts) :]
 
 
-def _escape(shown: Path, root: Dir) -> UnsafePath:
+def _escape(shown: StrPath, root: Dir) -> UnsafePath:
     try:
-        resolved = Path(os.path.realpath(shown))
+        resolved: StrPath = os.path.realpath(shown)
     except (OSError, RuntimeError, ValueError):
         resolved = shown
     return UnsafePath(shown, resolved, root.path)

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import errno
-from pathlib import Path
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook imports this)
+    from typing import TypeAlias
+
+    StrPath: TypeAlias = "str | os.PathLike[str]"
+    """A path as the store's callers give it; the store itself keeps `str`s (`pathlib`
+    costs a hook process a quarter of its imports)."""
 
 
 def fmt_bytes(n: int) -> str:
@@ -135,7 +143,7 @@ class NotUtf8(MemoryStoreError):
 class UnsafePath(MemoryStoreError):
     """A symlinked `.metis/` or memory file that resolves outside the workspace."""
 
-    def __init__(self, path: Path, resolved: Path, workspace: Path) -> None:
+    def __init__(self, path: StrPath, resolved: StrPath, workspace: StrPath) -> None:
         self.path = path
         self.resolved = resolved
         self.workspace = workspace
@@ -149,27 +157,28 @@ class UnsafePath(MemoryStoreError):
 class StorageError(MemoryStoreError):
     """The filesystem refused (disk full, read-only, permission, `.metis` is a file...)."""
 
-    def __init__(self, action: str, path: Path, cause: OSError, hint: str | None = None) -> None:
+    def __init__(self, action: str, path: StrPath, cause: OSError, hint: str | None = None) -> None:
         self.action = action
         self.path = path
         self.cause = cause
         reason = cause.strerror or str(cause)
         super().__init__(
             f"could not {action} {path}: {reason}. Nothing was changed. "
-            f"{hint or _hint(cause, path, action)}"
+            f"{hint or _hint(cause, action)}"
         )
 
     @classmethod
-    def wrong_kind(cls, action: str, path: Path, kind: str) -> StorageError:
+    def wrong_kind(cls, action: str, path: StrPath, kind: str) -> StorageError:
         """`path` is `kind` (a symlink, a directory...) where the store needs a regular file
         it owns: say so, rather than the errno's generic meaning."""
         cause = OSError(errno.EINVAL, f"it is {kind}, not a regular file")
-        what = "the store's lock file" if path.name == ".lock" else "a memory file"
+        name = os.path.basename(path)
+        what = "the store's lock file" if name == ".lock" else "a memory file"
         return cls(
             action,
             path,
             cause,
-            f"{path.name} must be {what}: remove or move it away, and the next write recreates it.",
+            f"{name} must be {what}: remove or move it away, and the next write recreates it.",
         )
 
 
@@ -211,7 +220,7 @@ class MemoryConflict(MemoryStoreError):
 class LockTimeout(MemoryStoreError):
     """Another writer held the workspace lock for too long."""
 
-    def __init__(self, path: Path, seconds: float) -> None:
+    def __init__(self, path: StrPath, seconds: float) -> None:
         self.path = path
         self.seconds = seconds
         super().__init__(
@@ -265,7 +274,7 @@ class TooLargeToReview(MemoryStoreError):
         )
 
 
-def _hint(cause: OSError, path: Path, action: str) -> str:
+def _hint(cause: OSError, action: str) -> str:
     access = "read" if action in ("read", "inspect", "open the workspace") else "write"
     hints = {
         errno.ENOSPC: "The disk is full: free some space and retry.",
@@ -273,8 +282,8 @@ def _hint(cause: OSError, path: Path, action: str) -> str:
         errno.EROFS: "The filesystem is read-only: make it writable and retry.",
         errno.EACCES: f"Permission denied: give your user {access} access to it and retry.",
         errno.EPERM: "Operation not permitted: check the permissions of the path and retry.",
-        errno.ENOTDIR: f"A file stands where a directory is needed: move it away so "
-        f"{path.name if path.name == '.metis' else '.metis'} can be a directory.",
+        errno.ENOTDIR: "A file stands where a directory is needed: move it away so .metis "
+        "can be a directory.",
         errno.EEXIST: "A file stands where the .metis directory is needed: move it away.",
         errno.EISDIR: "A directory stands where the memory file is needed: move it away.",
         errno.EFBIG: "A file-size limit (ulimit -f) stopped the write: raise it and retry.",

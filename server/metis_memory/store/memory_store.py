@@ -11,9 +11,7 @@ import contextlib
 import errno
 import os
 import stat
-import warnings
 from collections.abc import Callable, Collection, Iterator
-from pathlib import Path, PurePath
 
 from .atomic import (
     GITIGNORE_NAME,
@@ -23,7 +21,7 @@ from .atomic import (
     remove_stale_temps,
     write_gitignore,
 )
-from .confined import Dir, Located, resolve_beneath
+from .confined import Dir, Located, as_pathlib_writes, resolve_beneath
 from .errors import (
     EmptyEntry,
     EmptyOldText,
@@ -50,8 +48,10 @@ from .values import Value, init_field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (`typing` is not imported at run time: the hook reads through here)
+    from pathlib import Path
     from typing import Any
 
+    from .errors import StrPath
     from .trace import StagedChange, Trace, TraceRecord
 
 
@@ -158,16 +158,16 @@ def decode(data: bytes) -> tuple[str, int | None]:
 
 
 class MemoryStore:
-    def __init__(self, workspace_path: str | Path, *, discovered: bool = False) -> None:
+    def __init__(self, workspace_path: StrPath, *, discovered: bool = False) -> None:
         """`discovered`: the workspace was found by looking upward from an agent's folder,
         not named by the user, so its memory is read only when it is the user's own and no
         one else may write it (`owners.check_discovered`; issue 39)."""
-        self._workspace = Path(workspace_path).absolute()
+        self._workspace = absolute(workspace_path)
         self._discovered = discovered
 
     @property
     def workspace_path(self) -> str:
-        return str(self._workspace)
+        return self._workspace
 
     # ---- caps -------------------------------------------------------------
     @staticmethod
@@ -181,7 +181,13 @@ class MemoryStore:
     # ---- reads ------------------------------------------------------------
     def path(self, file: MemoryFile | str) -> Path:
         """Where the file lives (unresolved); for display and watching, not for I/O."""
-        return self._workspace / METIS_DIR / parse_memory_file(file).value
+        from pathlib import Path  # (here: the hook reads without it)
+
+        return Path(self._shown(parse_memory_file(file)))
+
+    def _shown(self, f: MemoryFile) -> str:
+        """`path(f)` as a string: what messages name."""
+        return os.path.join(self._workspace, METIS_DIR, f.value)
 
     def snapshot(self, file: MemoryFile | str) -> MemorySnapshot:
         f = parse_memory_file(file)
@@ -199,6 +205,8 @@ class MemoryStore:
     def read(self, file: MemoryFile | str) -> str:
         snap = self.snapshot(file)
         if not snap.utf8_valid:
+            import warnings  # (here: the hook never reads this way)
+
             warnings.warn(
                 f"{snap.file.value} is not valid UTF-8 (first bad byte at offset "
                 f"{snap.utf8_error_offset:,}); bad bytes read as U+FFFD",
@@ -219,7 +227,7 @@ class MemoryStore:
         if st is None:
             return 0
         if not stat.S_ISREG(st.st_mode):
-            raise StorageError.wrong_kind("read", self.path(f), _kind(st.st_mode))
+            raise StorageError.wrong_kind("read", self._shown(f), _kind(st.st_mode))
         return st.st_size
 
     def _stat(self, f: MemoryFile) -> os.stat_result | None:
@@ -456,7 +464,7 @@ class MemoryStore:
                     before_text=text,
                 )
         changing = OSError(errno.EAGAIN, "the directory kept being replaced during the write")
-        raise StorageError("write", self.path(f), changing)
+        raise StorageError("write", self._shown(f), changing)
 
     # ---- the write log and the review inbox -----------------------------------------------
     def history(
@@ -759,7 +767,7 @@ class MemoryStore:
             )
         return data
 
-    def _root(self) -> Path:
+    def _root(self) -> str:
         return _resolve(self._workspace)
 
     @contextlib.contextmanager
@@ -788,8 +796,8 @@ class MemoryStore:
         after checking the write against the empty file so a refused first write leaves no
         `.metis/` behind; without it, a missing directory is None.
         """
-        shown = self.path(f)
-        rel = PurePath(METIS_DIR, f.value)
+        shown = self._shown(f)
+        rel = (METIS_DIR, f.value)
         try:
             if create is not None and _lstat_in(root, METIS_DIR) is None:
                 operation, transform = create
@@ -807,7 +815,7 @@ class MemoryStore:
                     f"that folder, or remove the link (the next write then makes {METIS_DIR} "
                     "a folder of its own)."
                 )
-                raise StorageError("create directory", shown.parent, exc, hint) from exc
+                raise StorageError("create directory", os.path.dirname(shown), exc, hint) from exc
             raise StorageError("create directory", _failed_path(exc, shown), exc) from exc
         except OSError as exc:
             action = "read" if create is None else "write"
@@ -839,7 +847,7 @@ class MemoryStore:
                 # ELOOP, like a real loop: resolving again tells the two apart.
                 if exc.cause.errno != errno.ELOOP or attempt == _RACE_RETRIES - 1:
                     raise
-        raise StorageError("read", self.path(f), OSError(errno.ELOOP, "it keeps changing"))
+        raise StorageError("read", self._shown(f), OSError(errno.ELOOP, "it keeps changing"))
 
     def _current(self, f: MemoryFile, found: Located, *, may_skip: bool) -> _Current:
         """What the file holds now. Refuses what is not a regular file, and reads nothing of
@@ -970,7 +978,7 @@ def _keep_out_of_git(root: Dir, held: Dir) -> None:
     `lstat` a write), whoever made the folder: else the lock and a killed writer's temp files
     show in `git status`. Never into a folder of the user's that a symlinked memory file leads
     to (`held` reached other than as `<root>/.metis`): a `.gitignore` there changes their repo."""
-    if held.path != root.path / METIS_DIR:
+    if held.path != os.path.join(root.path, METIS_DIR):
         return
     try:
         held.lstat(GITIGNORE_NAME)
@@ -994,7 +1002,7 @@ def _lstat_in(directory: Dir, name: str) -> os.stat_result | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise StorageError("inspect", directory.path / name, exc) from exc
+        raise StorageError("inspect", os.path.join(directory.path, name), exc) from exc
 
 
 def _kind(mode: int) -> str:
@@ -1016,8 +1024,8 @@ def _why(exc: Exception) -> str:
     return str(exc)
 
 
-def _failed_path(exc: OSError, shown: Path) -> Path:
-    return Path(exc.filename) if isinstance(exc.filename, str) else shown
+def _failed_path(exc: OSError, shown: str) -> str:
+    return exc.filename if isinstance(exc.filename, str) else shown
 
 
 def count_occurrences(text: str, sub: str) -> int:
@@ -1040,16 +1048,37 @@ def count_occurrences(text: str, sub: str) -> int:
     return overlapping
 
 
-def _resolve(path: Path) -> Path:
-    """`path.resolve()`, with a symlink loop reported as a StorageError (Python < 3.13
-    raises RuntimeError for it, which no caller expects)."""
+def absolute(path: StrPath) -> str:
+    """`str(Path(path).absolute())`: made absolute from the current directory, `..` kept
+    (a symlink's `..` is where it leads, not the folder that holds it), written as
+    `pathlib` writes it (`confined.as_pathlib_writes`), without importing it on POSIX."""
+    text = os.fspath(path)
+    if os.sep != "/":  # pragma: no cover - Windows: drives and UNC shares, as pathlib has them
+        from pathlib import Path
+
+        return str(Path(text).absolute())
+    written = as_pathlib_writes(text)
+    if written.startswith("/"):
+        return written
+    cwd = os.getcwd()
+    return cwd if written == "." else os.path.join(cwd, written)
+
+
+def _resolve(path: str) -> str:
+    """`Path(path).resolve()`: symlinks followed (`os.path.realpath`), and a symlink loop
+    reported as a StorageError (`pathlib` raises RuntimeError for it before Python 3.13,
+    which no caller expects)."""
     try:
-        return path.resolve()
-    except RuntimeError as exc:
-        loop = OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
-        raise StorageError("resolve", path, loop) from exc
+        real = os.path.realpath(path)
     except OSError as exc:
         raise StorageError("resolve", path, exc) from exc
+    try:
+        os.stat(real)  # (as `resolve` does: realpath alone does not fail on a loop)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            loop = OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+            raise StorageError("resolve", path, loop) from exc
+    return real
 
 
 def check_text(where: str, field: str, text: str, consequence: str = "nothing was written") -> None:

@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from .confined import Dir, resolve_beneath
@@ -545,12 +545,12 @@ def _close(each: _Open) -> None:
             each.folder.close()
 
 
-def _base(workspace: Path) -> str:
+def _base(workspace: str | os.PathLike[str]) -> str:
     return f"{workspace}{os.sep}{METIS_DIR}{os.sep}{TRACE_DIR}"
 
 
 @contextlib.contextmanager
-def opened_known(workspace: Path, *, create: bool) -> Iterator[Trace | None]:
+def opened_known(workspace: str | os.PathLike[str], *, create: bool) -> Iterator[Trace | None]:
     """The log of `workspace` (its path as given, unresolved) when this process found its
     files ours a moment ago and they still are (see `_still_ours`); else None, and the
     caller opens it with `opened`."""
@@ -570,7 +570,9 @@ def opened_known(workspace: Path, *, create: bool) -> Iterator[Trace | None]:
 
 
 @contextlib.contextmanager
-def opened(root: Dir, *, create: bool, also: Path | None = None) -> Iterator[Trace | None]:
+def opened(
+    root: Dir, *, create: bool, also: str | os.PathLike[str] | None = None
+) -> Iterator[Trace | None]:
     """The workspace's log. Without `create`, None when there is none (or none to trust);
     with it, made when missing (and a foreign one set aside). Raises StorageError when the
     folder cannot be made or the database cannot be opened. `also`: the workspace's path
@@ -588,12 +590,13 @@ def opened(root: Dir, *, create: bool, also: Path | None = None) -> Iterator[Tra
     try:
         held = _history_dir(root, create=create)
     except OSError as exc:
-        raise StorageError("open the write log", root.path / METIS_DIR / TRACE_DIR, exc) from exc
+        where = os.path.join(root.path, METIS_DIR, TRACE_DIR)
+        raise StorageError("open the write log", where, exc) from exc
     if held is None:
         yield None
         return
     with held:
-        path = held.path / TRACE_DB
+        path = Path(held.path, TRACE_DB)
         try:
             with _making(held, create=create):
                 each = _connection(held, path, create=create)
@@ -934,7 +937,7 @@ def _metis_dir(root: Dir, *, create: bool) -> Dir | None:
     if stat.S_ISDIR(st.st_mode):
         return root.open_dir(METIS_DIR)
     try:
-        found = resolve_beneath(root, _METIS, shown=root.path / METIS_DIR)
+        found = resolve_beneath(root, (METIS_DIR,), shown=os.path.join(root.path, METIS_DIR))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnsafePath:
@@ -945,9 +948,6 @@ def _metis_dir(root: Dir, *, create: bool) -> Dir | None:
         if found.st is None or not stat.S_ISDIR(found.st.st_mode):
             return None
         return parent.open_dir(found.name)
-
-
-_METIS = PurePath(METIS_DIR)
 
 
 def _our_folder(st: os.stat_result, root: Dir) -> bool:
@@ -1052,10 +1052,10 @@ def _set_aside(held: Dir, name: str) -> None:
             held.lstat(aside)
         except FileNotFoundError:
             held.replace(name, aside)
-            _said_aside(held.path / name, aside)
+            _said_aside(Path(held.path, name), aside)
             return
     held.replace(name, f"{name}.untrusted")  # pragma: no cover - 99 set aside already
-    _said_aside(held.path / name, f"{name}.untrusted")  # pragma: no cover
+    _said_aside(Path(held.path, name), f"{name}.untrusted")  # pragma: no cover
 
 
 def _said_aside(path: Path, aside: str) -> None:
