@@ -683,9 +683,11 @@ def _trie(words: Iterable[str]) -> str:
 @functools.cache
 def _rule_set() -> RuleSet:
     """The shipped rules, loaded on first use (the server starts without them)."""
-    # Beside this module (importlib.resources costs a hook process 12 ms to import).
-    with open(os.path.join(os.path.dirname(__file__), RULES_FILE), encoding="utf-8") as f:
-        return compile_rules(json.load(f))
+    # Beside this module (importlib.resources costs a hook process 12 ms to import), read
+    # as bytes and decoded whole: a text-mode read decodes 215 KB in chunks, and took as
+    # long again as the parse (2.0 ms against 1.2 ms in all).
+    with open(os.path.join(os.path.dirname(__file__), RULES_FILE), "rb") as f:
+        return compile_rules(json.loads(f.read().decode("utf-8")))
 
 
 def rules() -> tuple[Rule, ...]:
