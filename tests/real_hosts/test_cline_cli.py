@@ -53,7 +53,6 @@ from real_hosts.conftest import (
     ADDED_MEMORY,
     CHANGED_MEMORY,
     FIRST_MEMORY,
-    HOST_TIMEOUT_S,
     HOSTS_BIN,
     host_env,
     init,
@@ -85,6 +84,9 @@ own models from api.cline.bot). 3.0.65 has no switch for it; the proxy trap take
 
 TUI_READY = "Ask anything"
 """The TUI's empty prompt box (3.0.65): shown once it takes input."""
+SEND_S = 60.0
+"""How long a typed prompt may take to reach the model (seconds, on a busy machine), well
+inside the test's own timeout so that a stuck TUI fails with its screen."""
 LINGER_S = 10.0
 """How long the CLI's detached hooks may take to finish after it exits."""
 
@@ -276,7 +278,7 @@ class Tui:
         (read as part of a paste), or while the resumed task is still loading, is lost
         (seen with 3.0.65 on a busy machine); one on the emptied box does nothing."""
         self.type(text)
-        deadline = Deadline(HOST_TIMEOUT_S, f"the TUI to send {text!r} to the model")
+        deadline = Deadline(SEND_S, f"the TUI to send {text!r} to the model")
         while not sent():
             if deadline.remaining() <= 0:
                 raise deadline.expired(f"the screen ends with:\n{self.tail()}")
