@@ -1,7 +1,8 @@
 """Who a `metis-memory` command writes as (`hosts.actor`): the user at their own terminal, or
 the agent host whose shell tool set its marker. The markers are those each host's tool shell
 was seen to set (Claude Code 2.1.330, Codex 0.169.0, Gemini CLI 0.61.0, Copilot CLI 1.0.102,
-VS Code 1.139.1); here, what is made of them, and of values a hostile environment could hold."""
+opencode 1.18.33, Qwen Code 0.24.4, Cline CLI 3.0.65, VS Code 1.139.1); here, what is made of
+them, and of values a hostile environment could hold."""
 
 from __future__ import annotations
 
@@ -39,6 +40,17 @@ def test_a_terminal_without_markers_is_the_user() -> None:
             },
             ("copilot-cli 1.0.102", "c1"),
         ),
+        ({"AGENT": "1", "OPENCODE": "1", "OPENCODE_PID": "4242"}, ("opencode", None)),
+        (
+            {
+                "QWEN_CODE": "1",
+                "QWEN_CODE_SESSION_ID": "q1",
+                "QWEN_CODE_STARTUP_VERSION": "0.24.4",
+                "QWEN_CODE_PROMPT_ID": "q1########0",
+            },
+            ("qwen-code 0.24.4", "q1"),
+        ),
+        ({"CLINE_CONNECTOR_CLI_LAUNCH": '{"launcher":"/x/cline"}'}, ("cline-cli", None)),
         (
             {"COPILOT_AGENT": "1", "TERM_PROGRAM": "vscode", "TERM_PROGRAM_VERSION": "1.139.1"},
             ("VS Code 1.139.1 chat agent", None),
@@ -64,6 +76,14 @@ def test_each_hosts_shell_makes_an_agents_write(
         {"CODEX_HOME": "/home/me/.codex"},  # a user's own setting, not Codex's shell
         {"CLAUDE_PROJECT_DIR": "/p"},  # set for Gemini CLI's hooks too: not a marker
         {"AI_AGENT": "claude-code_2-1-330_agent"},  # a version alone marks nothing
+        {"OPENCODE": "true"},
+        {"AGENT": "1"},  # set by opencode, and a convention of others: names no host
+        {"OPENCODE": "1", "OPENCODE_TERMINAL": "1"},  # a terminal opencode opened for the user
+        {"OPENCODE_PID": "4242"},
+        {"QWEN_CODE": "0"},
+        {"QWEN_CODE_SESSION_ID": "q1", "QWEN_CODE_STARTUP_VERSION": "0.24.4"},  # hooks get these
+        {"CLINE_CONNECTOR_CLI_LAUNCH": ""},
+        {"CLINE_DATA_DIR": "/home/me/.cline/data"},  # a user's own setting, not Cline's shell
     ],
 )
 def test_values_that_are_not_the_hosts_are_the_user(env: dict[str, str]) -> None:
@@ -101,5 +121,16 @@ def test_a_host_inside_another_hosts_shell_is_an_agent_either_way() -> None:
         "CODEX_THREAD_ID",
         "GEMINI_CLI",
         "COPILOT_CLI",
+        "OPENCODE",
+        "QWEN_CODE",
+        "CLINE_CONNECTOR_CLI_LAUNCH",
         "COPILOT_AGENT",
     }
+
+
+def test_a_host_started_in_opencodes_user_terminal_is_still_named() -> None:
+    """opencode's own terminal is the user's, but a host the user starts there marks its
+    commands as usual (it inherits OPENCODE=1 and OPENCODE_TERMINAL=1)."""
+    inside = {"OPENCODE": "1", "OPENCODE_TERMINAL": "1", "QWEN_CODE": "1"}
+    assert cli_provenance(inside).actor == "qwen-code"
+    assert cli_provenance({"OPENCODE": "1", "OPENCODE_TERMINAL": ""}).actor == "opencode"

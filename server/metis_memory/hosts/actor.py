@@ -10,7 +10,9 @@ is absent means "not that host"; the value is never trusted beyond a name, a ver
 session id (cleaned by `Provenance`).
 
 A host started from another host's shell inherits the outer one's variables: the first host
-below whose marker is set is named. Either way the command is an agent's.
+below whose marker is set is named. Either way the command is an agent's. A command the user
+types into a host's own shell escape (`!` in opencode's or Qwen Code's prompt) gets the same
+variables as the agent's, and is taken for the agent's.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ class ShellHost:
     suffix: str = ""
     """Words after the version: VS Code's agent is its "chat agent", as the language server
     names it when it writes through the editor's language-model tools."""
+    unless: str | None = None
+    """A variable that, set, marks a terminal the host opens for the user, which carries the
+    marker too (opencode's): the user's own, not the agent's."""
 
 
 SHELL_HOSTS: tuple[ShellHost, ...] = (
@@ -85,6 +90,35 @@ SHELL_HOSTS: tuple[ShellHost, ...] = (
         _variable("COPILOT_CLI_BINARY_VERSION"),
         "COPILOT_AGENT_SESSION_ID",
     ),
+    # opencode 1.18.33 (its binary: the CLI's middleware, for every command, sets
+    # `process.env.AGENT="1", process.env.OPENCODE="1", process.env.OPENCODE_PID=...`; the bash
+    # tool runs commands with `{...process.env, ...<plugins' shell.env>}`, `ShellTool.shellEnv`;
+    # seen in the bash tool's `env`: those three, no version, no session). The terminals its
+    # apps open for the user (`Pty.create`) add OPENCODE_TERMINAL:"1": those are the user's.
+    ShellHost(
+        "opencode", "opencode", "OPENCODE", "1", lambda _env: None, None, unless="OPENCODE_TERMINAL"
+    ),
+    # Qwen Code 0.24.4 (chunks/chunk-QXQMBRGL.js, `ShellExecutionService`: a command's
+    # environment is `{...sanitizeChildEnv(process.env), QWEN_CODE: "1", ...,
+    # ...getShellContextEnvVars()}`, the last giving QWEN_CODE_SESSION_ID; cli-entry.js puts
+    # its package's version in QWEN_CODE_STARTUP_VERSION; all three seen in
+    # run_shell_command's `env`).
+    ShellHost(
+        "Qwen Code",
+        "qwen-code",
+        "QWEN_CODE",
+        "1",
+        _variable("QWEN_CODE_STARTUP_VERSION"),
+        "QWEN_CODE_SESSION_ID",
+    ),
+    # The Cline CLI 3.0.65 marks nothing for its commands: run_commands runs them with
+    # `{...process.env, ...<none>}` (@cline/core 0.0.86, dist/index.js). What its process
+    # holds from its own start is CLINE_CONNECTOR_CLI_LAUNCH (the binary's entry calls
+    # @cline/shared `setConnectorCliLaunchSpec`, `process.env.CLINE_CONNECTOR_CLI_LAUNCH =
+    # JSON.stringify({launcher, connectArgsPrefix, cwd})`, for the connectors it starts;
+    # nothing removes it, so its hub daemon has it too). Seen in run_commands' `env`, with
+    # and without --data-dir; no version, no session.
+    ShellHost("Cline CLI", "cline-cli", "CLINE_CONNECTOR_CLI_LAUNCH", "", lambda _env: None, None),
     # VS Code 1.139.1's agent (GitHub Copilot) runs commands in terminals it creates with
     # COPILOT_AGENT:"1" (workbench.js, `_createCopilotTerminal`); every VS Code terminal has
     # TERM_PROGRAM=vscode and TERM_PROGRAM_VERSION. The user's own terminals have no marker.
@@ -102,6 +136,8 @@ def shell_host(env: Mapping[str, str] | None = None) -> ShellHost | None:
     for host in SHELL_HOSTS:
         value = env.get(host.marker, "")
         if value and (not host.value or value == host.value):
+            if host.unless and env.get(host.unless):
+                continue  # the user's terminal inside the host
             return host
     return None
 
