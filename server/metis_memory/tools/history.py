@@ -159,7 +159,29 @@ KNOWN_ACTORS = {
     "inspector-client": "MCP Inspector",
     "inspector-cli": "MCP Inspector",
     "inspector-tui": "MCP Inspector",
+    # The hosts of issue 42, seen the same way (opencode 1.18.33, Qwen Code 0.24.4, the Cline
+    # CLI 3.0.65). opencode sends its name and version (its binary, the MCP client it makes
+    # per server: `new Client({name:"opencode",version:<its version>},...)`): "opencode"
+    # "1.18.33".
+    "opencode": "opencode",
+    # Qwen Code names its client after the server entry (chunks/chunk-DPEB6S2R.js,
+    # `McpClient`: `qwen-cli-mcp-client-${this.serverName}`) and gives it a version of
+    # "0.0.1" (`createMcpClient`: `{ name, version: "0.0.1" }`): "qwen-cli-mcp-client-metis-
+    # memory" "0.0.1". A name ending in "*" stands for any name it begins.
+    "qwen-cli-mcp-client-*": "Qwen Code",
+    # The Cline CLI names its client nothing, so its SDK's defaults go (@cline/core 0.0.86,
+    # dist/index.js, the MCP client factory: `{name: clientName?.trim() || "@cline/core",
+    # version: clientVersion?.trim() || "0.0.0"}`): "@cline/core" "0.0.0". Any program on
+    # Cline's SDK that names itself no better sends the same: it reads as Cline.
+    "@cline/core": "Cline",
+    # Their shell doors (hosts/actor.py): opencode as above, and these two.
+    "qwen-code": "Qwen Code",
+    "cline-cli": "Cline CLI",
 }
+
+PLACEHOLDER_VERSIONS = {"qwen-cli-mcp-client-*": "0.0.1", "@cline/core": "0.0.0"}
+"""Versions these clients send whatever their own is: not shown, since "Qwen Code 0.0.1"
+would read as the product's version."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -179,9 +201,26 @@ def actor_name(actor: str) -> str:
         return "you"
     folded = actor.casefold()
     for name in sorted(KNOWN_ACTORS, key=len, reverse=True):
-        if folded == name or folded.startswith(name + " "):
-            return named(f"{KNOWN_ACTORS[name]} {actor[len(name) :].strip()}".strip())
+        version = _version_after(name, folded, actor)
+        if version is not None:
+            version = "" if version == PLACEHOLDER_VERSIONS.get(name) else version
+            return named(f"{KNOWN_ACTORS[name]} {version}".strip())
     return named(actor)
+
+
+def _version_after(name: str, folded: str, actor: str) -> str | None:
+    """What follows known `name` in `actor` (its version, or ""), or None when the actor is
+    not that name. A `name*` is followed by the rest of a name, then a version: the last word,
+    when it begins with a digit."""
+    if name.endswith("*"):
+        prefix = name[:-1]
+        if not folded.startswith(prefix) or len(folded) == len(prefix):
+            return None
+        rest, _, last = actor[len(prefix) :].rpartition(" ")
+        return last if rest and last[:1].isdigit() else ""
+    if folded == name or folded.startswith(name + " "):
+        return actor[len(name) :].strip()
+    return None
 
 
 def door_phrase(record: TraceRecord) -> str:
