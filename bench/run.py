@@ -26,6 +26,7 @@ from typing import Any
 
 import history_case
 import page
+import plugin_case
 from lspclient import LspProcess, diagnostics_for, proc_stats
 from merge_case import merge_driver_seconds
 
@@ -634,6 +635,35 @@ def hook_runs(ws: Path, n: int) -> dict[str, list[float]]:
     return times
 
 
+NAMING_PATHS = "".join(
+    f"- step {i}: run `make test` before pushing; the helpers live in `src/mod{i}.py`, the API "
+    f"key in the vault (https://docs.example.com/ops/{i})\n"
+    for i in range(20)
+)
+"""A memory as agents write them: paths (half of them gone) for the stale check, and words
+the secret rules look for (`key`, `api`, a URL), whose rules the redaction compiles."""
+
+
+def naming_paths_runs(root: Path, n: int) -> tuple[list[float], list[float]]:
+    """Session starts of `metis-memory hook --host claude` on NAMING_PATHS, beside a bare
+    interpreter start, interleaved: (ms of the hook, ms of `python -c pass`)."""
+    ws = workspace(root, memory=NAMING_PATHS)
+    (ws / "src").mkdir()
+    for i in range(0, 20, 2):
+        (ws / "src" / f"mod{i}.py").write_text("pass\n")
+    (ws / "Makefile").write_text("test:\n\ttrue\n")
+    hooks: list[float] = []
+    bare: list[float] = []
+    for i in range(n):
+        t0 = now()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare.append((now() - t0) * 1e3)
+        elapsed, done = session_start(ws, root.parent / "paths-cache", f"p{i}")
+        hooks.append(elapsed)
+        assert done.returncode == 0 and b"may be stale" in done.stdout, done.stderr
+    return hooks, bare
+
+
 # ---- the run -------------------------------------------------------------
 def secret_check_writes(root: Path, n: int) -> dict[str, tuple[list[float], list[float]]]:
     """Each write tool's time through the dispatcher with the secret check and, alternately,
@@ -693,12 +723,13 @@ async def run(quick: bool) -> dict[str, Any]:
 
         hooks = hook_runs(workspace(tmp / "hook-ws"), 10 if quick else 40)
         bare = statistics.median(hooks["bare"])
-        # The hook runs before every prompt, and nearly every prompt finds the memory
-        # unchanged: that answer (hosts/hook_command.py) must cost at most 4 Python starts.
+        # The hook runs before every prompt (issue 42): every path, the quick answer of an
+        # unchanged memory (hosts/hook_command.py) and the store's read, redaction and
+        # record of a start or a change, within 3 Python starts.
         for key, label, limit in (
-            ("start", "session start", 6),
-            ("unchanged", "prompt, memory unchanged", 4),
-            ("changed", "prompt after a write", 6),
+            ("start", "session start", 3),
+            ("unchanged", "prompt, memory unchanged", 3),
+            ("changed", "prompt after a write", 3),
         ):
             r = Row(
                 f"hook --host claude: {label} (p50)",
@@ -709,6 +740,43 @@ async def run(quick: bool) -> dict[str, Any]:
             )
             r.ok = r.ratio is not None and r.ratio <= limit
             r.note = "floor = python -c pass"
+            report.add(r)
+
+        # The same, on a memory that names paths: the stale check and the secret rules its
+        # words call for (no target yet: the check imports the analysis, dataclasses and all).
+        paths_ms, paths_bare = naming_paths_runs(tmp / "hook-paths", 10 if quick else 20)
+        report.add(
+            Row(
+                "hook --host claude: session start, a memory naming paths (p50)",
+                "ms",
+                statistics.median(paths_ms),
+                statistics.median(paths_bare),
+                "",
+                None,
+                "floor = python -c pass; the stale check, and the rules for `key`, `api`, URLs",
+            )
+        )
+
+        # Issue 42: opencode's plugin and the Cline CLI's rule read the memory before every
+        # model call, inside the host's process: while it is unchanged, a stat of each file
+        # and the text kept (never a process, never the files read), within 2x of the stats.
+        plugin_ws = workspace(tmp / "plugin-ws", user="- prefers tabs\n")
+        script = str(Path(sys.executable).parent / "metis-memory")
+        for plugin in plugin_case.PLUGINS:
+            ours_us, floor_us = plugin_case.reader_calls(
+                plugin_ws, script, tmp / "plugin-cache", plugin, 20 if quick else 200
+            )
+            r = Row(
+                f"{plugin}: memory per call, unchanged (p50)",
+                "µs",
+                statistics.median(ours_us),
+                statistics.median(floor_us),
+                "<= 2x",
+                None,
+                "floor = fs.statSync of the two files, awaited; ratio = median of pairs",
+                plugin_case.paired_ratio(ours_us, floor_us),
+            )
+            r.ok = r.ratio is not None and r.ratio <= 2
             report.add(r)
 
         # A cloned repository built to freeze the hook (issue 24): within 2x of a plain one.
