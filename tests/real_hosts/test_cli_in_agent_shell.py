@@ -1,16 +1,25 @@
 """`metis-memory add`, run by an agent through its host's own shell tool (the real Claude
-Code, Codex, Gemini CLI and Copilot CLI; a fake model asks for the command): the write is
-recorded as that host's, with its version and session where the host gives them, and with
-review on it is staged, the file unchanged, and the agent reads that it waits. This is what
-`hosts/actor.py` reads the environment for; each host's variables were first seen here.
+Code, Codex, Gemini CLI, Copilot CLI, opencode, Qwen Code and Cline CLI; a fake model asks
+for the command): the write is recorded as that host's, with its version and session where
+the host gives them, and with review on it is staged, the file unchanged, and the agent
+reads that it waits. This is what `hosts/actor.py` reads the environment for; each host's
+variables were first seen here (a model asking for `env`).
 
-No `init` is needed: the agent runs the command as it would run `make`."""
+No `init` is needed: the agent runs the command as it would run `make`. Each host is set up
+as its own real-host test sets it up (the same helpers), with the approval a user gives its
+shell tool where it asks for one; nothing a host starts may outlive its run, and what a
+host would send past loopback goes to a trap that must see nothing (opencode and the Cline
+CLI honour the proxy variables)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
+import signal
 import subprocess
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,12 +29,16 @@ from typing import Any
 import pytest
 
 from metis_memory import MemoryStore
+from real_hosts import test_cline_cli as cline
+from real_hosts import test_opencode as opencode
+from real_hosts import test_qwen_code as qwen
 from real_hosts.conftest import CACHE, HOSTS_BIN, VENV_BIN, host_env, run_host
 from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall, Wire, strings
 from real_hosts.wire_anthropic import AnthropicWire
 from real_hosts.wire_gemini import GeminiWire, function_names, function_responses
 from real_hosts.wire_openai_chat import OpenAIChatWire, tool_names
 from real_hosts.wire_openai_responses import OpenAIResponsesWire, offered_tools
+from support.waits import Deadline
 
 PROMPT = "METIS-SHELL-PROMPT: remember that deploys happen on Tuesdays."
 ENTRY = "- Deploys happen on Tuesdays."
@@ -45,8 +58,9 @@ class Host:
     arguments: dict[str, Any]
     offered: Callable[[Request], list[str]]
     actor: str
-    run: Callable[[Path, Path, str], tuple[list[str], dict[str, str]]]
-    """(home, workspace, model url) → argv and environment, as a user sets the host up."""
+    run: Callable[[Path, Path, str, str], tuple[list[str], dict[str, str]]]
+    """(home, workspace, model url, trap url) → argv and environment, as a user sets the host
+    up; the trap is where a host that honours the proxy variables is pointed."""
     session: Callable[[subprocess.CompletedProcess[str], Path], str | None]
     """The session (or thread) id the host reports for the run, or None where it gives its
     commands none."""
@@ -56,7 +70,7 @@ class Host:
     """Whether the request carries the command's result (Gemini's carries no call id)."""
 
 
-def _claude(home: Path, _ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
+def _claude(home: Path, _ws: Path, url: str, _trap: str) -> tuple[list[str], dict[str, str]]:
     env = host_env(
         home,
         {
@@ -76,7 +90,7 @@ def _claude_session(done: subprocess.CompletedProcess[str], _home: Path) -> str 
     return str(json.loads(done.stdout)["session_id"])
 
 
-def _codex(home: Path, ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
+def _codex(home: Path, ws: Path, url: str, _trap: str) -> tuple[list[str], dict[str, str]]:
     codex_home = home / ".codex"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text(
@@ -111,7 +125,7 @@ def _codex_thread(done: subprocess.CompletedProcess[str], _home: Path) -> str | 
     raise AssertionError(f"codex exec --json reported no thread:\n{done.stdout[-2000:]}")
 
 
-def _gemini(home: Path, ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
+def _gemini(home: Path, ws: Path, url: str, _trap: str) -> tuple[list[str], dict[str, str]]:
     gemini = home / ".gemini"
     gemini.mkdir()
     settings = {
@@ -130,7 +144,7 @@ def _gemini(home: Path, ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
 COPILOT_SESSION = str(uuid.uuid4())
 
 
-def _copilot(home: Path, ws: Path, url: str) -> tuple[list[str], dict[str, str]]:
+def _copilot(home: Path, ws: Path, url: str, _trap: str) -> tuple[list[str], dict[str, str]]:
     config = home / ".copilot" / "config.json"
     config.parent.mkdir(parents=True)
     config.write_text(json.dumps({"trustedFolders": [str(ws.resolve())]}))
@@ -148,6 +162,54 @@ def _copilot(home: Path, ws: Path, url: str) -> tuple[list[str], dict[str, str]]
     )
     argv = [str(HOSTS_BIN / "copilot"), "-p", PROMPT, "--allow-tool", "shell(metis-memory)"]
     return [*argv, "--session-id", COPILOT_SESSION], env
+
+
+def _opencode(home: Path, _ws: Path, url: str, trap: str) -> tuple[list[str], dict[str, str]]:
+    # No approval: opencode's agents allow every tool, bash included (test_opencode.py).
+    config = home / ".config" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps(opencode.user_config(url)))
+    shims = home.parent / "shims"  # (none: nothing to count here)
+    shims.mkdir()
+    env = opencode.opencode_env(home, url, shims, trap)
+    return [str(HOSTS_BIN / "opencode"), "run", "--format", "json", PROMPT], env
+
+
+QWEN_SESSION = str(uuid.uuid4())
+QWEN_ALLOW = ("run_shell_command", "Bash(metis-memory *)")
+"""The user's rules in `~/.qwen/settings.json`'s `permissions.allow` (where Qwen's "Always
+allow" saves them, `onPersistPermissionRule`). A headless run denies the shell tool unless a
+rule names it (chunk-WH7PDTZL.js: `denyUnlessAllowed(ToolNames.SHELL)` for every approval
+mode but yolo). Named alone, each command is put to Qwen's classifier, a model request of
+its own that the fake model does not answer, and declined; `Bash(<pattern>)` allows the
+commands it matches without asking, as "Always allow" on one of them does."""
+
+
+def _qwen(home: Path, _ws: Path, url: str, _trap: str) -> tuple[list[str], dict[str, str]]:
+    env = qwen.qwen_env(home, url)  # (its user settings: no statistics, telemetry, updates)
+    settings_file = home / ".qwen" / "settings.json"
+    settings = json.loads(settings_file.read_text())
+    settings["permissions"]["allow"].extend(QWEN_ALLOW)
+    settings_file.write_text(json.dumps(settings, indent=2) + "\n")
+    argv = [qwen.QWEN, *qwen.MODEL_ARGS, PROMPT, "-o", "json", "--session-id", QWEN_SESSION]
+    return argv, env
+
+
+def _cline(home: Path, ws: Path, url: str, trap: str) -> tuple[list[str], dict[str, str]]:
+    # No approval: the CLI's tools are auto-approved unless the user says otherwise. State in
+    # a --data-dir of the test's, as test_cline_cli.py keeps it (no hub daemon starts).
+    data = home.parent / "cline-data"
+    cline.opt_out(data)
+    env = cline.cline_env(home, data, trap)
+    sandbox = ["--data-dir", str(data)]
+    auth = [cline.CLINE, *sandbox, "auth", "-p", cline.PROVIDER, "-k", "test"]
+    done = run_host([*auth, "-m", cline.MODEL, "-b", f"{url}/v1"], cwd=ws, env=env)
+    assert done.returncode == 0, f"cline auth failed:\n{cline.tail(done)}"
+    return [cline.CLINE, *sandbox, "--json", PROMPT], env
+
+
+def _chat_tools(request: Request) -> list[str]:
+    return tool_names(request.body)
 
 
 def _anthropic_tools(request: Request) -> list[str]:
@@ -197,6 +259,36 @@ HOSTS = [
         _copilot,
         lambda _done, _home: COPILOT_SESSION,
     ),
+    Host(
+        "opencode",
+        OpenAIChatWire,
+        "bash",
+        {"command": COMMAND, "description": "Remember the deploy day"},
+        _chat_tools,
+        "opencode",  # (its shell gives no version, nor a session)
+        _opencode,
+        lambda _done, _home: None,
+    ),
+    Host(
+        "qwen",
+        OpenAIChatWire,
+        "run_shell_command",
+        {"command": COMMAND, "description": "Remember the deploy day"},
+        _chat_tools,
+        f"qwen-code {PINNED['@qwen-code/qwen-code']}",
+        _qwen,
+        lambda _done, _home: QWEN_SESSION,
+    ),
+    Host(
+        "cline",
+        OpenAIChatWire,
+        "run_commands",
+        {"commands": [COMMAND]},
+        _chat_tools,
+        "cline-cli",  # (its shell gives no version, nor a session)
+        _cline,
+        lambda _done, _home: None,
+    ),
 ]
 
 
@@ -217,15 +309,18 @@ def test_an_agents_metis_memory_command_is_the_hosts_and_waits_for_review(
             return ToolCall(host.shell_tool, host.arguments, CALL_ID)
         return Text("ok")  # a side call (a title, a summary)
 
-    with ModelServer(host.wire(), script) as model:
-        argv, env = host.run(home, workspace, model.url)
+    with ModelServer(host.wire(), script) as model, opencode.Outbound() as trap:
+        argv, env = host.run(home, workspace, model.url, trap.url)
         done = run_host(argv, cwd=workspace, env=env)
+        left = _outlived(home)
         talk = "\n".join(f"--- {r.path}: {r.text[-1500:]}" for r in model.model_calls[-2:])
         context = (
             f"\nexit {done.returncode}\nstdout: {done.stdout[-2000:]}\n"
             f"stderr: {done.stderr[-2000:]}\nlast model calls:\n{talk}"
         )
         assert done.returncode == 0, f"{host.name} failed" + context
+        assert not left, f"processes {host.name} started outlived it: {left}" + context
+        assert not trap.seen, f"{host.name} tried to reach past loopback: {trap.seen}" + context
         answered = [r for r in model.model_calls if host.answered(r)]
         assert answered, f"{host.name} never ran the command" + context
         assert any(STAGED in s for s in strings(answered[0].body)), (
@@ -260,3 +355,19 @@ def test_an_agents_metis_memory_command_is_the_hosts_and_waits_for_review(
         True,
     )
     assert store.read("MEMORY.md").endswith(ENTRY + "\n")
+
+
+def _outlived(home: Path) -> list[str]:
+    """What the host started (everything it starts inherits its HOME) that is still running
+    LINGER_S after it exited; killed, and named for the failure."""
+    deadline = Deadline(LINGER_S, "the processes the host started to end")
+    while (left := cline.started_by_this_test(str(home))) and deadline.remaining() > 0:
+        threading.Event().wait(0.05)
+    for line in left:
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(line.split()[0]), signal.SIGKILL)
+    return left
+
+
+LINGER_S = 10.0
+"""How long a host's children (an MCP server seeing its stdin close) may take to end."""
