@@ -100,6 +100,17 @@ def test_a_version_that_is_not_one_is_left_out() -> None:
     ), "TERM_PROGRAM_VERSION is VS Code's only beside TERM_PROGRAM=vscode"
 
 
+def test_qwens_stand_in_for_a_version_it_could_not_read_is_left_out() -> None:
+    """Qwen Code's launcher writes "unknown" when its package.json cannot be read
+    (cli-entry.js), and a nested Qwen keeps the outer one's value: only a version is kept."""
+    for odd in ("unknown", "", "v", "-1"):
+        by = cli_provenance({"QWEN_CODE": "1", "QWEN_CODE_STARTUP_VERSION": odd})
+        assert by.actor == "qwen-code", odd
+    assert cli_provenance(
+        {"QWEN_CODE": "1", "QWEN_CODE_STARTUP_VERSION": "0.25.0-beta.1"}
+    ).actor == ("qwen-code 0.25.0-beta.1")
+
+
 def test_hostile_values_are_one_short_printable_line() -> None:
     by = cli_provenance(
         {

@@ -36,6 +36,11 @@ def _variable(name: str) -> Callable[[Mapping[str, str]], str | None]:
     return lambda env: env.get(name) or None
 
 
+def _version(name: str) -> Callable[[Mapping[str, str]], str | None]:
+    """`name`'s value where it is a version (it begins with a digit), not a stand-in."""
+    return lambda env: value if (value := env.get(name, ""))[:1].isdigit() else None
+
+
 def _vscode_version(env: Mapping[str, str]) -> str | None:
     return env.get("TERM_PROGRAM_VERSION") or None if env.get("TERM_PROGRAM") == "vscode" else None
 
@@ -101,14 +106,14 @@ SHELL_HOSTS: tuple[ShellHost, ...] = (
     # Qwen Code 0.24.4 (chunks/chunk-QXQMBRGL.js, `ShellExecutionService`: a command's
     # environment is `{...sanitizeChildEnv(process.env), QWEN_CODE: "1", ...,
     # ...getShellContextEnvVars()}`, the last giving QWEN_CODE_SESSION_ID; cli-entry.js puts
-    # its package's version in QWEN_CODE_STARTUP_VERSION; all three seen in
-    # run_shell_command's `env`).
+    # its package's version in QWEN_CODE_STARTUP_VERSION, "unknown" when it cannot read it;
+    # all three seen in run_shell_command's `env`).
     ShellHost(
         "Qwen Code",
         "qwen-code",
         "QWEN_CODE",
         "1",
-        _variable("QWEN_CODE_STARTUP_VERSION"),
+        _version("QWEN_CODE_STARTUP_VERSION"),
         "QWEN_CODE_SESSION_ID",
     ),
     # The Cline CLI 3.0.65 marks nothing for its commands: run_commands runs them with
