@@ -121,8 +121,9 @@ SHELL_HOSTS: tuple[ShellHost, ...] = (
     # holds from its own start is CLINE_CONNECTOR_CLI_LAUNCH (the binary's entry calls
     # @cline/shared `setConnectorCliLaunchSpec`, `process.env.CLINE_CONNECTOR_CLI_LAUNCH =
     # JSON.stringify({launcher, connectArgsPrefix, cwd})`, for the connectors it starts;
-    # nothing removes it, so its hub daemon has it too). Seen in run_commands' `env`, with
-    # and without --data-dir; no version, no session.
+    # nothing removes it, so the hub daemon a CLI starts has it too). Seen in run_commands'
+    # `env`, with and without --data-dir, and in a hub daemon's environment; no version, no
+    # session.
     ShellHost("Cline CLI", "cline-cli", "CLINE_CONNECTOR_CLI_LAUNCH", "", lambda _env: None, None),
     # VS Code 1.139.1's agent (GitHub Copilot) runs commands in terminals it creates with
     # COPILOT_AGENT:"1" (workbench.js, `_createCopilotTerminal`); every VS Code terminal has
