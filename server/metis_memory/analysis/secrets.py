@@ -31,7 +31,6 @@ import _thread
 import bisect
 import functools
 import json
-import math
 import operator
 import os
 import re
@@ -637,6 +636,8 @@ _IDENTIFIER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 def shannon_entropy(value: str) -> float:
     """Bits per character, as gitleaks computes it (per character over the UTF-8 length)."""
+    import math  # (here: a hook whose memory holds no match never needs it)
+
     if not value:
         return 0.0
     size = len(value) if value.isascii() else len(value.encode("utf-8"))
@@ -647,6 +648,8 @@ def shannon_entropy(value: str) -> float:
 def _below(value: str, least: float) -> bool:
     """Whether `value`'s entropy is at most `least` (a rule's threshold): at once when it
     has too few distinct characters to exceed it (as runs of a hostile text have)."""
+    import math
+
     if value.isascii() and math.log2(max(len(set(value)), 1)) <= least:
         return True
     return shannon_entropy(value) <= least

@@ -5,8 +5,6 @@ must not pay for pydantic (about 0.12 s) to do so."""
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (`typing` is not imported at run time either: it costs a hook more than
     # its own work)
@@ -45,4 +43,6 @@ def __getattr__(name: str) -> Any:
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib  # (here: the hook loads this package for `redaction`, and not these)
+
     return getattr(importlib.import_module(f".{home}", __name__), name)
