@@ -432,9 +432,10 @@ class _Splice:
                 separator = "," + self.newline + indent
             else:
                 indent = ""
-                separator = (
-                    self.text[entries[-2].end : last.start] if len(entries) > 1 else self.comma
-                )
+                # The separator before the last kept one in the file, never the text between
+                # two kept ones: members cut from between them would come back with it.
+                at = next(i for i, e in enumerate(node.entries) if e is last)
+                separator = self.text[node.entries[at - 1].end : last.start] if at else self.comma
             text = "".join(separator + self.entry(k, v, indent, multi) for k, v in added)
             self.edits.append((last.end, last.end, text))
             return
