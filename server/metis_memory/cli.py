@@ -315,15 +315,24 @@ server's entry without a folder, so one entry serves every checkout)."""
 def _mcp(workspace: str | None) -> int:
     discovered = False
     if workspace is None:
+        # A host's project variable, taken as the hook takes it: an absolute path only (one
+        # relative to wherever the host started us names no folder of its own).
         given = (os.environ.get(name) for name in PROJECT_DIR_VARIABLES)
-        workspace = next((v for v in given if v and os.path.isdir(v)), None)
+        workspace = next((v for v in given if v and os.path.isabs(v) and os.path.isdir(v)), None)
     if workspace is None:
         # No folder named: the nearest one holding `.metis/`, as the hook finds it (a host
         # such as opencode starts the server wherever it was started, a subfolder too),
         # read and written only when it is the user's own (`MemoryStore(discovered=True)`).
         from .hosts.hook_shared import nearest_with_metis
 
-        here = os.getcwd()
+        try:
+            here = os.getcwd()
+        except OSError as exc:
+            raise UsageError(
+                "the folder this server was started in is gone "
+                f"({exc.strerror or exc}), so no workspace was found from it; name the "
+                "workspace instead: metis-memory mcp DIR"
+            ) from None
         workspace = nearest_with_metis(here) or here
         discovered = workspace != here
     folder = _workspace(workspace).workspace_path
