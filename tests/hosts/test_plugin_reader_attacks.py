@@ -284,3 +284,31 @@ def test_a_fifo_in_place_of_the_memory_never_blocks_the_host(workspace: Path) ->
     os.mkfifo(workspace / ".metis" / "MEMORY.md")
     (answer,) = run_plugin(write_plugin(workspace, "metis-memory"), [{"call": True}])
     assert "it is a FIFO, not a regular file" in answer
+
+
+def test_a_hook_whose_daemon_keeps_its_output_open_is_not_waited_for_forever(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command that leaves a process of another session holding its stdout (out of the
+    reach of the group's kill): the reader answers at its timeout all the same; without
+    that the host's model call would wait until the daemon ends."""
+    MemoryStore(workspace).add_entry("MEMORY.md", "- a fact")
+    pids = tmp_path / "daemon"
+    daemon = (
+        f"import os, time; os.setsid(); open({str(pids)!r}, 'w').write(str(os.getpid())); "
+        "time.sleep(300)"
+    )
+    command = script(
+        tmp_path / "leaves-a-daemon",
+        f'#!/bin/sh\n{sys.executable} -c "{daemon}" &\nexit 0\n',
+    )
+    plugin = write_plugin(workspace, str(command), timeout_ms=500)
+    try:
+        (answer,) = run_plugin(plugin, [{"call": True}])
+        assert "did not answer within 0.5 s" in answer, answer
+    finally:
+        deadline = time.monotonic() + WAIT_S
+        while not pids.exists() or not pids.read_text():
+            assert time.monotonic() < deadline, "the daemon never started"
+            time.sleep(0.05)
+        os.kill(int(pids.read_text()), 9)

@@ -203,6 +203,10 @@ function hook() {
     const timer = setTimeout(() => {
       timedOut = true;
       end();
+      // Answered now: a process of another session may hold its output open for good.
+      child.stdout.destroy();
+      child.stderr.destroy();
+      finish(null, null, "SIGKILL");
     }, TIMEOUT_MS);
     const finish = (error, code, signal) => {
       if (ended) return;
