@@ -216,12 +216,15 @@ def test_a_failing_command_is_one_short_line_naming_its_status_and_last_words(
         tmp_path / "noisy",
         "#!/bin/sh\necho 'half an answer'\n"
         'i=0; while [ $i -lt 20000 ]; do echo "noise line $i with some words" >&2; '
-        "i=$((i+1)); done\necho 'metis-memory hook: the last word' >&2\nexit 3\n",
+        "i=$((i+1)); done\n"
+        f"echo 'metis-memory hook: the last word {'and more ' * 200}then run init again.' >&2\n"
+        "exit 3\n",
     )
     (answer,) = run_plugin(write_plugin(workspace, str(noisy)), [{"call": True}])
     assert "\n" not in answer
-    assert len(answer) < 1000, answer
-    assert "exited with status 3: metis-memory hook: the last word" in answer
+    assert len(answer) < 1500, answer
+    assert "exited with status 3: metis-memory hook: the last word and more" in answer
+    assert "and more then run init again.). Run `metis-memory check`" in answer  # its end kept
     assert "noise line 19998" not in answer
 
 
@@ -238,7 +241,7 @@ def test_a_flood_of_output_is_not_passed_on(
         f"#!{sys.executable}\nimport sys\nsys.{stream}.write('e' * 5_000_000)\nsys.exit(1)\n",
     )
     (answer,) = run_plugin(write_plugin(workspace, str(flood)), [{"call": True}])
-    assert len(answer) < 1000, answer[:2000]
+    assert len(answer) < 1500, answer[:2000]
     assert said in answer, answer
 
 

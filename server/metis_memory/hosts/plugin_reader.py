@@ -54,9 +54,10 @@ filesystem's clock running behind this machine's."""
 FINE_TICK_MS = 100
 """A clock with finer times: a kernel tick (10 ms at most on Linux, 15.6 ms on Windows)."""
 
-MAX_PROBLEM_CHARS = 300
-"""The hook's last stderr line, as the model is told it: the hook keeps its own under
-1,000 characters; another command's could be megabytes."""
+MAX_PROBLEM_CHARS = 1000
+"""The hook's last stderr line, as the model is told it: the hook's own are at most this
+(hook.MAX_WARNING_CHARS), another command's could be megabytes. Cut in the middle, as the
+hook cuts its own: the end says what to do."""
 
 _PLACEHOLDER = re.compile(r"@([A-Z_]+)@")
 
@@ -154,7 +155,9 @@ function heads(seen) {
 
 function oneLine(text, limit) {
   const line = String(text ?? "").replace(/[\\u0000-\\u001f\\u007f]+/g, " ").trim();
-  return line.length > limit ? `${line.slice(0, limit - 1)}…` : line;
+  if (line.length <= limit) return line;
+  const half = Math.floor((limit - 1) / 2);
+  return `${line.slice(0, half)}…${line.slice(line.length - half)}`;
 }
 
 function problem(error, code, signal, timedOut, over) {
