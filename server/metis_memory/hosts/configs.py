@@ -205,7 +205,12 @@ def _cline(command: str) -> list[Edit]:
         owned_file("cline", f".clinerules/hooks/{event}", f"{event} hook", script(event), 0o755)
         for event in ("TaskStart", "TaskResume", "UserPromptSubmit")
     ]
-    plugin = owned_file("cline", CLINE_PLUGIN_PATH, "the Cline CLI's plugin: the memory in each prompt", _cline_plugin(command))
+    plugin = owned_file(
+        "cline",
+        CLINE_PLUGIN_PATH,
+        "the Cline CLI's plugin: the memory in each prompt",
+        _cline_plugin(command),
+    )
     return [*hooks, plugin]
 
 
