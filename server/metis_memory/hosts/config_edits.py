@@ -138,20 +138,63 @@ def json_edit(host: str, path: str, what: str, change: Callable[[dict[str, Any]]
     return Edit(host, path, what, apply, change=change)
 
 
-def owned_file(host: str, path: str, what: str, content: str, mode: int = 0o644) -> Edit:
+def owned_file(
+    host: str, path: str, what: str, content: str, mode: int = 0o644, *, seal: str | None = None
+) -> Edit:
     """A whole file that is ours: created, or rewritten when it still carries our mark;
-    a file of the same name written by someone else is refused, never replaced."""
+    a file of the same name written by someone else is refused, never replaced.
+
+    `seal`, the file's line-comment start (`//`): the file ends with a line holding the
+    SHA-256 of all before it, and a file whose seal no longer matches (the user changed it)
+    is refused too, whichever init wrote it (an upgrade replaces an unchanged one). Line
+    endings do not count, as git's autocrlf changes them. A file of ours without a seal
+    (written before seals) is replaced as before."""
+    assert seal is None or content.endswith("\n"), "a sealed file ends with a line end"
+    written = content if seal is None else content + _seal_line(seal, content)
 
     def apply(current: str | None) -> str:
         if current is not None and OWNED_MARK not in current:
             raise ConfigRefused(
                 f"{path} exists and was not written by metis-memory init; nothing was "
                 "written. Move it aside (or merge this in by hand), then run init again:\n"
-                + content
+                + written
             )
-        return content
+        if current is not None and seal is not None and _edited(seal, current):
+            raise ConfigRefused(
+                f"{path} was changed after metis-memory init wrote it (its last line no "
+                "longer matches the rest); nothing was written, so your changes are kept. "
+                "Move it aside and run init again, then bring your changes into the new "
+                "file; or leave it as it is and run init for your other hosts only "
+                "(--host)."
+            )
+        return written
 
     return Edit(host, path, what, apply, mode=mode, json=False)
+
+
+SEAL_WORDS = "metis-memory init, sha256 of the lines above:"
+
+
+def _seal_line(comment: str, body: str) -> str:
+    return f"{comment} {SEAL_WORDS} {_digest(body)}\n"
+
+
+def _digest(body: str) -> str:
+    import hashlib
+
+    normal = body.replace("\r\n", "\n").encode("utf-8", "surrogatepass")
+    return hashlib.sha256(normal).hexdigest()
+
+
+def _edited(comment: str, current: str) -> bool:
+    """Whether `current`, a sealed file of ours, was changed since it was sealed (one
+    without a seal line is an older one of ours: not edited, as far as init can tell)."""
+    text = current.replace("\r\n", "\n")
+    body, _, last = text.removesuffix("\n").rpartition("\n")
+    found = re.fullmatch(rf"{re.escape(comment)} {re.escape(SEAL_WORDS)} ([0-9a-f]{{64}})", last)
+    if found is None:
+        return SEAL_WORDS in text  # a seal moved or mangled: changed; none at all: older
+    return found.group(1) != _digest(body + "\n")
 
 
 def stdio(command: str, *args: str) -> dict[str, Any]:

@@ -210,6 +210,7 @@ def _cline(command: str) -> list[Edit]:
         CLINE_PLUGIN_PATH,
         "the Cline CLI's plugin: the memory in each prompt",
         _cline_plugin(command),
+        seal="//",
     )
     return [*hooks, plugin]
 

@@ -96,8 +96,8 @@ def plugin(command: str) -> str:
     the only export (opencode refuses a module exporting anything but functions)."""
     head = (
         "// metis-memory's opencode plugin: the workspace memory (.metis/) in the system prompt\n"
-        "// of every model call. `metis-memory init --host opencode` updates this file; delete\n"
-        "// it to stop.\n"
+        "// of every model call. `metis-memory init --host opencode` updates this file while it\n"
+        "// is as init wrote it (its last line checks that); delete it to stop.\n"
     )
     return head + reader_js(command, HOST, EVENT) + PLUGIN_HOOK
 
@@ -133,7 +133,7 @@ def edits(command: str) -> list[Edit]:
     first, *others = (_config_edit(path, command) for path in CONFIG_PATHS)
     what = "plugin adding the memory to every model call"
     return [
-        owned_file(HOST, PLUGIN_PATH, what, plugin(command)),
+        owned_file(HOST, PLUGIN_PATH, what, plugin(command), seal="//"),
         replace(first, alternatives=tuple(others)),
     ]
 
