@@ -315,3 +315,39 @@ def test_a_hook_whose_daemon_keeps_its_output_open_is_not_waited_for_forever(
             assert time.monotonic() < deadline, "the daemon never started"
             time.sleep(0.05)
         os.kill(int(pids.read_text()), 9)
+
+
+def test_the_failure_line_stays_one_line_in_a_folder_whose_name_holds_a_newline(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "a\nb $x `y` é"
+    workspace.mkdir()
+    plugin = write_plugin(workspace, str(tmp_path / "no-such-metis-memory"))
+    (answer,) = run_plugin(plugin, [{"call": True}])
+    assert "no-such-metis-memory is not on the PATH" in answer
+    assert "\n" not in answer
+    assert json.dumps(str(workspace), ensure_ascii=False) in answer
+
+
+def test_a_workspace_moved_away_under_the_host_is_named_as_gone(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The host keeps the plugin it loaded; the folder it was written into is moved."""
+    plugin = write_plugin(workspace, "metis-memory")
+    away = tmp_path / "moved"
+    steps: list[dict[str, Any]] = [{"move": [str(workspace), str(away)], "call": True}]
+    driver = DRIVER.replace(
+        "  if (step.write)", "  if (step.move) renameSync(...step.move);\n  if (step.write)"
+    ).replace("import { writeFileSync }", "import { renameSync, writeFileSync }")
+    env = {**os.environ, "PATH": os.pathsep.join([str(VENV_BIN), os.environ.get("PATH", "")])}
+    done = subprocess.run(
+        [node(), "--input-type=module", "-e", driver, str(plugin), json.dumps(steps)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=WAIT_S * 2,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (answer,) = json.loads(done.stdout)
+    assert f"the folder {workspace} is gone (moved or deleted)" in answer, answer

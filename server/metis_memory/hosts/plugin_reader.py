@@ -90,7 +90,7 @@ def reader_js(command: str, host: str, event: str, *, timeout_ms: int = HOOK_TIM
 
 _READER = """\
 import { spawn } from "node:child_process";
-import { closeSync, constants, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -169,7 +169,11 @@ function problem(error, code, signal, timedOut, over) {
     );
   }
   if (over) return `${name} printed more than @MAX_OUTPUT@ bytes`;
-  if (error?.code === "ENOENT") return `${COMMAND[0]} is not on the PATH`;
+  if (error?.code === "ENOENT") {
+    // (spawn says ENOENT for a missing working folder too)
+    if (!existsSync(WORKSPACE)) return `the folder ${SHOWN} is gone (moved or deleted)`;
+    return `${COMMAND[0]} is not on the PATH`;
+  }
   if (error) return oneLine(error.message, @MAX_PROBLEM@);
   if (signal) return `${name} was ended by ${signal}`;
   return `${name} exited with status ${code}`;
@@ -247,10 +251,13 @@ function hook() {
   });
 }
 
+// The folder as the line names it: quoted when its name would break the line.
+const SHOWN = /[\\u0000-\\u001f\\u007f]/.test(WORKSPACE) ? JSON.stringify(WORKSPACE) : WORKSPACE;
+
 function failure(text) {
   return (
     `Metis Memory: the workspace memory could not be read (${text}). ` +
-    `Run \\`metis-memory check\\` in ${WORKSPACE} to see why.`
+    `Run \\`metis-memory check\\` in ${SHOWN} to see why.`
   );
 }
 
