@@ -308,6 +308,13 @@ def _in_repository(folder: Path) -> bool:
 
 
 PROJECT_DIR_VARIABLES = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+WORKSPACE_SIGNS = (
+    ".metis",
+    ".opencode/plugins/metis-memory.js",  # hosts/opencode.py PLUGIN_PATH
+    ".cline/plugins/metis-memory.js",  # hosts/configs.py CLINE_PLUGIN_PATH
+)
+"""What marks a workspace for a server started with no folder: the memory, or a plugin that
+reads the memory of the folder it was written into."""
 """What hosts set to the project folder when they start an MCP server (`init` writes the
 server's entry without a folder, so one entry serves every checkout)."""
 
@@ -320,10 +327,12 @@ def _mcp(workspace: str | None) -> int:
         given = (os.environ.get(name) for name in PROJECT_DIR_VARIABLES)
         workspace = next((v for v in given if v and os.path.isabs(v) and os.path.isdir(v)), None)
     if workspace is None:
-        # No folder named: the nearest one holding `.metis/`, as the hook finds it (a host
-        # such as opencode starts the server wherever it was started, a subfolder too),
-        # read and written only when it is the user's own (`MemoryStore(discovered=True)`).
-        from .hosts.hook_shared import nearest_with_metis
+        # No folder named: the nearest one holding `.metis/`, as the hook finds it, or the
+        # plugin init wrote for opencode or the Cline CLI (a host that starts the server
+        # wherever it was started, a subfolder too, while the plugin reads the memory of the
+        # folder it sits in: before the first write there is no `.metis/` to find). Read
+        # and written only when it is the user's own (`MemoryStore(discovered=True)`).
+        from .hosts.hook_shared import nearest_holding
 
         try:
             here = os.getcwd()
@@ -333,7 +342,7 @@ def _mcp(workspace: str | None) -> int:
                 f"({exc.strerror or exc}), so no workspace was found from it; name the "
                 "workspace instead: metis-memory mcp DIR"
             ) from None
-        workspace = nearest_with_metis(here) or here
+        workspace = nearest_holding(here, WORKSPACE_SIGNS) or here
         discovered = workspace != here
     folder = _workspace(workspace).workspace_path
     try:

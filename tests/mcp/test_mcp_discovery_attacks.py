@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import mcp
+import pytest
 
 from metis_memory import MemoryStore
 from support.mcp_stdio import mcp_server
@@ -52,3 +53,34 @@ async def test_a_relative_project_variable_is_not_a_folder_named(tmp_path: Path)
     assert "- from src" in (project / ".metis" / "MEMORY.md").read_text(encoding="utf-8")
     assert not (src / "rel" / ".metis").exists()
     assert os.listdir(src / "rel") == []
+
+
+@pytest.mark.parametrize("host", ["opencode", "cline"])
+async def test_a_subfolder_of_a_folder_init_connected_writes_beside_its_plugin(
+    tmp_path: Path, host: str
+) -> None:
+    """Before the first write there is no `.metis/` to find: opencode (or the Cline CLI)
+    started in `src/` starts the server there, while its plugin reads the memory of the
+    folder init wrote it into. The agent's first write lands in that folder's memory."""
+    project = tmp_path / "project"
+    sub = project / "src"
+    sub.mkdir(parents=True)
+    subprocess.run(
+        [sys.executable, "-m", "metis_memory", "init", "--host", host, str(project)],
+        check=True,
+        capture_output=True,
+    )
+    assert not (project / ".metis").exists()
+    params = mcp_server(cwd=str(sub), env={"PATH": "/usr/bin:/bin"})
+    async with mcp.Client(params) as client:
+        await client.call_tool("memory_add", {"file": "MEMORY.md", "entry": "- first fact"})
+    assert "- first fact" in (project / ".metis" / "MEMORY.md").read_text(encoding="utf-8")
+    assert not (sub / ".metis").exists()
+
+
+def test_the_plugins_the_server_looks_for_are_the_ones_init_writes() -> None:
+    from metis_memory.cli import WORKSPACE_SIGNS
+    from metis_memory.hosts import opencode
+    from metis_memory.hosts.configs import CLINE_PLUGIN_PATH
+
+    assert {opencode.PLUGIN_PATH, CLINE_PLUGIN_PATH, ".metis"} == set(WORKSPACE_SIGNS)

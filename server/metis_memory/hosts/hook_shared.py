@@ -74,10 +74,17 @@ def _existing(path: str, what: str) -> str:
 
 
 def nearest_with_metis(start: str) -> str | None:
-    """The nearest of `start` and its ancestors that holds `.metis/`, if any."""
+    """The nearest of `start` and its ancestors that holds `.metis` (of any kind: a file or
+    a dangling link there is that folder's, refused when read, never passed over)."""
+    return nearest_holding(start, (".metis",))
+
+
+def nearest_holding(start: str, names: tuple[str, ...]) -> str | None:
+    """The nearest of `start` and its ancestors where one of `names` (relative paths)
+    exists, if any."""
     here = start
     for _ in range(MAX_ANCESTORS):
-        if os.path.isdir(os.path.join(here, ".metis")):
+        if any(os.path.lexists(os.path.join(here, name)) for name in names):
             return here
         parent = os.path.dirname(here)
         if parent == here:
