@@ -34,6 +34,7 @@ from real_hosts import test_opencode as opencode
 from real_hosts import test_qwen_code as qwen
 from real_hosts.conftest import CACHE, HOSTS_BIN, VENV_BIN, host_env, run_host
 from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall, Wire, strings
+from real_hosts.outbound import Outbound
 from real_hosts.wire_anthropic import AnthropicWire
 from real_hosts.wire_gemini import GeminiWire, function_names, function_responses
 from real_hosts.wire_openai_chat import OpenAIChatWire, tool_names
@@ -309,7 +310,7 @@ def test_an_agents_metis_memory_command_is_the_hosts_and_waits_for_review(
             return ToolCall(host.shell_tool, host.arguments, CALL_ID)
         return Text("ok")  # a side call (a title, a summary)
 
-    with ModelServer(host.wire(), script) as model, opencode.Outbound() as trap:
+    with ModelServer(host.wire(), script) as model, Outbound() as trap:
         argv, env = host.run(home, workspace, model.url, trap.url)
         done = run_host(argv, cwd=workspace, env=env)
         left = _outlived(home)

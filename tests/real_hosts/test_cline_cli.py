@@ -38,7 +38,6 @@ import os
 import pty
 import re
 import signal
-import socket
 import struct
 import subprocess
 import termios
@@ -46,7 +45,6 @@ import threading
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from metis_memory import MemoryStore
 from real_hosts.conftest import (
@@ -59,7 +57,14 @@ from real_hosts.conftest import (
     run_host,
 )
 from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall, strings
-from real_hosts.wire_openai_chat import OpenAIChatWire, tool_names
+from real_hosts.outbound import Outbound
+from real_hosts.wire_openai_chat import (
+    OpenAIChatWire,
+    count,
+    messages,
+    tool_names,
+    tool_result,
+)
 from support.waits import Deadline
 
 CLINE = str(HOSTS_BIN / "cline")
@@ -92,15 +97,6 @@ LINGER_S = 10.0
 
 
 # ---- reading a Chat Completions request --------------------------------------------------
-def messages(request: Request) -> list[dict[str, Any]]:
-    body = request.body if isinstance(request.body, dict) else {}
-    return [m for m in body.get("messages") or [] if isinstance(m, dict)]
-
-
-def count(request: Request, needle: str) -> int:
-    return sum(s.count(needle) for s in strings(messages(request)))
-
-
 def system_prompt(request: Request) -> str:
     return "".join("".join(strings(m.get("content"))) for m in messages(request)[:1])
 
@@ -115,17 +111,6 @@ def rule_text(request: Request) -> str:
 def last_user_text(request: Request) -> str:
     users = [m for m in messages(request) if m.get("role") == "user"]
     return "".join(strings(users[-1].get("content"))) if users else ""
-
-
-def tool_result(request: Request, call_id: str) -> dict[str, Any] | None:
-    return next(
-        (
-            m
-            for m in messages(request)
-            if m.get("role") == "tool" and m.get("tool_call_id") == call_id
-        ),
-        None,
-    )
 
 
 def reply_to(prompt: str) -> str:
@@ -177,43 +162,6 @@ def opt_out(data: Path) -> None:
 
 def tail(run: subprocess.CompletedProcess[str]) -> str:
     return f"exit {run.returncode}\nstdout:\n{run.stdout[-3000:]}\nstderr:\n{run.stderr[-3000:]}"
-
-
-class Outbound:
-    """Where the proxy variables point: a listener on 127.0.0.1 that notes the first line of
-    each connection made to it (`CONNECT api.cline.bot:443 HTTP/1.1`) and closes it. The
-    CLI's fetch (Bun's) honours them, so whatever it would send past loopback lands here,
-    named, instead of leaving the machine; NO_PROXY keeps the fake model direct. (As in
-    test_opencode.py.)"""
-
-    def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.seen: list[str] = []
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.getsockname()[1]}"
-
-    def __enter__(self) -> Outbound:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)  # (wakes accept(), which close() would not)
-        self.server.close()
-        self.thread.join(timeout=5)
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(5)
-                with contextlib.suppress(OSError):
-                    self.seen.append(conn.recv(512).split(b"\r\n", 1)[0].decode("latin-1"))
 
 
 # ---- the TUI on a pseudo-terminal --------------------------------------------------------

@@ -32,7 +32,6 @@ import json
 import subprocess
 import uuid
 from pathlib import Path
-from typing import Any
 
 from metis_memory import MemoryStore
 from real_hosts.conftest import (
@@ -46,7 +45,13 @@ from real_hosts.conftest import (
     run_host,
 )
 from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall, strings
-from real_hosts.wire_openai_chat import OpenAIChatWire, tool_names
+from real_hosts.wire_openai_chat import (
+    OpenAIChatWire,
+    count,
+    messages,
+    tool_names,
+    tool_result,
+)
 
 HOST = "copilot-cli"
 SERVER = "metis-memory"
@@ -93,27 +98,6 @@ def trust_folder(home: Path, workspace: Path) -> None:
 
 
 # ---- reading a Chat Completions request --------------------------------------------------
-def messages(request: Request) -> list[dict[str, Any]]:
-    body = request.body if isinstance(request.body, dict) else {}
-    return [m for m in body.get("messages") or [] if isinstance(m, dict)]
-
-
-def count(request: Request, needle: str) -> int:
-    """How often the model is sent `needle`, in any message (system prompt included)."""
-    return sum(s.count(needle) for s in strings(messages(request)))
-
-
-def tool_result(request: Request, call_id: str) -> dict[str, Any] | None:
-    return next(
-        (
-            m
-            for m in messages(request)
-            if m.get("role") == "tool" and m.get("tool_call_id") == call_id
-        ),
-        None,
-    )
-
-
 def conversation(request: Request) -> str:
     """The request's messages but the system prompt, shortened: where the memory went."""
     lines = []

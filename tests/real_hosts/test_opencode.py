@@ -40,9 +40,7 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -61,7 +59,14 @@ from real_hosts.conftest import (
     init,
 )
 from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall, strings
-from real_hosts.wire_openai_chat import OpenAIChatWire, tool_names
+from real_hosts.outbound import Outbound
+from real_hosts.wire_openai_chat import (
+    OpenAIChatWire,
+    count,
+    messages,
+    tool_names,
+    tool_result,
+)
 
 HOST = "opencode"
 MEMORY_ADD = "metis-memory_memory_add"
@@ -94,42 +99,6 @@ def user_config(model_url: str) -> dict[str, Any]:
         "model": MODEL,
         "small_model": MODEL,
     }
-
-
-class Outbound:
-    """Where the proxy variables point: a listener on 127.0.0.1 that notes the first line of
-    each connection made to it (`CONNECT github.com:443 HTTP/1.1`) and closes it. Whatever
-    opencode (Bun's fetch) or npm would send past loopback lands here instead; NO_PROXY
-    keeps the fake model direct."""
-
-    def __init__(self) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.seen: list[str] = []
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.getsockname()[1]}"
-
-    def __enter__(self) -> Outbound:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)  # (wakes accept(), which close() would not)
-        self.server.close()
-        self.thread.join(timeout=5)
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(5)
-                with contextlib.suppress(OSError):
-                    self.seen.append(conn.recv(512).split(b"\r\n", 1)[0].decode("latin-1"))
 
 
 def opencode_env(home: Path, model_url: str, shims: Path, outbound: str) -> dict[str, str]:
@@ -169,17 +138,8 @@ def counting_shim(folder: Path) -> Path:
 
 
 # ---- reading a Chat Completions request --------------------------------------------------
-def messages(request: Request) -> list[dict[str, Any]]:
-    body = request.body if isinstance(request.body, dict) else {}
-    return [m for m in body.get("messages") or [] if isinstance(m, dict)]
-
-
 def text_of(message: dict[str, Any]) -> str:
     return "".join(strings(message.get("content")))
-
-
-def count(request: Request, needle: str) -> int:
-    return sum(s.count(needle) for s in strings(messages(request)))
 
 
 def system_count(request: Request, needle: str) -> int:
@@ -200,17 +160,6 @@ def last_is_result(request: Request, call_id: str) -> bool:
     found = messages(request)
     return (
         bool(found) and found[-1].get("role") == "tool" and found[-1].get("tool_call_id") == call_id
-    )
-
-
-def tool_result(request: Request, call_id: str) -> dict[str, Any] | None:
-    return next(
-        (
-            m
-            for m in messages(request)
-            if m.get("role") == "tool" and m.get("tool_call_id") == call_id
-        ),
-        None,
     )
 
 

@@ -58,7 +58,13 @@ from real_hosts.conftest import (
     run_host,
 )
 from real_hosts.model_server import ModelServer, Reply, Request, Text, ToolCall, strings
-from real_hosts.wire_openai_chat import OpenAIChatWire, tool_names
+from real_hosts.wire_openai_chat import (
+    OpenAIChatWire,
+    count,
+    messages,
+    tool_names,
+    tool_result,
+)
 from support.waits import Deadline, wait_until
 
 HOST = "qwen"
@@ -92,11 +98,6 @@ ADD_ID = "call_metis_add"
 
 
 # ---- reading a Chat Completions request --------------------------------------------------
-def messages(request: Request) -> list[dict[str, Any]]:
-    body = request.body if isinstance(request.body, dict) else {}
-    return [m for m in body.get("messages") or [] if isinstance(m, dict)]
-
-
 def texts(message: dict[str, Any]) -> list[str]:
     """The text of a message's content: a string, or its parts' `text`."""
     content = message.get("content")
@@ -114,11 +115,6 @@ def is_main(request: Request) -> bool:
     return system(request).startswith(MAIN_PROMPT)
 
 
-def count(request: Request, needle: str) -> int:
-    """How often the model is sent `needle`, in any message (system prompt included)."""
-    return sum(s.count(needle) for s in strings(messages(request)))
-
-
 def in_block(request: Request, needle: str, *, role: str) -> bool:
     """`needle` inside our brackets, in a `role` message."""
     return any(
@@ -126,17 +122,6 @@ def in_block(request: Request, needle: str, *, role: str) -> bool:
         for m in messages(request)
         if m.get("role") == role
         for s in strings(m.get("content"))
-    )
-
-
-def tool_result(request: Request, call_id: str) -> dict[str, Any] | None:
-    return next(
-        (
-            m
-            for m in messages(request)
-            if m.get("role") == "tool" and m.get("tool_call_id") == call_id
-        ),
-        None,
     )
 
 

@@ -22,7 +22,7 @@ import time
 import uuid
 from typing import Any
 
-from .model_server import Reply, Request, Response, Text, ToolCall
+from .model_server import Reply, Request, Response, Text, ToolCall, strings
 
 
 class OpenAIChatWire:
@@ -125,3 +125,26 @@ def tool_names(body: Any) -> list[str]:
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             names.append(function["name"])
     return names
+
+
+# ---- reading a Chat Completions request (what the tests look for in it) -------------------
+def messages(request: Request) -> list[dict[str, Any]]:
+    body = request.body if isinstance(request.body, dict) else {}
+    return [m for m in body.get("messages") or [] if isinstance(m, dict)]
+
+
+def count(request: Request, needle: str) -> int:
+    """How often the model is sent `needle`, in any message (system prompt included)."""
+    return sum(s.count(needle) for s in strings(messages(request)))
+
+
+def tool_result(request: Request, call_id: str) -> dict[str, Any] | None:
+    """The `tool` message answering the call `call_id`, if the request holds one."""
+    return next(
+        (
+            m
+            for m in messages(request)
+            if m.get("role") == "tool" and m.get("tool_call_id") == call_id
+        ),
+        None,
+    )
