@@ -20,34 +20,19 @@ from metis_memory.hosts.adapters import HOSTS
 from metis_memory.hosts.hook import run_hook
 from metis_memory.hosts.sessions import SessionLog
 from support.hooks import Hook
-from support.host_inputs import CLINE_PROMPT, CLINE_TASK_START, filled
+from support.host_inputs import (
+    CLI_AGENT_RESUME,
+    CLI_AGENT_START,
+    CLI_PROMPT_SUBMIT,
+    CLINE_PROMPT,
+    CLINE_TASK_START,
+    cline_cli,
+    filled,
+)
 
 MEMORY = "The payments service retries webhooks 5 times with exponential backoff."
 
 
-def _cli(hook_name: str, extra: dict[str, Any]) -> dict[str, Any]:
-    """A payload as the Cline CLI 3.0.65 sends it (recorded from the real binary by a hook
-    file that saved its stdin; the fields are @cline/core's `r0`)."""
-    return {
-        "clineVersion": "",
-        "timestamp": "2026-11-28T00:00:24.742Z",
-        "taskId": "{session}",
-        "sessionContext": {"rootSessionId": "1795824024252_roren"},
-        "workspaceRoots": ["{cwd}"],
-        "workspaceInfo": {"rootPath": "{cwd}", "hint": "project"},
-        "userId": "unknown",
-        "agent_id": "agent_1795824024620_hpd4j3",
-        "parent_agent_id": None,
-        "hookName": hook_name,
-        **extra,
-    }
-
-
-CLI_AGENT_START = _cli("agent_start", {"taskStart": {"taskMetadata": {}}})
-CLI_AGENT_RESUME = _cli("agent_resume", {"taskResume": {"taskMetadata": {}, "previousState": {}}})
-CLI_PROMPT_SUBMIT = _cli(
-    "prompt_submit", {"userPromptSubmit": {"prompt": "fix the tests", "attachments": []}}
-)
 CLI_EVENTS = [CLI_AGENT_START, CLI_AGENT_RESUME, CLI_PROMPT_SUBMIT]
 NO_OP = '{"cancel":false}'
 
@@ -107,7 +92,9 @@ def test_an_unknown_event_is_still_reported(
 ) -> None:
     """Only the CLI's own three names are quiet: an event no Cline sends is a wiring mistake
     the user should hear of (the CLI's tool hooks included: init writes none)."""
-    payload = json.dumps(filled(_cli("tool_call", {}), cwd=str(workspace), session="x")).encode()
+    payload = json.dumps(
+        filled(cline_cli("tool_call", {}), cwd=str(workspace), session="x")
+    ).encode()
     outcome = run_hook(HOSTS["cline"], payload, env={}, sessions=sessions)
     assert outcome.stdout == NO_OP
     assert outcome.warning is not None and "'tool_call'" in outcome.warning

@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from metis_memory import MemoryStore
-from support.host_inputs import CLAUDE_PROMPT, CLAUDE_SESSION_START, filled
+from support.host_inputs import (
+    CLAUDE_PROMPT,
+    CLAUDE_SESSION_START,
+    CLI_AGENT_START,
+    CLI_PROMPT_SUBMIT,
+    filled,
+)
 
 HEAVY = (
     "dataclasses",
@@ -37,13 +43,15 @@ KEY = "ghp_" + "k7Qz3Lp9Xw2Rt6Yb8Nc4Vd1Fs5Gh0Jm3Ka7B"
 """A GitHub token's shape, in pieces (no leak to secret scanners)."""
 
 
-def run_hook(workspace: Path, cache: Path, template: dict[str, object]) -> tuple[str, set[str]]:
-    """`metis-memory hook --host claude` in a fresh interpreter, as the console script
+def run_hook(
+    workspace: Path, cache: Path, template: dict[str, object], host: str = "claude"
+) -> tuple[str, set[str]]:
+    """`metis-memory hook --host HOST` in a fresh interpreter, as the console script
     starts it: its stdout and the modules loaded when it had answered."""
     probe = (
         "import sys\n"
         "from metis_memory.entry import main\n"
-        "sys.argv = ['metis-memory', 'hook', '--host', 'claude']\n"
+        f"sys.argv = ['metis-memory', 'hook', '--host', {host!r}]\n"
         "code = main()\n"
         "sys.stderr.write('\\nMODULES ' + ' '.join(sorted(sys.modules)))\n"
         "sys.exit(code)\n"
@@ -91,3 +99,17 @@ def test_a_session_start_and_a_changed_prompt_load_only_what_they_need(
     out, modules = run_hook(workspace, cache, CLAUDE_PROMPT)
     assert out == ""
     assert not modules & {*HEAVY, "metis_memory.store.memory_store"}
+
+
+def test_the_cline_clis_detached_hooks_are_answered_without_the_store(
+    store: MemoryStore, workspace: Path, tmp_path: Path
+) -> None:
+    """The Cline CLI runs the VS Code extension's hook files before every prompt, detached
+    and with their output ignored (test_hook_cline_cli.py): nothing is ever sent for its
+    events, so the answer is given without reading the memory."""
+    store.add_entry("MEMORY.md", MEMORY)
+    for template in (CLI_AGENT_START, CLI_PROMPT_SUBMIT):
+        out, modules = run_hook(workspace, tmp_path / "cache", template, host="cline")
+        assert out.strip() == '{"cancel":false}'
+        loaded = modules & {*HEAVY, "metis_memory.store.memory_store"}
+        assert not loaded, f"{template['hookName']} loaded {sorted(loaded)}"

@@ -197,6 +197,33 @@ CLINE_RULE: dict[str, Any] = {"hook_event_name": "rule", "cwd": "{cwd}"}
 """What the Cline CLI's plugin asks, as each prompt's system prompt is composed."""
 
 
+def cline_cli(hook_name: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """A payload as the Cline CLI 3.0.65 sends it (recorded from the real binary by a hook
+    file that saved its stdin; the fields are @cline/core's `r0`)."""
+    return {
+        "clineVersion": "",
+        "timestamp": "2026-11-28T00:00:24.742Z",
+        "taskId": "{session}",
+        "sessionContext": {"rootSessionId": "1795824024252_roren"},
+        "workspaceRoots": ["{cwd}"],
+        "workspaceInfo": {"rootPath": "{cwd}", "hint": "project"},
+        "userId": "unknown",
+        "agent_id": "agent_1795824024620_hpd4j3",
+        "parent_agent_id": None,
+        "hookName": hook_name,
+        **extra,
+    }
+
+
+CLI_AGENT_START = cline_cli("agent_start", {"taskStart": {"taskMetadata": {}}})
+CLI_AGENT_RESUME = cline_cli(
+    "agent_resume", {"taskResume": {"taskMetadata": {}, "previousState": {}}}
+)
+CLI_PROMPT_SUBMIT = cline_cli(
+    "prompt_submit", {"userPromptSubmit": {"prompt": "fix the tests", "attachments": []}}
+)
+
+
 def filled(template: dict[str, Any], *, cwd: str, session: str) -> dict[str, Any]:
     """`template` with `{cwd}` and `{session}` replaced, everywhere they occur."""
 

@@ -166,7 +166,7 @@ def _parse(host: HostContract, raw: bytes) -> dict[str, Any]:
     except (UnicodeDecodeError, ValueError) as exc:
         raise HookProblem(
             f"the hook input from {host.title} is not JSON ({exc}); is this command "
-            f"configured as a {host.title} hook? Nothing was added to the context"
+            f"configured as the hook of {host.title}? Nothing was added to the context"
         ) from exc
     except RecursionError:
         raise HookProblem(

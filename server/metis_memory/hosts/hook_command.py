@@ -164,8 +164,11 @@ def _simple_arguments(args: list[str]) -> tuple[str, str | None] | None:
 def _already_has_it(
     host_name: str, workspace: str | None, raw: bytes, env: Mapping[str, str]
 ) -> bool:
-    """True only when this is a prompt of a session whose record holds exactly the digest
-    of the files as they are now; any doubt is False (the full hook decides, and reports)."""
+    """True only when this prompt has nothing to get: a prompt of a session whose record
+    holds exactly the digest of the files as they are now, or a prompt of no session, to
+    which the full hook sends nothing either (the Cline CLI runs the VS Code extension's
+    hook files detached, output ignored). Any doubt is False (the full hook decides, and
+    reports)."""
     try:
         return _has_it(host_name, workspace, raw, env)
     except Exception:  # (whatever this look trips on, the full hook meets and explains)
@@ -183,8 +186,10 @@ def _has_it(host_name: str, workspace: str | None, raw: bytes, env: Mapping[str,
         return False
     host = contract_for(HOSTS[host_name], env, data)
     hook = host.parse(data)
-    if hook.event not in host.per_turn or hook.session is None:
+    if hook.event not in host.per_turn:
         return False
+    if hook.session is None:
+        return True  # a prompt of no session is never sent anything (the Cline CLI's events)
     try:
         folder, _ = find_workspace(host, hook, workspace=workspace, env=env)
     except HookProblem:
