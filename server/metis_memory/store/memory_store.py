@@ -781,9 +781,6 @@ class MemoryStore:
                 return
             raise
         with root, self._resolve(root, f, create=None) as found:
-            if found is not None and self._discovered:
-                held = found.directory
-                check_discovered(held.path, held.stat_self(), held.fd, folder=True)
             yield found
 
     @contextlib.contextmanager
@@ -821,6 +818,9 @@ class MemoryStore:
             action = "read" if create is None else "write"
             raise StorageError(action, _failed_path(exc, shown), exc) from exc
         with found.directory:
+            if self._discovered:  # (a write's folder too: it may be made by another user)
+                held = found.directory
+                check_discovered(held.path, held.stat_self(), held.fd, folder=True)
             yield found
 
     def _still_there(self, root: Dir, f: MemoryFile, held: Located) -> bool:

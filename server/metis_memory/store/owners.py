@@ -260,8 +260,9 @@ def check_discovered(path: object, st: os.stat_result, fd: int | None, *, folder
     else:
         fix = f"Run `chmod go-w {path}` if it is yours, or name the workspace explicitly"
     raise ForeignMemory(
-        f"{problem}, so {'nothing in it was' if folder else 'it was not'} read as this workspace's "
-        "memory: a `.metis/` found by looking upward from the agent's folder is read only "
-        f"when it is the user's own and no one else may write it. {fix} (the hook's "
-        "--workspace DIR, or the host's project variable)"
+        f"{problem}, so {'nothing in it was' if folder else 'it was not'} read or written as "
+        "this workspace's memory: a `.metis/` found by looking upward from the agent's folder "
+        f"is used only when it is the user's own and no one else may write it. {fix} "
+        "(`--workspace DIR` for the hook, `metis-memory mcp DIR` for the MCP server, or the "
+        "host's project variable)"
     )
