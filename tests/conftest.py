@@ -42,6 +42,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: folder(item) not in FIRST)  # stable: the rest keep their order
 
 
+@pytest.fixture(autouse=True)
+def user_config_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test (and every process it starts) gets a config folder of its own, so the
+    user memory (`$XDG_CONFIG_HOME/metis-memory/USER.md`) of the machine running the suite
+    never reaches a test, and no test writes one there."""
+    home = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"

@@ -40,6 +40,17 @@ class InvalidMemoryFile(MemoryStoreError, ValueError):
         )
 
 
+class NotInUserMemory(InvalidMemoryFile):
+    """MEMORY.md asked of the user memory, which holds only USER.md."""
+
+    def __init__(self, file: str) -> None:
+        super().__init__(file)
+        self.args = (
+            "the user memory holds only USER.md (facts about you, read in every workspace); "
+            f"{file} is a workspace's file: write it in that workspace",
+        )
+
+
 class EmptyEntry(MemoryStoreError, ValueError):
     """An add whose entry is empty or only whitespace."""
 

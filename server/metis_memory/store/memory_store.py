@@ -30,6 +30,7 @@ from .errors import (
     MemoryFileTooLarge,
     MemoryHardCapExceeded,
     MemoryStoreError,
+    NotInUserMemory,
     NotUtf8,
     OldTextNotFound,
     OldTextNotUnique,
@@ -41,9 +42,10 @@ from .errors import (
 from .files import CAPS, METIS_DIR, MemoryFile, parse_memory_file
 from .fingerprint import READ_LIMIT_BYTES
 from .fingerprint import sha256_hex as sha256_hex
-from .owners import check_discovered
+from .owners import check_discovered, check_user_owned
 from .prompt import compose_prompt
 from .provenance import OUTSIDE, PYTHON, Provenance
+from .user_folder import USER_FOLDER, user_config_home
 from .values import Value, init_field
 
 TYPE_CHECKING = False
@@ -158,12 +160,74 @@ def decode(data: bytes) -> tuple[str, int | None]:
 
 
 class MemoryStore:
-    def __init__(self, workspace_path: StrPath, *, discovered: bool = False) -> None:
+    def __init__(
+        self, workspace_path: StrPath, *, discovered: bool = False, user_memory: bool = False
+    ) -> None:
         """`discovered`: the workspace was found by looking upward from an agent's folder,
         not named by the user, so its memory is read only when it is the user's own and no
-        one else may write it (`owners.check_discovered`; issue 39)."""
+        one else may write it (`owners.check_discovered`; issue 39). `user_memory`: this is
+        the user memory, `workspace_path` the config folder holding its folder (use
+        `MemoryStore.for_user()`)."""
         self._workspace = absolute(workspace_path)
         self._discovered = discovered
+        self._is_user = user_memory
+        self.folder = USER_FOLDER if user_memory else METIS_DIR
+        """The memory's folder in the workspace: `.metis`, or the user memory's own."""
+        self.files: tuple[MemoryFile, ...] = (
+            (MemoryFile.USER,) if user_memory else (MemoryFile.MEMORY, MemoryFile.USER)
+        )
+        """The files this store holds: any other is refused before the disk is touched."""
+        self._user: MemoryStore | None = self if user_memory else None
+
+    @classmethod
+    def for_user(cls, config_home: str | None = None) -> MemoryStore:
+        """The user memory: one USER.md beside no workspace, composed into every workspace's
+        prompt (`user_folder.py` says where: `$XDG_CONFIG_HOME/metis-memory/` on Linux). It
+        keeps every guarantee of a workspace's USER.md, and one more: a folder or file there
+        that is not the user's alone is neither read nor written, since what it says reaches
+        every session of every workspace. MEMORY.md is refused: workspace facts stay there."""
+        return cls(user_config_home() if config_home is None else config_home, user_memory=True)
+
+    @property
+    def is_user_memory(self) -> bool:
+        """Whether this is the user memory (one USER.md read in every workspace)."""
+        return self._is_user
+
+    @property
+    def user_memory(self) -> MemoryStore:
+        """The user memory composed with this workspace's (found from the environment when
+        first asked)."""
+        if self._user is None:
+            self._user = MemoryStore.for_user()
+        return self._user
+
+    def with_user_memory(self, user: MemoryStore) -> MemoryStore:
+        """This store, composing `user` as its user memory (a server told where it is)."""
+        self._user = user
+        return self
+
+    def _file(self, file: MemoryFile | str) -> MemoryFile:
+        """`file` parsed, and refused when this store does not hold it."""
+        f = parse_memory_file(file)
+        if f not in self.files:
+            raise NotInUserMemory(f.value)
+        return f
+
+    def _make_root(self) -> None:
+        """Before a write: the user memory's config folder is made as the XDG spec asks
+        (0700) when it is missing, since a fresh account may have none (a failure is the
+        write's to report, naming the folder); a workspace is the user's to make."""
+        if self._is_user:
+            with contextlib.suppress(OSError):
+                os.makedirs(self._workspace, 0o700, exist_ok=True)
+
+    def _check_owner(self, path: str, st: os.stat_result, fd: int | None, *, folder: bool) -> None:
+        """Refuse a file (or with `folder` its folder) that is not the user's own, when this
+        store must: a discovered workspace, and the user memory."""
+        if self._is_user:
+            check_user_owned(path, st, fd, folder=folder)
+        elif self._discovered:
+            check_discovered(path, st, fd, folder=folder)
 
     @property
     def workspace_path(self) -> str:
@@ -183,14 +247,14 @@ class MemoryStore:
         """Where the file lives (unresolved); for display and watching, not for I/O."""
         from pathlib import Path  # (here: the hook reads without it)
 
-        return Path(self._shown(parse_memory_file(file)))
+        return Path(self._shown(self._file(file)))
 
     def _shown(self, f: MemoryFile) -> str:
         """`path(f)` as a string: what messages name."""
-        return os.path.join(self._workspace, METIS_DIR, f.value)
+        return os.path.join(self._workspace, self.folder, f.value)
 
     def snapshot(self, file: MemoryFile | str) -> MemorySnapshot:
-        f = parse_memory_file(file)
+        f = self._file(file)
         data = self._read(f)
         text, bad = decode(data or b"")
         return MemorySnapshot(
@@ -216,13 +280,13 @@ class MemoryStore:
         return snap.text
 
     def exists(self, file: MemoryFile | str) -> bool:
-        st = self._stat(parse_memory_file(file))
+        st = self._stat(self._file(file))
         return st is not None and stat.S_ISREG(st.st_mode)
 
     def size_bytes(self, file: MemoryFile | str) -> int:
         """0 when missing. Raises StorageError when something other than a file is there (a
         directory, a FIFO): its size is not the memory's, and 0 B would read as healthy."""
-        f = parse_memory_file(file)
+        f = self._file(file)
         st = self._stat(f)
         if st is None:
             return 0
@@ -242,13 +306,17 @@ class MemoryStore:
             raise
 
     def assemble_system_prompt(self, base: str) -> str:
-        """Compose: base + USER.md section + MEMORY.md section, read fresh. A `base` that
-        is not plain text (NUL, lone surrogates) is refused, like any text a write gets."""
+        """Compose: base + the user memory's section + USER.md section + MEMORY.md section,
+        read fresh. A `base` that is not plain text (NUL, lone surrogates) is refused, like
+        any text a write gets."""
         check_text("the system prompt", "base", base, "no prompt was assembled")
+        if self._is_user:
+            return compose_prompt(base, "", "", user_memory=self.snapshot(MemoryFile.USER).text)
         return compose_prompt(
             base,
             self.snapshot(MemoryFile.USER).text,
             self.snapshot(MemoryFile.MEMORY).text,
+            user_memory=self.user_memory.snapshot(MemoryFile.USER).text,
         )
 
     # ---- writes -----------------------------------------------------------
@@ -264,7 +332,7 @@ class MemoryStore:
         """Append `entry`. `by` is who wrote it, for the log; with `stage` the checked change
         waits in the review inbox instead (`WriteResult.staged`); `staged` is the id of the
         waiting change this write applies (refused when it no longer waits)."""
-        f = parse_memory_file(file)
+        f = self._file(file)
         check_text(f.value, "entry", entry)
         if not entry.strip():
             raise EmptyEntry(f.value)
@@ -306,7 +374,7 @@ class MemoryStore:
         """Replace the one occurrence of `old_text`. With `expected_hash`, a compare-and-swap
         as for `consolidate`: whoever judged the file before the lock (the secret guard) knows
         the write lands on the file it judged."""
-        f = parse_memory_file(file)
+        f = self._file(file)
         if not old_text:
             raise EmptyOldText(f.value)
         check_text(f.value, "old", old_text)
@@ -346,7 +414,7 @@ class MemoryStore:
         last read; `MemorySnapshot.sha256`, that of b"" for a missing file) it is a
         compare-and-swap checked under the lock: a file changed since raises MemoryConflict
         and nothing is written, so a read-modify-write never drops a concurrent write."""
-        f = parse_memory_file(file)
+        f = self._file(file)
         check_text(f.value, "content", new_content)
         # Replacing the whole file is the deliberate way out of a non-UTF-8 file.
         # `operation` names it in the log: an undo, a restore, an archived entry put back.
@@ -366,7 +434,7 @@ class MemoryStore:
         """Write `content` as the file only where there is none: a compare-and-swap on its
         absence, decided under the lock, so a file that exists (empty, unreadable, or made by
         another writer a moment ago) is never replaced. None when it was left alone."""
-        f = parse_memory_file(file)
+        f = self._file(file)
         check_text(f.value, "content", content)
         try:
             return self._write(
@@ -404,6 +472,7 @@ class MemoryStore:
         """
         log = log or _Log(None)
         caps = CAPS[f]
+        self._make_root()
         with Dir.open_root(self._root()) as root:
             for _attempt in range(_RACE_RETRIES):
                 with self._resolve(root, f, create=(operation, transform)) as found:
@@ -440,7 +509,7 @@ class MemoryStore:
                                 root, f, operation, log, before_hash, text, after, current.size
                             )
                         atomic_write(found.directory, found.name, after, current.st)
-                        _keep_out_of_git(root, found.directory)
+                        _keep_out_of_git(root, found.directory, self.folder)
                         record_id = self._record(
                             root,
                             f,
@@ -471,7 +540,7 @@ class MemoryStore:
         self, file: MemoryFile | str | None = None, limit: int | None = 50
     ) -> list[TraceRecord]:
         """The log, newest first (of one file, or both); empty when there is none."""
-        name = parse_memory_file(file).value if file is not None else None
+        name = self._file(file).value if file is not None else None
         with self._trace(create=False) as trace:
             return trace.records(name, limit) if trace is not None else []
 
@@ -479,7 +548,7 @@ class MemoryStore:
         """Every record of `file` the log keeps, oldest first (for blame)."""
         with self._trace(create=False) as trace:
             return (
-                trace.records(parse_memory_file(file).value, None, oldest_first=True)
+                trace.records(self._file(file).value, None, oldest_first=True)
                 if trace is not None
                 else []
             )
@@ -504,7 +573,7 @@ class MemoryStore:
         recorded as that person's `edit`; without it (the watcher, which may see the save
         first) it is left for the save notification to record, and stays unrecorded (so an
         `outside` change at the next write) if none comes."""
-        f = parse_memory_file(file)
+        f = self._file(file)
         try:
             root = Dir.open_root(self._root())
         except StorageError:
@@ -588,7 +657,7 @@ class MemoryStore:
             # A log this process found ours a moment ago is found so again by a few `lstat`s
             # through the workspace's path as given, without resolving it (a read before
             # every agent write: resolving cost a third of it).
-            with opened_known(self._workspace, create=create) as known:
+            with opened_known(self._workspace, create=create, folder=self.folder) as known:
                 if known is not None:
                     yield known
                     return
@@ -599,15 +668,18 @@ class MemoryStore:
                     yield None
                     return
                 raise
-            with held, opened(held, create=create, also=self._workspace) as trace:
+            with (
+                held,
+                opened(held, create=create, also=self._workspace, folder=self.folder) as trace,
+            ):
                 yield trace
             return
-        with opened(root, create=create) as trace:
+        with opened(root, create=create, folder=self.folder) as trace:
             yield trace
 
     def _ensure_metis(self, root: Dir) -> None:
-        if _lstat_in(root, METIS_DIR) is None:
-            make_private_dir(root, METIS_DIR)
+        if _lstat_in(root, self.folder) is None:
+            make_private_dir(root, self.folder)
 
     def _stage(
         self,
@@ -794,22 +866,23 @@ class MemoryStore:
         `.metis/` behind; without it, a missing directory is None.
         """
         shown = self._shown(f)
-        rel = (METIS_DIR, f.value)
+        metis = self.folder
+        rel = (metis, f.value)
         try:
-            if create is not None and _lstat_in(root, METIS_DIR) is None:
+            if create is not None and _lstat_in(root, metis) is None:
                 operation, transform = create
                 self._encode_within_caps(f, operation, transform(""), current_size=0)
-                make_private_dir(root, METIS_DIR)
+                make_private_dir(root, metis)
             found = resolve_beneath(root, rel, shown=shown)
         except FileNotFoundError as exc:
             if create is None:
                 yield None
                 return
-            link = _link_target(root, METIS_DIR)
+            link = _link_target(root, metis)
             if link is not None:  # `.metis` leads (inside the workspace) to nothing yet
                 hint = (
-                    f"{METIS_DIR} is a symbolic link to {link}, which does not exist: make "
-                    f"that folder, or remove the link (the next write then makes {METIS_DIR} "
+                    f"{metis} is a symbolic link to {link}, which does not exist: make "
+                    f"that folder, or remove the link (the next write then makes {metis} "
                     "a folder of its own)."
                 )
                 raise StorageError("create directory", os.path.dirname(shown), exc, hint) from exc
@@ -818,9 +891,9 @@ class MemoryStore:
             action = "read" if create is None else "write"
             raise StorageError(action, _failed_path(exc, shown), exc) from exc
         with found.directory:
-            if self._discovered:  # (a write's folder too: it may be made by another user)
-                held = found.directory
-                check_discovered(held.path, held.stat_self(), held.fd, folder=True)
+            # (a write's folder too: it may be made by another user)
+            held = found.directory
+            self._check_owner(held.path, held.stat_self(), held.fd, folder=True)
             yield found
 
     def _still_there(self, root: Dir, f: MemoryFile, held: Located) -> bool:
@@ -878,8 +951,7 @@ class MemoryStore:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise StorageError.wrong_kind("read", path, _kind(st.st_mode))
-            if self._discovered:
-                check_discovered(path, st, fd, folder=False)
+            self._check_owner(path, st, fd, folder=False)
             if st.st_size > READ_LIMIT_BYTES:
                 if may_skip:
                     return _Current(None, st.st_size, st)
@@ -973,12 +1045,12 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _keep_out_of_git(root: Dir, held: Dir) -> None:
+def _keep_out_of_git(root: Dir, held: Dir, folder: str) -> None:
     """After a write, give the workspace's own `.metis/` our `.gitignore` when it has none (one
     `lstat` a write), whoever made the folder: else the lock and a killed writer's temp files
     show in `git status`. Never into a folder of the user's that a symlinked memory file leads
     to (`held` reached other than as `<root>/.metis`): a `.gitignore` there changes their repo."""
-    if held.path != os.path.join(root.path, METIS_DIR):
+    if held.path != os.path.join(root.path, folder):
         return
     try:
         held.lstat(GITIGNORE_NAME)

@@ -266,3 +266,23 @@ def check_discovered(path: object, st: os.stat_result, fd: int | None, *, folder
         "(`--workspace DIR` for the hook, `metis-memory mcp DIR` for the MCP server, or the "
         "host's project variable)"
     )
+
+
+def check_user_owned(path: object, st: os.stat_result, fd: int | None, *, folder: bool) -> None:
+    """Raise ForeignMemory when the user memory's folder (`folder`) or file is not the
+    user's alone: what it says reaches every session of every workspace."""
+    found = trouble(path, st, fd)
+    if found is None:
+        return
+    problem, kind = found
+    if kind == "owner":
+        fix = "Move it aside: the next write makes a folder of your own"
+    elif kind == "acl":
+        fix = f"Run `setfacl -b {path}` (which removes its ACL) if it is yours"
+    else:
+        fix = f"Run `chmod go-w {path}` if it is yours"
+    raise ForeignMemory(
+        f"{problem}, so {'nothing in it was' if folder else 'it was not'} read or written as "
+        "your user memory: what it says reaches every session in every workspace, so it is "
+        f"used only when it is yours alone. {fix}."
+    )

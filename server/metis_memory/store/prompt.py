@@ -2,7 +2,9 @@
 
 Format (documented in docs/store.md, pinned by tests): the non-empty parts are
 joined by one blank line. Parts are the base with trailing newlines removed,
-then `## User context (USER.md)`, a blank line and USER.md, then
+then `## User context, every workspace (user memory)`, a blank line and the user
+memory's USER.md (one file beside no workspace: `user_memory.py`), then
+`## User context (USER.md)`, a blank line and USER.md, then
 `## Workspace memory (MEMORY.md)`, a blank line and MEMORY.md; file contents
 lose leading and trailing blank lines. A part that is empty or only whitespace
 is omitted, so no heading ever stands over nothing. No trailing newline.
@@ -10,15 +12,19 @@ is omitted, so no heading ever stands over nothing. No trailing newline.
 
 from __future__ import annotations
 
+USER_MEMORY_HEADING = "## User context, every workspace (user memory)"
 USER_HEADING = "## User context (USER.md)"
 MEMORY_HEADING = "## Workspace memory (MEMORY.md)"
 
 
-def compose_prompt(base: str, user: str, memory: str) -> str:
+def compose_prompt(base: str, user: str, memory: str, *, user_memory: str = "") -> str:
+    """`user_memory` is the user memory's USER.md, before the workspace's own: what holds
+    in every workspace comes first, and this workspace's facts can refine it."""
     parts: list[str] = []
     if base.strip():
         parts.append(base.rstrip("\r\n"))
-    for heading, content in ((USER_HEADING, user), (MEMORY_HEADING, memory)):
+    sections = ((USER_MEMORY_HEADING, user_memory), (USER_HEADING, user), (MEMORY_HEADING, memory))
+    for heading, content in sections:
         if content.strip():
             parts.append(f"{heading}\n\n{trim_blank_lines(content)}")
     return "\n\n".join(parts)

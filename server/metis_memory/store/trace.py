@@ -545,16 +545,19 @@ def _close(each: _Open) -> None:
             each.folder.close()
 
 
-def _base(workspace: str | os.PathLike[str]) -> str:
-    return f"{workspace}{os.sep}{METIS_DIR}{os.sep}{TRACE_DIR}"
+def _base(workspace: str | os.PathLike[str], folder: str = METIS_DIR) -> str:
+    return f"{workspace}{os.sep}{folder}{os.sep}{TRACE_DIR}"
 
 
 @contextlib.contextmanager
-def opened_known(workspace: str | os.PathLike[str], *, create: bool) -> Iterator[Trace | None]:
+def opened_known(
+    workspace: str | os.PathLike[str], *, create: bool, folder: str = METIS_DIR
+) -> Iterator[Trace | None]:
     """The log of `workspace` (its path as given, unresolved) when this process found its
     files ours a moment ago and they still are (see `_still_ours`); else None, and the
-    caller opens it with `opened`."""
-    base = _base(workspace)
+    caller opens it with `opened`. `folder`: the memory's folder in `workspace` (`.metis`,
+    or the user memory's `metis-memory`)."""
+    base = _base(workspace, folder)
     known = _still_ours(base)
     if known is None:
         yield None
@@ -571,13 +574,17 @@ def opened_known(workspace: str | os.PathLike[str], *, create: bool) -> Iterator
 
 @contextlib.contextmanager
 def opened(
-    root: Dir, *, create: bool, also: str | os.PathLike[str] | None = None
+    root: Dir,
+    *,
+    create: bool,
+    also: str | os.PathLike[str] | None = None,
+    folder: str = METIS_DIR,
 ) -> Iterator[Trace | None]:
     """The workspace's log. Without `create`, None when there is none (or none to trust);
     with it, made when missing (and a foreign one set aside). Raises StorageError when the
     folder cannot be made or the database cannot be opened. `also`: the workspace's path
     as its caller gave it (`root` is resolved), under which `opened_known` finds it next."""
-    base = _base(root.path)
+    base = _base(root.path, folder)
     known = _still_ours(base)
     if known is not None:
         with known.lock:
@@ -588,9 +595,9 @@ def opened(
                     yield trace
                 return
     try:
-        held = _history_dir(root, create=create)
+        held = _history_dir(root, create=create, folder=folder)
     except OSError as exc:
-        where = os.path.join(root.path, METIS_DIR, TRACE_DIR)
+        where = os.path.join(root.path, folder, TRACE_DIR)
         raise StorageError("open the write log", where, exc) from exc
     if held is None:
         yield None
@@ -622,7 +629,7 @@ def opened(
                 _close(each)
             return
         with each.lock:
-            _remember(each, held, base, *([_base(also)] if also is not None else []))
+            _remember(each, held, base, *([_base(also, folder)] if also is not None else []))
             with _used(each, held, str(held.path), create=create) as trace:
                 yield trace
 
@@ -890,14 +897,14 @@ def _prepare(conn: sqlite3.Connection, *, create: bool) -> bool:
     return True
 
 
-def _history_dir(root: Dir, *, create: bool) -> Dir | None:
+def _history_dir(root: Dir, *, create: bool, folder: str = METIS_DIR) -> Dir | None:
     """`.metis/history`, held: a folder of ours, owner-only with its `.gitignore` (made so,
     with `create`). Anything else there (a symlink, a file, another user's folder, one
     others may enter: what a repository commits) is never read; with `create` it is set
     aside and a fresh folder made."""
     from .atomic import make_private_dir
 
-    metis = _metis_dir(root, create=create)
+    metis = _metis_dir(root, create=create, folder=folder)
     if metis is None:
         return None
     with metis:
@@ -927,17 +934,17 @@ def _history_dir(root: Dir, *, create: bool) -> Dir | None:
     return held
 
 
-def _metis_dir(root: Dir, *, create: bool) -> Dir | None:
+def _metis_dir(root: Dir, *, create: bool, folder: str = METIS_DIR) -> Dir | None:
     """`.metis/`, held (None when there is none): a folder of the root's opened at once, else
     followed as the store follows it (`resolve_beneath`: a link leading out is refused)."""
     try:
-        st = root.lstat(METIS_DIR)
+        st = root.lstat(folder)
     except FileNotFoundError:
         return None  # no `.metis/`: no log
     if stat.S_ISDIR(st.st_mode):
-        return root.open_dir(METIS_DIR)
+        return root.open_dir(folder)
     try:
-        found = resolve_beneath(root, (METIS_DIR,), shown=os.path.join(root.path, METIS_DIR))
+        found = resolve_beneath(root, (folder,), shown=os.path.join(root.path, folder))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except UnsafePath:
