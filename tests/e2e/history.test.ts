@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
+import { Bridge, CONFIG_HOME, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
 import {
   activeTab,
   docScreenshot,
@@ -212,7 +212,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
     // The terminal's write, as a person runs it (no agent host's environment around it).
     execFileSync(CLI, ['add', 'MEMORY.md', CLI_ENTRY], {
       cwd: fixture.path,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', XDG_CONFIG_HOME: CONFIG_HOME },
       timeout: 60_000,
     });
     // The editor's own write (what Add Entry… sends).

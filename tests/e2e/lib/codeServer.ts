@@ -8,6 +8,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -23,6 +24,22 @@ const INSTALLED = path.join(CACHE, 'e2e-installed');
 /** Unused this long, another VSIX's installed copy is removed (a run uses its copies within minutes). */
 const INSTALLED_KEEP_MS = 60 * 60_000;
 const HELPER_ID = 'metis-test.metis-e2e-helper';
+
+/**
+ * This test process's own user config folder (`XDG_CONFIG_HOME`), made at first import (0700,
+ * as mkdtemp makes it) and removed at exit: the user memory
+ * (`$XDG_CONFIG_HOME/metis-memory/USER.md`) that every editor, hook, CLI and MCP server a test
+ * starts reads and writes is this one, never the machine's. Set on process.env, so that what a
+ * test spawns with the environment it was given inherits it too.
+ */
+export const CONFIG_HOME = ownConfigHome();
+
+function ownConfigHome(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'metis-e2e-config-'));
+  process.env.XDG_CONFIG_HOME = dir;
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 export interface CodeServer {
   url: string;
@@ -285,7 +302,7 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
       '--extensions-dir', extensions,
       opts.workspace,
     ],
-    { env: env({ ...opts.env, METIS_E2E_BRIDGE: bridgeFile, ...(process.env.METIS_LSP_LOG ? { METIS_LSP_LOG: process.env.METIS_LSP_LOG } : {}) }), stdio: ['ignore', log, log], detached: true },
+    { env: env({ XDG_CONFIG_HOME: CONFIG_HOME, ...opts.env, METIS_E2E_BRIDGE: bridgeFile, ...(process.env.METIS_LSP_LOG ? { METIS_LSP_LOG: process.env.METIS_LSP_LOG } : {}) }), stdio: ['ignore', log, log], detached: true },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pid = child.pid;
