@@ -24,6 +24,12 @@ the last event of a burst; between polls the thread sleeps in Rust (GIL released
 OS refuses the watch, each folder's `.metis/`, MEMORY.md and USER.md (and the inbox stamp,
 with `on_inbox`) are polled every `POLL_MS` instead (three or four `stat`s a folder), until
 a retried watch is taken.
+
+With `on_user_memory`, the user memory's folder (`set_folders(..., user_memory=...)`, the folder
+holding its USER.md, `metis-memory/` in the user config folder) is watched the same way,
+non-recursively beside its parent, and a change of its USER.md reported to `on_user_memory()`:
+another workspace's agent, or the CLI, wrote what every workspace reads. Its `history/` is not
+watched (what the user memory's log holds is read on demand).
 """
 
 from __future__ import annotations
@@ -57,27 +63,45 @@ seen within this; three `stat`s a folder each time)."""
 
 
 class Layout(NamedTuple):
-    """What of a folder's `.metis/` is there to watch (a change of it rebuilds the watch)."""
+    """What of a memory folder is there to watch (a change of it rebuilds the watch)."""
 
     metis: bool
+    """The memory folder (`.metis/`, or the user memory's) is a directory."""
     history: bool
     """`.metis/history/` is a directory (never through a symlink), and the inbox is wanted."""
 
 
+class Spot(NamedTuple):
+    """One memory folder watched: `folder / name` (`.metis` of a workspace, or the user
+    memory's folder in the user config folder, `user`), reported as `folder`."""
+
+    folder: Path
+    name: str = METIS_DIR
+    user: bool = False
+
+    @property
+    def memory(self) -> Path:
+        return self.folder / self.name
+
+
 class MemoryWatcher:
     """Reports, through `on_change(folder_path)`, folders whose memory files may have
-    changed on disk, and through `on_inbox(folder_path)`, if given, folders whose review
-    inbox may have changed. Both run in the watcher thread."""
+    changed on disk, through `on_inbox(folder_path)`, if given, folders whose review
+    inbox may have changed, and through `on_user_memory()`, if given, a change of the user
+    memory. All run in the watcher thread."""
 
     def __init__(
         self,
         on_change: Callable[[Path], None],
         on_inbox: Callable[[Path], None] | None = None,
+        *,
+        on_user_memory: Callable[[], None] | None = None,
     ) -> None:
         self._on_change = on_change
         self._on_inbox = on_inbox
+        self._on_user_memory = on_user_memory
         self._lock = threading.Lock()
-        self._folders: tuple[Path, ...] = ()
+        self._spots: tuple[Spot, ...] = ()
         self._loop = WatchLoop(
             self._plan,
             name="metis-watcher",
@@ -86,10 +110,15 @@ class MemoryWatcher:
             poll_ms=POLL_MS,
         )
 
-    def set_folders(self, folders: Iterable[Path]) -> None:
-        """Watch exactly these folders (thread-safe; starts the thread on first use)."""
+    def set_folders(self, folders: Iterable[Path], user_memory: Path | None = None) -> None:
+        """Watch exactly these folders, and `user_memory` (the folder holding the user
+        memory's USER.md; reported to `on_user_memory`) when given (thread-safe; starts the
+        thread on first use)."""
+        spots = [Spot(folder) for folder in dict.fromkeys(folders)]
+        if user_memory is not None and self._on_user_memory is not None:
+            spots.append(Spot(user_memory.parent, user_memory.name, user=True))
         with self._lock:
-            self._folders = tuple(dict.fromkeys(folders))
+            self._spots = tuple(spots)
         self._loop.rebuild()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -107,9 +136,9 @@ class MemoryWatcher:
 
     def _plan(self) -> WatchPlan | None:
         with self._lock:
-            folders = self._folders
-        present = {f: self._layout(f) for f in folders if f.is_dir()}
-        paths = [p for f, layout in present.items() for p in _targets(f, layout)]
+            spots = self._spots
+        present = {s: self._layout(s) for s in spots if s.folder.is_dir()}
+        paths = list(dict.fromkeys(p for s, layout in present.items() for p in _targets(s, layout)))
         if not paths:
             return None
         what = "MEMORY.md and USER.md"
@@ -117,108 +146,114 @@ class MemoryWatcher:
             what = "MEMORY.md, USER.md and the review inbox"
         return WatchPlan(
             paths=paths,
-            # `.metis/` (or `history/`) may have come or gone while the watch was being set
-            # up, unseen by it: its targets are stale, so rebuild.
-            stale=lambda: any(self._layout(f) != had for f, had in present.items()),
+            # A memory folder (or `history/`) may have come or gone while the watch was being
+            # set up, unseen by it: its targets are stale, so rebuild.
+            stale=lambda: any(self._layout(s) != had for s, had in present.items()),
             report_all=lambda: self._report_all(present),
             on_batch=lambda batch: self._changed(batch, present),
             poller=lambda: self._poller(list(present)),
             polled=_in_folders(what, len(present)),
         )
 
-    def _layout(self, folder: Path) -> Layout:
-        metis = _has_metis(folder)
-        return Layout(metis, metis and self._on_inbox is not None and _has_history(folder))
+    def _layout(self, spot: Spot) -> Layout:
+        metis = spot.memory.is_dir()
+        inbox = metis and not spot.user and self._on_inbox is not None
+        return Layout(metis, inbox and _has_history(spot.folder))
 
-    def _changed(self, batch: Batch, present: dict[Path, Layout]) -> bool:
-        """Report the folders a batch of events touches; True when the watch is stale."""
+    def _changed(self, batch: Batch, present: dict[Spot, Layout]) -> bool:
+        """Report the spots a batch of events touches; True when the watch is stale."""
         if log.isEnabledFor(logging.DEBUG):
             log.debug("watch events: %s", sorted(batch, key=str))
-        changed: set[Path] = set()
-        inbox: set[Path] = set()
+        by_memory = {s.memory: s for s in present}
+        changed: set[Spot] = set()
+        inbox: set[Spot] = set()
         rebuild = False
         for _change, raw in batch:
             path = Path(raw)
             parent = path.parent
-            if path.name == METIS_DIR and parent in present:
-                # `.metis/` itself came or went, perhaps both within this batch: the
+            if path in by_memory:
+                # The memory folder itself came or went, perhaps both within this batch: the
                 # directory now there may not be the one being watched.
-                changed.add(parent)
+                changed.add(by_memory[path])
                 rebuild = True
-            elif path.name in NAMES and parent.name == METIS_DIR and parent.parent in present:
-                changed.add(parent.parent)  # a memory file in a watched .metis/
+            elif path.name in NAMES and parent in by_memory:
+                spot = by_memory[parent]
+                if not spot.user or path.name == MemoryFile.USER.value:
+                    changed.add(spot)  # a memory file in a watched memory folder
             elif (
                 path.name == INBOX_STAMP
                 and parent.name == TRACE_DIR
-                and parent.parent.name == METIS_DIR
-                and parent.parent.parent in present
+                and parent.parent in by_memory
+                and not by_memory[parent.parent].user
             ):
-                inbox.add(parent.parent.parent)  # the review inbox's stamp, and nothing else
-        for folder, had in present.items():
-            now = self._layout(folder)
-            if now.metis != had.metis:  # .metis/ came or went: watch it, or stop
-                changed.add(folder)
+                inbox.add(by_memory[parent.parent])  # the review inbox's stamp, and nothing else
+        for spot, had in present.items():
+            now = self._layout(spot)
+            if now.metis != had.metis:  # the memory folder came or went: watch it, or stop
+                changed.add(spot)
                 rebuild = True
             elif now != had:  # history/ came or went: the rebuilt watch reports the inbox
                 rebuild = True
-        self._report(changed)
-        self._report_inbox(inbox)
+        self._report(s for s in present if s in changed)
+        self._report_inbox(s for s in present if s in inbox)
         return rebuild
 
-    def _poller(self, folders: list[Path]) -> Callable[[], None]:
-        """The check that reports each folder whose `.metis/` or memory files (or inbox)
-        changed since its last call (from now on)."""
-        seen = {folder: _signature(folder) for folder in folders}
-        stamps = {folder: self._stamp(folder) for folder in folders}
+    def _poller(self, spots: list[Spot]) -> Callable[[], None]:
+        """The check that reports each spot whose memory folder or files (or inbox) changed
+        since its last call (from now on)."""
+        seen = {spot: _signature(spot) for spot in spots}
+        stamps = {spot: self._stamp(spot) for spot in spots}
 
         def check() -> None:
-            changed: list[Path] = []
-            inbox: list[Path] = []
-            for folder in folders:
-                now = _signature(folder)
-                if now != seen[folder]:
-                    seen[folder] = now
-                    changed.append(folder)
-                stamp = self._stamp(folder)
-                if stamp != stamps[folder]:
-                    stamps[folder] = stamp
-                    inbox.append(folder)
+            changed: list[Spot] = []
+            inbox: list[Spot] = []
+            for spot in spots:
+                now = _signature(spot)
+                if now != seen[spot]:
+                    seen[spot] = now
+                    changed.append(spot)
+                stamp = self._stamp(spot)
+                if stamp != stamps[spot]:
+                    stamps[spot] = stamp
+                    inbox.append(spot)
             self._report(changed)
             self._report_inbox(inbox)
 
         return check
 
-    def _stamp(self, folder: Path) -> tuple[int, int, int, int] | None:
+    def _stamp(self, spot: Spot) -> tuple[int, int, int, int] | None:
         """The inbox stamp's identity and times, for polling (None when not wanted)."""
-        if self._on_inbox is None:
+        if self._on_inbox is None or spot.user:
             return None
-        return _stat_key(folder / METIS_DIR / TRACE_DIR / INBOX_STAMP)
+        return _stat_key(spot.memory / TRACE_DIR / INBOX_STAMP)
 
-    def _report_all(self, folders: Iterable[Path]) -> None:
-        folders = list(folders)
-        self._report(folders)
-        self._report_inbox(folders)
+    def _report_all(self, spots: Iterable[Spot]) -> None:
+        spots = list(spots)
+        self._report(spots)
+        self._report_inbox(spots)
 
-    def _report_inbox(self, folders: Iterable[Path]) -> None:
+    def _report_inbox(self, spots: Iterable[Spot]) -> None:
         on_inbox = self._on_inbox
         if on_inbox is None:
             return
-        for folder in folders:
+        for spot in spots:
+            if spot.user:
+                continue
             try:
-                on_inbox(folder)
+                on_inbox(spot.folder)
             except Exception:  # pragma: no cover - never let a callback kill the thread
-                log.exception("inbox callback failed for %s", folder)
+                log.exception("inbox callback failed for %s", spot.folder)
 
-    def _report(self, folders: Iterable[Path]) -> None:
-        for folder in folders:
+    def _report(self, spots: Iterable[Spot]) -> None:
+        for spot in spots:
             try:
-                self._on_change(folder)
+                if spot.user:
+                    assert self._on_user_memory is not None
+                    self._on_user_memory()
+                else:
+                    self._on_change(spot.folder)
             except Exception:  # pragma: no cover - never let a callback kill the thread
-                log.exception("watch callback failed for %s", folder)
-
-
-def _has_metis(folder: Path) -> bool:
-    return (folder / METIS_DIR).is_dir()
+                log.exception("watch callback failed for %s", spot.memory)
 
 
 def _has_history(folder: Path) -> bool:
@@ -234,12 +269,12 @@ def _in_folders(what: str, count: int) -> str:
     return f"{what} in {count} folder" + ("" if count == 1 else "s")
 
 
-def _signature(folder: Path) -> tuple[object, ...]:
-    """What polling compares: whether `.metis/` is there, and each memory file's identity,
-    size and times (an atomic replace is a new inode; a write in place moves the times), the
-    file's own, never a symlink's target."""
-    metis = folder / METIS_DIR
-    return (metis.is_dir(), *(_stat_key(metis / name) for name in sorted(NAMES)))
+def _signature(spot: Spot) -> tuple[object, ...]:
+    """What polling compares: whether the memory folder is there, and each memory file's
+    identity, size and times (an atomic replace is a new inode; a write in place moves the
+    times), the file's own, never a symlink's target."""
+    memory = spot.memory
+    return (memory.is_dir(), *(_stat_key(memory / name) for name in sorted(NAMES)))
 
 
 def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
@@ -250,10 +285,10 @@ def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _targets(folder: Path, layout: Layout) -> list[Path]:
-    """The folder itself (to see `.metis/` come and go), `.metis/` if present (to see
-    `history/` come and go too), and `history/` if present and wanted."""
-    metis = folder / METIS_DIR
+def _targets(spot: Spot, layout: Layout) -> list[Path]:
+    """The folder itself (to see the memory folder come and go), the memory folder if
+    present (to see `history/` come and go too), and `history/` if present and wanted."""
+    memory = spot.memory
     if not layout.metis:
-        return [folder]
-    return [folder, metis, metis / TRACE_DIR] if layout.history else [folder, metis]
+        return [spot.folder]
+    return [spot.folder, memory, memory / TRACE_DIR] if layout.history else [spot.folder, memory]
