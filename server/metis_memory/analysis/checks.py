@@ -11,6 +11,10 @@ from .findings import Finding, Severity
 from .positions import char_index_at_byte, utf8_size
 from .secrets import find_secrets
 
+USER_MEMORY = "your user memory"
+"""How a person is told of the user memory (one USER.md read in every workspace) in a
+finding's message, where a workspace's file is named by its file name."""
+
 ENTRY_CHECKS_LIMIT = 4 * 2**20
 """Bytes above which only the cap and UTF-8 findings are computed (1,024 times MEMORY.md's
 hard cap: a generated or hand-grown file). A 50 MB file would otherwise give a million
@@ -26,27 +30,34 @@ def check(
     utf8_error_offset: int | None = None,
     outline: Outline | None = None,
     hidden_prefix_bytes: int = 0,
+    user_memory: bool = False,
 ) -> list[Finding]:
     """Every finding for `file` holding `text`, ordered by position.
 
     `size_bytes` is the file's size when it differs from the text's UTF-8 size (a
     file on disk that is not valid UTF-8, or one with a byte-order mark);
     `utf8_error_offset` is its first bad byte; `hidden_prefix_bytes` counts bytes the
-    file has before `text` begins (a byte-order mark the editor does not show).
+    file has before `text` begins (a byte-order mark the editor does not show);
+    `user_memory`: the text is the user memory's, which messages name as such.
     """
     outline = outline if outline is not None else parse(text)
-    findings = cap_findings(file, text, size_bytes, hidden_prefix_bytes)
+    findings = cap_findings(file, text, size_bytes, hidden_prefix_bytes, user_memory=user_memory)
     if (utf8_size(text) if size_bytes is None else size_bytes) <= ENTRY_CHECKS_LIMIT:
         findings += entry_findings(outline)
-        findings += secret_findings(file, outline)
+        findings += secret_findings(file, outline, user_memory=user_memory)
     if utf8_error_offset is not None:
-        findings.append(not_utf8_finding(file, text, utf8_error_offset))
+        findings.append(not_utf8_finding(file, text, utf8_error_offset, user_memory=user_memory))
     findings.sort(key=lambda f: (f.start, f.end))
     return findings
 
 
 def cap_findings(
-    file: MemoryFile, text: str, size_bytes: int | None = None, hidden_prefix_bytes: int = 0
+    file: MemoryFile,
+    text: str,
+    size_bytes: int | None = None,
+    hidden_prefix_bytes: int = 0,
+    *,
+    user_memory: bool = False,
 ) -> list[Finding]:
     """At most one finding: the hard cap's when over it, else the soft cap's.
 
@@ -55,7 +66,7 @@ def cap_findings(
     """
     caps = CAPS[file]
     size = utf8_size(text) if size_bytes is None else size_bytes
-    name = file.value
+    name = _named(file, user_memory)
     if size > caps.hard:
         cap = caps.hard
         finding = Finding(
@@ -126,7 +137,9 @@ SHOWN_SECRETS = 1_000
 and nobody acts on the 1,001st before removing the first."""
 
 
-def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") -> list[Finding]:
+def secret_findings(
+    file: MemoryFile | str, outline: Outline, reader: str = "", *, user_memory: bool = False
+) -> list[Finding]:
     """Suspected credentials; the message never repeats the secret. `reader` names who
     loads the file when it is another agent's ("Claude Code, Codex").
 
@@ -142,6 +155,11 @@ def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") 
         else "memory goes into every system prompt (a write that adds one is refused, and "
         "`metis-memory check` fails on it)"
     )
+    if user_memory:
+        name = USER_MEMORY
+        loaded = (
+            "it goes into the system prompt of every workspace (a write that adds one is refused)"
+        )
     matches = find_secrets(outline.text, SHOWN_SECRETS + 1)
     findings = [
         Finding(
@@ -173,7 +191,9 @@ def secret_findings(file: MemoryFile | str, outline: Outline, reader: str = "") 
     return findings
 
 
-def not_utf8_finding(file: MemoryFile, text: str, offset: int) -> Finding:
+def not_utf8_finding(
+    file: MemoryFile, text: str, offset: int, *, user_memory: bool = False
+) -> Finding:
     """The first bad byte of a file that is not UTF-8 (shown as U+FFFD in `text`)."""
     start = min(char_index_at_byte(text, offset), len(text))
     return Finding(
@@ -181,10 +201,15 @@ def not_utf8_finding(file: MemoryFile, text: str, offset: int) -> Finding:
         Severity.ERROR,
         start,
         min(start + 1, len(text)),
-        f"{file.value} is not valid UTF-8 (first bad byte at offset {offset:,}): Metis Memory "
-        "refuses to edit it, so that the original bytes are not lost; fix the file by hand "
-        "(reopen it with its encoding and save it as UTF-8)",
+        f"{_named(file, user_memory)} is not valid UTF-8 (first bad byte at offset {offset:,}): "
+        "Metis Memory refuses to edit it, so that the original bytes are not lost; fix the file "
+        "by hand (reopen it with its encoding and save it as UTF-8)",
     )
+
+
+def _named(file: MemoryFile, user_memory: bool) -> str:
+    """How a message begins naming the file: "MEMORY.md", or "Your user memory"."""
+    return USER_MEMORY[0].upper() + USER_MEMORY[1:] if user_memory else file.value
 
 
 def _with_range(finding: Finding, start: int, end: int) -> Finding:

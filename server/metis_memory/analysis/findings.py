@@ -24,6 +24,9 @@ code                      severity     meaning
 ``unindexed-note``        warning      a note no index line links (the agent never sees it)
 ``note-frontmatter``      warning      a note without name, description and a known type
 ``summary-line``          warning      a facts/episodes file without a short ``> Summary:``
+``stale-reference``       information  a path or target the workspace no longer bears out
+``workspace-specific``    information  an entry of the user memory naming a path or target
+                                       of an open workspace (it belongs in its MEMORY.md)
 ========================  ===========  ==============================================
 """
 
@@ -55,6 +58,7 @@ Code = Literal[
     "note-frontmatter",
     "summary-line",
     "stale-reference",
+    "workspace-specific",
 ]
 CODES: tuple[Code, ...] = (
     "over-soft-cap",
@@ -74,6 +78,7 @@ CODES: tuple[Code, ...] = (
     "note-frontmatter",
     "summary-line",
     "stale-reference",
+    "workspace-specific",
 )
 CAP_CODES: frozenset[str] = frozenset({"over-soft-cap", "over-hard-cap"})
 

@@ -130,6 +130,23 @@ class WorkspaceFacts:
             return self._ignored(rel)  # a build output (`out/`) exists only after a build
         return stat.S_ISDIR(st.st_mode) or not folder
 
+    def resolves(self, rel: str) -> bool:
+        """Whether `rel` (relative, normalised, a trailing `/` for a folder) certainly names
+        something here: the user memory's workspace-specific check (`analysis/
+        workspace_specific.py`) claims an entry for this workspace on it, so what cannot be
+        told (permission denied, a git-ignored path that is not there, an answer not read
+        yet) is False, where `exists` says True to claim nothing. One `lstat` (and a `stat`
+        for a folder link), never a read."""
+        folder = rel.endswith("/")
+        path = os.path.join(self.root, rel.rstrip("/"))
+        try:
+            st = os.lstat(path)
+            if folder and stat.S_ISLNK(st.st_mode):
+                st = os.stat(path)
+        except (OSError, ValueError):
+            return False
+        return stat.S_ISDIR(st.st_mode) if folder else True
+
     def _inside(self, path: str) -> bool:
         """Whether `path`, symlinks resolved, is in the workspace (asked only on the rare
         answers that would say something about a place outside it)."""
