@@ -101,6 +101,30 @@ def test_a_session_start_and_a_changed_prompt_load_only_what_they_need(
     assert not modules & {*HEAVY, "metis_memory.store.memory_store"}
 
 
+def test_a_user_memory_costs_no_import_on_any_path(
+    store: MemoryStore, workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 43: with the user memory present, a session start and a prompt after a write
+    to it read it through the store; an unchanged prompt reads it in the quick look."""
+    store.add_entry("MEMORY.md", MEMORY)
+    everywhere = MemoryStore.for_user()
+    everywhere.add_entry("USER.md", "- answers in British English")
+    cache = tmp_path / "cache"
+    out, modules = run_hook(workspace, cache, CLAUDE_SESSION_START)
+    assert "British English" in out and MEMORY.strip() in out
+    assert not modules & set(HEAVY), f"a session start loaded {sorted(modules & set(HEAVY))}"
+
+    everywhere.add_entry("USER.md", "- works in UTC")
+    out, modules = run_hook(workspace, cache, CLAUDE_PROMPT)
+    assert "works in UTC" in out and "changed since you last saw it" in out
+    assert not modules & set(HEAVY), f"a changed prompt loaded {sorted(modules & set(HEAVY))}"
+
+    out, modules = run_hook(workspace, cache, CLAUDE_PROMPT)
+    assert out == ""
+    loaded = modules & {*HEAVY, "metis_memory.store.memory_store"}
+    assert not loaded, f"an unchanged prompt loaded {sorted(loaded)}"
+
+
 def test_the_cline_clis_detached_hooks_are_answered_without_the_store(
     store: MemoryStore, workspace: Path, tmp_path: Path
 ) -> None:

@@ -111,6 +111,66 @@ def test_the_quick_digest_is_the_full_reads_digest(
     assert quick_digest(str(ws)) == read_context(MemoryStore(ws), stale=False).digest
 
 
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    everywhere=st.none() | st.just(b"") | st.binary(max_size=300),
+    folder=st.booleans(),
+    memory=st.none() | st.binary(max_size=300),
+)
+def test_the_quick_digest_with_a_user_memory_is_the_full_reads_digest(
+    tmp_path_factory: pytest.TempPathFactory,
+    everywhere: bytes | None,
+    folder: bool,
+    memory: bytes | None,
+) -> None:
+    """The user memory (issue 43) missing, in a folder of its own or not, empty, not
+    UTF-8: the quick look and the store's read agree, so a change to it is seen by both."""
+    ws, config = tmp_path_factory.mktemp("ws"), tmp_path_factory.mktemp("config")
+    if memory is not None:
+        (ws / ".metis").mkdir()
+        (ws / ".metis" / "MEMORY.md").write_bytes(memory)
+    if folder or everywhere is not None:
+        (config / "metis-memory").mkdir(mode=0o700)
+    if everywhere is not None:
+        (config / "metis-memory" / "USER.md").write_bytes(everywhere)
+        (config / "metis-memory" / "USER.md").chmod(0o600)
+    full = read_context(
+        MemoryStore(ws).with_user_memory(MemoryStore.for_user(str(config))), stale=False
+    )
+    assert quick_digest(str(ws), str(config)) == full.digest
+    without = read_context(
+        MemoryStore(ws).with_user_memory(MemoryStore.for_user(str(ws))), stale=False
+    )
+    assert (full.digest == without.digest) == (everywhere is None)
+
+
+def test_a_user_memory_the_store_may_refuse_is_left_to_it(
+    workspace: Path, user_config_home: Path
+) -> None:
+    """Only a user memory whose folder and file are the user's alone is read here; for any
+    other the store decides (and says why, in a note)."""
+    MemoryStore.for_user().add_entry("USER.md", "- answers in British English")
+    folder = user_config_home / "metis-memory"
+    real = folder / "USER.md"
+    assert quick_digest(str(workspace)) == read_context(MemoryStore(workspace)).digest
+    for path, mode in ((folder, 0o770), (folder, 0o707), (real, 0o660), (real, 0o606)):
+        before = path.stat().st_mode
+        path.chmod(mode)
+        assert quick_digest(str(workspace)) is None, (path.name, oct(mode))
+        path.chmod(before)
+    (user_config_home / "notes.md").write_bytes(real.read_bytes())
+    real.unlink()
+    real.symlink_to(user_config_home / "notes.md")
+    assert quick_digest(str(workspace)) is None
+    real.unlink()
+    away = user_config_home.parent / f"{user_config_home.name}-away"
+    folder.rename(away)
+    folder.symlink_to(away, target_is_directory=True)
+    assert quick_digest(str(workspace)) is None
+
+
 def test_anything_but_plain_files_is_left_to_the_store(store: MemoryStore, workspace: Path) -> None:
     store.add_entry("MEMORY.md", MEMORY)
     metis = workspace / ".metis"

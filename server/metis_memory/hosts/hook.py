@@ -240,6 +240,11 @@ def _text(
     memory, stale_warning = with_stale_note(store, memory, budget)
     if stale_warning:
         warnings.append(stale_warning)
+    if memory.user_memory_problem is not None:  # (said to the model too, in its section)
+        warnings.append(
+            "your user memory was not read, and the rest of the memory was sent without it: "
+            f"{memory.user_memory_problem}"
+        )
     return memory.text(changed=changed, delimiters=host.delimiters)
 
 

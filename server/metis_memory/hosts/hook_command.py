@@ -3,12 +3,12 @@ that loads almost nothing.
 
 The hook runs before every prompt a user sends, and on nearly every prompt the answer is
 "nothing to add": the session already has this very memory. That answer needs only the
-host's input, the two files' bytes (`fingerprint.quick_digest`) and the session's record,
-so it is given from here, importing neither the CLI's parser nor the store (argparse,
-dataclasses and typing alone cost more than starting Python). Everything else (a session
-start, a change, an input or a workspace this look is not sure of) goes to `hook.run_hook`
-with the input already read, still without the CLI's parser for the arguments `init`
-writes.
+host's input, the memory files' bytes (the workspace's two and the user memory's USER.md:
+`fingerprint.quick_digest`) and the session's record, so it is given from here, importing
+neither the CLI's parser nor the store (argparse, dataclasses and typing alone cost more
+than starting Python). Everything else (a session start, a change, an input or a workspace
+this look is not sure of) goes to `hook.run_hook` with the input already read, still
+without the CLI's parser for the arguments `init` writes.
 
 Where the workspace is (`hook_shared.find_workspace`) is decided the same way on both
 paths: the quick answer must be about the same workspace the full one would read.
