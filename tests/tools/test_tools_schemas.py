@@ -27,12 +27,21 @@ def test_input_schema_is_exactly_the_specs(name: str, dispatcher: ToolDispatcher
     assert json.loads(json.dumps(definition.to_json()))["input_schema"] == SPEC_SCHEMAS[name]
 
 
-def test_the_dispatcher_lists_the_three_tools_as_write_tools(dispatcher: ToolDispatcher) -> None:
+def test_the_dispatcher_lists_the_six_tools_as_write_tools(dispatcher: ToolDispatcher) -> None:
+    """The spec's three over the workspace, then the user memory's three (which need no
+    workspace: tests/tools/test_user_memory_tools.py)."""
     definitions = dispatcher.definitions()
-    assert [d.name for d in definitions] == ["memory_add", "memory_replace", "memory_consolidate"]
+    assert [d.name for d in definitions] == [
+        "memory_add",
+        "memory_replace",
+        "memory_consolidate",
+        "user_memory_add",
+        "user_memory_replace",
+        "user_memory_consolidate",
+    ]
     for definition in definitions:
         assert definition.side_effects is SideEffects.WRITE
-        assert definition.requires_workspace is True
+        assert definition.requires_workspace is not definition.name.startswith("user_")
         assert definition.description.strip()
         as_json = definition.to_json()
         assert set(as_json) == {
@@ -44,7 +53,7 @@ def test_the_dispatcher_lists_the_three_tools_as_write_tools(dispatcher: ToolDis
         }
         assert as_json["name"] == definition.name
         assert as_json["side_effects"] == "write"
-        assert as_json["requires_workspace"] is True
+        assert as_json["requires_workspace"] is definition.requires_workspace
 
 
 def test_descriptions_state_the_caps() -> None:

@@ -2,6 +2,11 @@
 
 The store emits nothing; the tool layer publishes here after each write, and the
 language server and MCP server subscribe to forward events to their clients.
+
+A write to the user memory (one USER.md read in every workspace) is reported with the spec's
+fields, `file` "USER.md" as its closed enum allows, and one more: `scope` "user". A write to
+a workspace's file carries no `scope` (it is "workspace", left out of the payload), so every
+existing consumer gets the spec's payload exactly, as before.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ log = logging.getLogger(__name__)
 
 FileName = Literal["MEMORY.md", "USER.md"]
 Operation = Literal["add", "replace", "consolidate"]
+Scope = Literal["workspace", "user"]
+"""Which memory a write changed: a workspace's files, or the user memory."""
 
 
 class MemoryUpdated(BaseModel):
@@ -33,10 +40,11 @@ class MemoryUpdated(BaseModel):
     after_hash: str
     before_size_bytes: int
     after_size_bytes: int
+    scope: Scope = "workspace"
 
     def payload(self) -> dict[str, object]:
-        """The spec's payload fields, exactly."""
-        return self.model_dump(exclude={"event_type"})
+        """The spec's payload fields, exactly; and `scope` "user" for the user memory."""
+        return _payload(self)
 
 
 class MemoryEviction(BaseModel):
@@ -50,17 +58,27 @@ class MemoryEviction(BaseModel):
     entries_evicted: int
     size_before_bytes: int
     size_after_bytes: int
+    scope: Scope = "workspace"
 
     def payload(self) -> dict[str, object]:
-        return self.model_dump(exclude={"event_type"})
+        """The spec's payload fields, exactly; and `scope` "user" for the user memory."""
+        return _payload(self)
+
+
+def _payload(event: MemoryUpdated | MemoryEviction) -> dict[str, object]:
+    exclude = {"event_type"} if event.scope == "user" else {"event_type", "scope"}
+    return event.model_dump(exclude=exclude)
 
 
 MemoryEvent = MemoryUpdated | MemoryEviction
 Subscriber = Callable[[MemoryEvent], None]
 
 
-def events_for_write(operation: Operation, result: WriteResult) -> list[MemoryEvent]:
-    """The events one successful write produces, in emission order."""
+def events_for_write(
+    operation: Operation, result: WriteResult, *, scope: Scope = "workspace"
+) -> list[MemoryEvent]:
+    """The events one successful write produces, in emission order (`scope` "user": a write
+    to the user memory)."""
     events: list[MemoryEvent] = [
         MemoryUpdated(
             file=result.file.value,
@@ -69,6 +87,7 @@ def events_for_write(operation: Operation, result: WriteResult) -> list[MemoryEv
             after_hash=result.after_hash,
             before_size_bytes=result.before_size_bytes,
             after_size_bytes=result.after_size_bytes,
+            scope=scope,
         )
     ]
     if result.over_soft_cap:
@@ -79,6 +98,7 @@ def events_for_write(operation: Operation, result: WriteResult) -> list[MemoryEv
                 entries_evicted=0,
                 size_before_bytes=result.before_size_bytes,
                 size_after_bytes=result.after_size_bytes,
+                scope=scope,
             )
         )
     return events

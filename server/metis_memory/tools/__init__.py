@@ -10,24 +10,38 @@ if TYPE_CHECKING:  # (`typing` is not imported at run time either: it costs a ho
     # its own work)
     from typing import Any
 
-    from .definitions import MEMORY_TOOL_DEFINITIONS, SideEffects, ToolDefinition
-    from .dispatch import ToolDispatcher, ToolResult, memory_dispatcher, register_memory_tools
+    from .definitions import (
+        MEMORY_TOOL_DEFINITIONS,
+        USER_MEMORY_TOOL_DEFINITIONS,
+        SideEffects,
+        ToolDefinition,
+    )
+    from .dispatch import (
+        ToolDispatcher,
+        ToolResult,
+        memory_dispatcher,
+        register_memory_tools,
+        register_user_memory_tools,
+    )
     from .errors import ErrorCode, ToolExecutionError
 
 _HOME = {
     "MEMORY_TOOL_DEFINITIONS": "definitions",
+    "USER_MEMORY_TOOL_DEFINITIONS": "definitions",
     "SideEffects": "definitions",
     "ToolDefinition": "definitions",
     "ToolDispatcher": "dispatch",
     "ToolResult": "dispatch",
     "memory_dispatcher": "dispatch",
     "register_memory_tools": "dispatch",
+    "register_user_memory_tools": "dispatch",
     "ErrorCode": "errors",
     "ToolExecutionError": "errors",
 }
 
 __all__ = [
     "MEMORY_TOOL_DEFINITIONS",
+    "USER_MEMORY_TOOL_DEFINITIONS",
     "ErrorCode",
     "SideEffects",
     "ToolDefinition",
@@ -36,6 +50,7 @@ __all__ = [
     "ToolResult",
     "memory_dispatcher",
     "register_memory_tools",
+    "register_user_memory_tools",
 ]
 
 

@@ -34,23 +34,35 @@ from ..store.errors import (
     fmt_bytes,
     short_repr,
 )
-from ..store.events import EventSink, Operation, events_for_write
+from ..store.events import EventSink, Operation, Scope, events_for_write
 from ..store.files import CAPS, MemoryFile
 from ..store.memory_store import MemoryStore, WriteResult
 from ..store.provenance import Provenance
-from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE, ToolDefinition
+from .definitions import (
+    MEMORY_ADD,
+    MEMORY_CONSOLIDATE,
+    MEMORY_REPLACE,
+    USER_MEMORY_ADD,
+    USER_MEMORY_CONSOLIDATE,
+    USER_MEMORY_REPLACE,
+    ToolDefinition,
+)
 from .entry_room import EntryRoom, entry_room
 from .errors import ErrorCode, ToolExecutionError
 from .inputs import (
     MemoryAddInput,
     MemoryConsolidateInput,
     MemoryReplaceInput,
+    UserMemoryAddInput,
+    UserMemoryConsolidateInput,
+    UserMemoryReplaceInput,
     describe_problems,
 )
 from .people import Surface, invalid_input, store_error
 from .people import success as success_for_people
 from .redaction import redact
 from .secret_guard import refuse_new_secrets, refuse_replace
+from .user_words import for_agent, for_person
 
 SOFT_CAP_HINT = "— over soft cap; consider memory_consolidate"
 
@@ -60,6 +72,8 @@ class ToolResult:
     text: str
     write: WriteResult | None = None
     operation: Operation | None = None
+    user_memory: str | None = None
+    """The user memory's path, when the write was to it (`text` names it already)."""
 
     @property
     def staged(self) -> bool:
@@ -74,7 +88,7 @@ class ToolResult:
         write = self.write
         if write is None or write.staged is not None:
             return self.text
-        name = write.file.value
+        name = "Your user memory" if self.user_memory is not None else write.file.value
         if not write.content.strip():
             return f"{self.text}\n\n{name} is now empty."
         content = redact(write.content).rstrip()
@@ -86,8 +100,10 @@ class ToolResult:
         if self.write is None or self.operation is None:
             return self.text
         if self.write.staged is not None:
-            return staged_for_people(self.write)
-        return success_for_people(self.operation, self.write, surface)
+            text = staged_for_people(self.write)
+        else:
+            text = success_for_people(self.operation, self.write, surface)
+        return text if self.user_memory is None else for_person(text, self.user_memory)
 
     def to_json(self, people: Surface | None = None) -> dict[str, object]:
         """A write as the LSP command and `metis-memory ... --json` return it: the
@@ -96,11 +112,13 @@ class ToolResult:
         write = self.write
         assert write is not None, "only writes have a JSON result"
         person = {"person_text": self.for_people(people)} if people is not None else {}
+        if self.user_memory is not None:  # (a workspace's write: the fields as before)
+            person = {"scope": "user", "path": self.user_memory, **person}
         if write.staged is not None:
             from .history import staged_json
 
             return {
-                "staged": staged_json(write.staged),
+                "staged": staged_json(write.staged, user_memory=self.user_memory is not None),
                 "file": write.file.value,
                 "operation": self.operation,
                 "message": self.text,
@@ -182,11 +200,12 @@ class ToolDispatcher:
 
 def check_expected_hash(tool: str, expected_hash: str) -> None:
     """Only a whole-file write can be compared and swapped; the hash is SHA-256 hex."""
-    if tool != MEMORY_CONSOLIDATE.name:
+    if tool not in (MEMORY_CONSOLIDATE.name, USER_MEMORY_CONSOLIDATE.name):
         raise ToolExecutionError(
             "invalid_input",
-            f"invalid input for {tool}: an expected hash applies to memory_consolidate only "
-            "(add and replace already re-read the file under the lock); leave it out.",
+            f"invalid input for {tool}: an expected hash applies to memory_consolidate and "
+            "user_memory_consolidate only (add and replace already re-read the file under "
+            "the lock); leave it out.",
         )
     if not _SHA256.fullmatch(expected_hash):
         raise ToolExecutionError(
@@ -328,25 +347,81 @@ def register_memory_tools(
     dispatcher: ToolDispatcher, store: MemoryStore, sink: EventSink | None = None
 ) -> None:
     """Register memory_add/replace/consolidate bound to `store`, publishing to `sink`."""
+    _register(dispatcher, store, sink, MEMORY_TOOLS)
+
+
+def register_user_memory_tools(
+    dispatcher: ToolDispatcher,
+    user_store: MemoryStore,
+    sink: EventSink | None = None,
+    *,
+    review_of: MemoryStore | None = None,
+) -> None:
+    """Register user_memory_add/replace/consolidate bound to `user_store` (the user memory,
+    `MemoryStore.for_user()`), publishing to `sink` with `scope` "user". An agent's write
+    waits for the user's review when review is on for the user memory, or for `review_of`
+    (the workspace the agent writes from): a user who asked to review what agents write
+    there would not expect a write that reaches every workspace to go unreviewed. It waits
+    in the user memory's own inbox (`metis-memory review --user`)."""
+    if not user_store.is_user_memory:
+        raise ValueError(f"{user_store.workspace_path} is a workspace's memory, not the user's")
+    _register(dispatcher, user_store, sink, USER_MEMORY_TOOLS, review_of=review_of)
+
+
+@dataclass(frozen=True)
+class _Tools:
+    """Three write tools over one store's files."""
+
+    add: ToolDefinition
+    replace: ToolDefinition
+    consolidate: ToolDefinition
+    user: bool
+    """The user memory's (no `file`: it is USER.md; messages name the user memory)."""
+
+
+MEMORY_TOOLS = _Tools(MEMORY_ADD, MEMORY_REPLACE, MEMORY_CONSOLIDATE, user=False)
+USER_MEMORY_TOOLS = _Tools(USER_MEMORY_ADD, USER_MEMORY_REPLACE, USER_MEMORY_CONSOLIDATE, user=True)
+
+
+def _register(
+    dispatcher: ToolDispatcher,
+    store: MemoryStore,
+    sink: EventSink | None,
+    tools: _Tools,
+    *,
+    review_of: MemoryStore | None = None,
+) -> None:
+    shown = str(store.path(MemoryFile.USER)) if tools.user else None
+    scope: Scope = "user" if tools.user else "workspace"
+
+    def file_of(params: BaseModel) -> MemoryFile:
+        return MemoryFile.USER if tools.user else MemoryFile(getattr(params, "file"))  # noqa: B009
 
     def finish(operation: Operation, verb: str, result: WriteResult) -> ToolResult:
         if result.staged is not None:
-            return ToolResult(text=staged_text(result), write=result, operation=operation)
-        if sink is not None:
-            for event in events_for_write(operation, result):
-                sink.emit(event)
-        return ToolResult(text=success_text(verb, result), write=result, operation=operation)
+            text = staged_text(result)
+        else:
+            if sink is not None:
+                for event in events_for_write(operation, result, scope=scope):
+                    sink.emit(event)
+            text = success_text(verb, result)
+        return ToolResult(
+            text=for_agent(text) if tools.user else text,
+            write=result,
+            operation=operation,
+            user_memory=shown,
+        )
 
     def staging(call: Call) -> bool:
         """An agent's write while review is on waits for the user (an accept never does)."""
-        return (
-            call.staged is None and call.by is not None and call.by.agent and store.review_enabled()
-        )
+        if call.staged is not None or call.by is None or not call.by.agent:
+            return False
+        return store.review_enabled() or (review_of is not None and review_of.review_enabled())
 
     def add(params: BaseModel, call: Call) -> ToolResult:
-        assert isinstance(params, MemoryAddInput)
-        file = MemoryFile(params.file)
-        refuse_new_secrets(MEMORY_ADD.name, "entry", params.entry, "", file)
+        assert isinstance(params, (MemoryAddInput, UserMemoryAddInput))
+        file = file_of(params)
+        refuse_new_secrets(tools.add.name, "entry", params.entry, "", file)
         try:
             written = store.add_entry(
                 file, params.entry, by=call.by, stage=staging(call), staged=call.staged
@@ -356,17 +431,17 @@ def register_memory_tools(
         return finish("add", "Added entry to", written)
 
     def replace(params: BaseModel, call: Call) -> ToolResult:
-        assert isinstance(params, MemoryReplaceInput)
-        file = MemoryFile(params.file)
+        assert isinstance(params, (MemoryReplaceInput, UserMemoryReplaceInput))
+        file = file_of(params)
         result = guarded_replace(
-            store, file, params.old, params.new, MEMORY_REPLACE.name, call=call, stage=staging(call)
+            store, file, params.old, params.new, tools.replace.name, call=call, stage=staging(call)
         )
         return finish("replace", "Replaced text in", result)
 
     def consolidate(params: BaseModel, call: Call) -> ToolResult:
         expected_hash = call.expected_hash
-        assert isinstance(params, MemoryConsolidateInput)
-        file = MemoryFile(params.file)
+        assert isinstance(params, (MemoryConsolidateInput, UserMemoryConsolidateInput))
+        file = file_of(params)
         read: list[str] = []
 
         def before() -> str:
@@ -377,7 +452,7 @@ def register_memory_tools(
             read.append(snap.sha256)
             return snap.text
 
-        refuse_new_secrets(MEMORY_CONSOLIDATE.name, "content", params.content, before, file)
+        refuse_new_secrets(tools.consolidate.name, "content", params.content, before, file)
         # Secrets let through as already in the file must still be there when it is written.
         expected = expected_hash or (read[0] if read else None)
         result = store.consolidate(
@@ -390,9 +465,41 @@ def register_memory_tools(
         )
         return finish("consolidate", "Consolidated", result)
 
-    dispatcher.register(MEMORY_ADD, add)
-    dispatcher.register(MEMORY_REPLACE, replace)
-    dispatcher.register(MEMORY_CONSOLIDATE, consolidate)
+    handlers: tuple[tuple[ToolDefinition, Handler], ...] = (
+        (tools.add, add),
+        (tools.replace, replace),
+        (tools.consolidate, consolidate),
+    )
+    for definition, handler in handlers:
+        dispatcher.register(
+            definition, handler if shown is None else _in_user_memory_words(handler, shown)
+        )
+
+
+def _in_user_memory_words(handler: Handler, path: str) -> Handler:
+    """`handler`, its failures said of the user memory (`user_words`): to the agent, "your
+    user memory (USER.md read in every workspace)" and its tools; to a person, its path and
+    `--user` commands."""
+
+    def run(params: BaseModel, call: Call) -> ToolResult:
+        try:
+            return handler(params, call)
+        except MemoryStoreError as exc:
+            raise user_memory_error(to_tool_error(exc), path) from exc
+        except ToolExecutionError as exc:
+            raise user_memory_error(exc, path) from exc.__cause__
+
+    return run
+
+
+def user_memory_error(error: ToolExecutionError, path: str) -> ToolExecutionError:
+    """`error`, a failure of a write to the user memory at `path`, in its words."""
+    return ToolExecutionError(
+        error.code,
+        for_agent(error.message),
+        is_user_visible=error.is_user_visible,
+        people=lambda surface: for_person(error.for_people(surface), path),
+    )
 
 
 REPLACE_ROUNDS = 8
@@ -441,7 +548,9 @@ def guarded_replace(
 
 
 def memory_dispatcher(store: MemoryStore, sink: EventSink | None = None) -> ToolDispatcher:
-    """A dispatcher holding just the three memory tools."""
+    """A dispatcher holding the spec's three memory tools over `store`, and the user
+    memory's three over `store.user_memory` (what every door offers an agent)."""
     dispatcher = ToolDispatcher()
     register_memory_tools(dispatcher, store, sink)
+    register_user_memory_tools(dispatcher, store.user_memory, sink, review_of=store)
     return dispatcher

@@ -9,6 +9,7 @@ the caps, never overwrite a write that lands meanwhile, and are logged themselve
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from collections import Counter, OrderedDict
@@ -223,18 +224,23 @@ def _version_after(name: str, folded: str, actor: str) -> str | None:
     return None
 
 
-def door_phrase(record: TraceRecord) -> str:
-    """How the write arrived, e.g. "through memory_add over MCP", "with metis-memory undo"."""
+def door_phrase(record: TraceRecord, *, user_memory: bool = False) -> str:
+    """How the write arrived, e.g. "through memory_add over MCP", "with metis-memory undo"
+    (with `user_memory`, a record of the user memory's log: "through user_memory_add over
+    MCP", "with metis-memory add --user")."""
     tool = {
         "add": "memory_add",
         "replace": "memory_replace",
         "consolidate": "memory_consolidate",
     }.get(record.operation, record.operation)
+    if user_memory and record.operation in ("add", "replace", "consolidate"):
+        tool = f"user_{tool}"
+    flag = " --user" if user_memory else ""
     return {
         "mcp": f"through {tool} over MCP",
         "language-model-tool": f"through {tool} in VS Code chat",
         "anthropic-memory-tool": "through the Anthropic memory tool",
-        "cli": f"with metis-memory {record.operation}",
+        "cli": f"with metis-memory {record.operation}{flag}",
         "editor": "in the editor"
         if record.operation in _TOOLS
         else f"in the editor ({record.operation})",
@@ -246,7 +252,7 @@ def door_phrase(record: TraceRecord) -> str:
 _TOOLS = frozenset({"add", "replace", "consolidate", "edit"})
 
 
-def person(record: TraceRecord) -> str:
+def person(record: TraceRecord, *, user_memory: bool = False) -> str:
     """Who and how, capitalised: "Claude Code 2.1.4 through memory_add over MCP", "You in
     the editor", "An outside edit"."""
     if record.door == "outside":
@@ -256,7 +262,7 @@ def person(record: TraceRecord) -> str:
     accepted = (
         " (accepted by you)" if record.detail and record.detail.startswith("accepted") else ""
     )
-    return f"{who} {door_phrase(record)}{accepted}"
+    return f"{who} {door_phrase(record, user_memory=user_memory)}{accepted}"
 
 
 def short(text: str, limit: int = _SHORT) -> str:
@@ -315,8 +321,9 @@ def where_they_differ(old: str, new: str, width: int = 28) -> tuple[str, str]:
     return cut(a), cut(b)
 
 
-def record_json(record: TraceRecord) -> dict[str, object]:
-    """A record as `metis-memory log --json` and the editor's history show it (redacted)."""
+def record_json(record: TraceRecord, *, user_memory: bool = False) -> dict[str, object]:
+    """A record as `metis-memory log --json` and the editor's history show it (redacted;
+    `user_memory`: a record of the user memory's log)."""
     added, removed = record_changes(record)
     return {
         "id": record.id,
@@ -333,7 +340,7 @@ def record_json(record: TraceRecord) -> dict[str, object]:
         "added": [redact(t) for t in added],
         "removed": [redact(t) for t in removed],
         "summary": summary(record, added, removed),
-        "person": person(record),
+        "person": person(record, user_memory=user_memory),
         "detail": record.detail,
     }
 
@@ -365,6 +372,8 @@ class Blamed:
     """`log` (a record added it), `before-log` (it predates the log), `outside` (an edit the
     log has not seen yet)."""
     record: TraceRecord | None
+    user_memory: bool = False
+    """An entry of the user memory (its writers' tools are the user memory's)."""
 
     def hover(self, now: datetime | None = None) -> str:
         record = self.record
@@ -375,7 +384,7 @@ class Blamed:
         when = ago(record.time, now)
         if record.door == "outside":
             return f"Added by an outside edit, {when}"
-        who = person(record)
+        who = person(record, user_memory=self.user_memory)
         who = "you" + who[3:] if who.startswith("You") else who
         return f"Added by {who}, {when}"
 
@@ -399,7 +408,10 @@ def blame(store: MemoryStore, file: MemoryFile | str) -> list[Blamed]:
     """Who added each entry of the file as it is now."""
     f = parse_memory_file(file)
     snap = store.snapshot(f)
-    return blame_text(snap.text, snap.sha256, store.history_oldest_first(f))
+    found = blame_text(snap.text, snap.sha256, store.history_oldest_first(f))
+    if store.is_user_memory:
+        found = [dataclasses.replace(b, user_memory=True) for b in found]
+    return found
 
 
 def blame_text(text: str, sha256: str, records: list[TraceRecord]) -> list[Blamed]:
@@ -486,7 +498,14 @@ def undo(store: MemoryStore, record_id: int, by: Provenance) -> WriteResult:
     snap = store.snapshot(f)
     current = snap.text
     new = record.before_text if snap.sha256 == record.after_hash else _reverse(record, current)
-    refuse_new_secrets("undo", "file as the undo would leave it", new, current, f)
+    refuse_new_secrets(
+        "undo",
+        "file as the undo would leave it",
+        new,
+        current,
+        f,
+        user_memory=store.is_user_memory,
+    )
     return store.consolidate(
         f,
         new,
@@ -578,7 +597,14 @@ def restore(store: MemoryStore, record_id: int, by: Provenance) -> WriteResult:
             f"{f.value} is already as it was after change #{record_id}: nothing was written.",
             "unchanged",
         )
-    refuse_new_secrets("restore", "version to restore", record.after_text, snap.text, f)
+    refuse_new_secrets(
+        "restore",
+        "version to restore",
+        record.after_text,
+        snap.text,
+        f,
+        user_memory=store.is_user_memory,
+    )
     return store.consolidate(
         f,
         record.after_text,
@@ -596,6 +622,8 @@ class Archived:
     """`<record id>:<n>`: the n-th entry (from 1) that record removed."""
     text: str
     record: TraceRecord
+    user_memory: bool = False
+    """An entry the user memory's log archived."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -605,7 +633,7 @@ class Archived:
             "time": self.record.time,
             "operation": self.record.operation,
             "actor": named(self.record.actor),
-            "person": person(self.record),
+            "person": person(self.record, user_memory=self.user_memory),
             "record": self.record.id,
         }
 
@@ -628,7 +656,7 @@ def archived(store: MemoryStore, file: MemoryFile | str | None = None) -> list[A
                 # Listed once, as its latest removal: an entry removed, put back and removed
                 # again is one thing to put back, not three.
                 present[record.file].add(e.key)
-                result.append(Archived(f"{record.id}:{n}", e.text, record))
+                result.append(Archived(f"{record.id}:{n}", e.text, record, store.is_user_memory))
     return result
 
 
@@ -660,7 +688,14 @@ def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult
             f"“{short(entry)}” is in {f.value} already: nothing was written.", "unchanged"
         )
     new = _put_back(snap.text, entry, record.before_text or "")
-    refuse_new_secrets("put back", "file with the entry put back", new, snap.text, f)
+    refuse_new_secrets(
+        "put back",
+        "file with the entry put back",
+        new,
+        snap.text,
+        f,
+        user_memory=store.is_user_memory,
+    )
     return store.consolidate(
         f,
         new,
@@ -671,8 +706,9 @@ def put_back(store: MemoryStore, archive_id: str, by: Provenance) -> WriteResult
     )
 
 
-def staged_json(change: object) -> dict[str, object]:
-    """A waiting change as `metis-memory review --json` and the editor show it (redacted)."""
+def staged_json(change: object, *, user_memory: bool = False) -> dict[str, object]:
+    """A waiting change as `metis-memory review --json` and the editor show it (redacted;
+    `user_memory`: one waiting in the user memory's inbox)."""
     from ..store.trace import StagedChange
 
     assert isinstance(change, StagedChange)
@@ -707,5 +743,5 @@ def staged_json(change: object) -> dict[str, object]:
         "before": redact(change.before_text),
         "after": redact(change.after_text),
         "summary": summary(fake, added, removed),
-        "person": person(fake),
+        "person": person(fake, user_memory=user_memory),
     }

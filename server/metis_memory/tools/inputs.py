@@ -1,5 +1,6 @@
-"""Pydantic input models of the three tools. The advertised JSON schema is derived
-from these models, so what a tool advertises and what it enforces cannot drift."""
+"""Pydantic input models of the tools. The advertised JSON schema is derived from these
+models, so what a tool advertises and what it enforces cannot drift. The user memory's
+tools take the same fields less `file`: the user memory is one file."""
 
 from __future__ import annotations
 
@@ -27,6 +28,19 @@ class MemoryReplaceInput(_ToolInput):
 
 class MemoryConsolidateInput(_ToolInput):
     file: FileName
+    content: str
+
+
+class UserMemoryAddInput(_ToolInput):
+    entry: str = Field(min_length=1)
+
+
+class UserMemoryReplaceInput(_ToolInput):
+    old: str
+    new: str
+
+
+class UserMemoryConsolidateInput(_ToolInput):
     content: str
 
 

@@ -1,7 +1,8 @@
 """The memory as it may reach a model: the store's text with each suspected secret replaced
 by `[redacted: KIND]`. Every adapter that hands memory to a model reads through here (the
 hooks' context, MCP resources and the `memory` prompt, `memory_read`, the write tools' fresh
-file, `memory_assemble_prompt`, `metis-memory prompt`, the language server's
+file, `memory_assemble_prompt`, `metis-memory prompt` (each with the user memory), the
+language server's
 `metis.assemblePrompt` and `metis.consolidationPrompt`, and so VS Code's language-model
 tools); the store itself stays the spec's, byte-exact, because the editor and consolidation
 need the real text.
@@ -91,10 +92,31 @@ def redacted_text(store: MemoryStore, file: MemoryFile) -> str:
     return redact(store.snapshot(file).text)
 
 
+def redacted_user_memory(store: MemoryStore) -> str:
+    """The user memory composed with `store` (`store.user_memory`), as a model may read it.
+    One that cannot be read (a folder not the user's alone, a file far too large) is a
+    one-line note in its place, never a failure: the workspace's memory still reaches the
+    model, and the note says why the user memory does not."""
+    from ..store.errors import MemoryStoreError
+
+    user = store.user_memory
+    try:
+        return redacted_text(user, MemoryFile.USER)
+    except MemoryStoreError as exc:
+        why = " ".join(str(exc).split())
+        return f"[The user memory ({user.path(MemoryFile.USER)}) could not be read: {why}]"
+
+
 def redacted_prompt(store: MemoryStore, base: str) -> str:
-    """The spec's composition (`MemoryStore.assemble_system_prompt`) of the redacted files;
-    the caller's `base` is theirs and left as it is."""
+    """The spec's composition (`MemoryStore.assemble_system_prompt`) of the redacted files,
+    the user memory's section first; the caller's `base` is theirs and left as it is."""
     check_text("the system prompt", "base", base, "no prompt was assembled")
+    user_memory = redacted_user_memory(store)
+    if store.is_user_memory:
+        return compose_prompt(base, "", "", user_memory=user_memory)
     return compose_prompt(
-        base, redacted_text(store, MemoryFile.USER), redacted_text(store, MemoryFile.MEMORY)
+        base,
+        redacted_text(store, MemoryFile.USER),
+        redacted_text(store, MemoryFile.MEMORY),
+        user_memory=user_memory,
     )

@@ -10,12 +10,23 @@ judge it again. Nothing here ever stages the user's own writes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from ..store.errors import MemoryConflict, MemoryStoreError, StagedChangeGone
 from ..store.events import EventSink
+from ..store.files import MemoryFile
 from ..store.memory_store import MemoryStore
 from ..store.trace import StagedChange
-from .definitions import MEMORY_ADD, MEMORY_CONSOLIDATE, MEMORY_REPLACE
-from .dispatch import ToolResult, memory_dispatcher, to_tool_error
+from .definitions import (
+    MEMORY_ADD,
+    MEMORY_CONSOLIDATE,
+    MEMORY_REPLACE,
+    USER_MEMORY_ADD,
+    USER_MEMORY_CONSOLIDATE,
+    USER_MEMORY_REPLACE,
+)
+from .dispatch import ToolResult, memory_dispatcher, to_tool_error, user_memory_error
 from .errors import ToolExecutionError
 from .history import actor_name
 from .people import EDITOR, Surface
@@ -25,9 +36,32 @@ TOOL_OF = {
     "replace": MEMORY_REPLACE.name,
     "consolidate": MEMORY_CONSOLIDATE.name,
 }
+USER_MEMORY_TOOL_OF = {
+    "add": USER_MEMORY_ADD.name,
+    "replace": USER_MEMORY_REPLACE.name,
+    "consolidate": USER_MEMORY_CONSOLIDATE.name,
+}
+"""A change waiting in the user memory's inbox is accepted through the user memory's tools."""
+
+
+T = TypeVar("T")
+
+
+def _said_of(store: MemoryStore, run: Callable[[], T]) -> T:
+    """`run()`, its refusals said of the user memory when `store` is it (`user_words`)."""
+    if not store.is_user_memory:
+        return run()
+    try:
+        return run()
+    except ToolExecutionError as exc:
+        raise user_memory_error(exc, str(store.path(MemoryFile.USER))) from exc.__cause__
 
 
 def waiting(store: MemoryStore, staged_id: int) -> StagedChange:
+    return _said_of(store, lambda: _waiting(store, staged_id))
+
+
+def _waiting(store: MemoryStore, staged_id: int) -> StagedChange:
     found = store.staged(staged_id)
     if not found:
         raise gone(staged_id)
@@ -36,14 +70,19 @@ def waiting(store: MemoryStore, staged_id: int) -> StagedChange:
 
 def accept(store: MemoryStore, staged_id: int, sink: EventSink | None = None) -> ToolResult:
     """Apply waiting change `staged_id` to the file as it is now; it stops waiting."""
-    change = waiting(store, staged_id)
+    return _said_of(store, lambda: _accept(store, staged_id, sink))
+
+
+def _accept(store: MemoryStore, staged_id: int, sink: EventSink | None) -> ToolResult:
+    change = _waiting(store, staged_id)
     if change.operation == "add":
         _refuse_twice(store, change)
-    payload = {"file": change.file, **change.payload}
+    user = store.is_user_memory
+    payload = change.payload if user else {"file": change.file, **change.payload}
     expected = change.base_hash if change.operation == "consolidate" else None
     try:
         return memory_dispatcher(store, sink).dispatch(
-            TOOL_OF[change.operation],
+            (USER_MEMORY_TOOL_OF if user else TOOL_OF)[change.operation],
             payload,
             expected_hash=expected,
             by=change.provenance,
@@ -153,11 +192,15 @@ def gone(staged_id: int) -> ToolExecutionError:
 
 def reject(store: MemoryStore, staged_id: int) -> StagedChange:
     """Drop waiting change `staged_id`: the file is never touched."""
-    change = waiting(store, staged_id)
+    return _said_of(store, lambda: _reject_change(store, staged_id))
+
+
+def _reject_change(store: MemoryStore, staged_id: int) -> StagedChange:
+    change = _waiting(store, staged_id)
     try:
         dropped = store.drop_staged(staged_id)
     except MemoryStoreError as exc:
         raise to_tool_error(exc) from exc
     if not dropped:
-        waiting(store, staged_id)  # gone meanwhile: its error
+        _waiting(store, staged_id)  # gone meanwhile: its error
     return change

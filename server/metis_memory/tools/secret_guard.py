@@ -39,13 +39,16 @@ def refuse_new_secrets(
     text: str,
     before: str | Callable[[], str] = "",
     file: MemoryFile | str | None = None,
+    *,
+    user_memory: bool | None = None,
 ) -> None:
     """Raise `secret_detected` when `text` (the write's `part`: "entry", "new text",
     "content") holds a suspected secret that `before` (the text it replaces, or a reader of
     the file as it is: read only when something was found) did not hold at that place
     (`new_secrets`). With `file`, a text over its hard cap is left unscanned: the store
     refuses it (a write's result is never shorter than the text it adds), so a 1 MiB entry
-    costs a length check, not a scan."""
+    costs a length check, not a scan. `user_memory`: the write is to the user memory (by
+    default, when `tool` is one of its tools), which the refusal says."""
     if file is not None and _over_hard_cap(text, parse_memory_file(file)):
         return
     found = find_secrets(text)
@@ -55,7 +58,7 @@ def refuse_new_secrets(
         before = before()
     new = new_secrets(before, text, found)
     if new:
-        raise _refused(tool, part, text, new)
+        raise _refused(tool, part, text, new, user_memory)
 
 
 def new_secrets(
@@ -112,27 +115,36 @@ _OPERATION_OF = {
     "memory_add": "add",
     "memory_replace": "replace",
     "memory_consolidate": "consolidate",
+    "user_memory_add": "add",
+    "user_memory_replace": "replace",
+    "user_memory_consolidate": "consolidate",
 }
+WHY = "Memory is sent to the model provider with every prompt and is committed with the repository"
+WHY_USER_MEMORY = (
+    "The user memory is sent to the model provider with every prompt, in every workspace"
+)
+"""Why a secret is refused: a workspace's memory, and the user memory (in no repository)."""
 
 
-def _refused(tool: str, part: str, text: str, found: list[SecretMatch]) -> ToolExecutionError:
+def _refused(
+    tool: str, part: str, text: str, found: list[SecretMatch], user_memory: bool | None = None
+) -> ToolExecutionError:
     """`secret_detected`: "<tool> refused: …" for the agent, "Not added: …" for a person."""
-    body = _message(part, text, found)
+    if user_memory is None:
+        user_memory = tool.startswith("user_memory_")
+    body = _message(part, text, found, user_memory=user_memory)
     people = secret(_OPERATION_OF.get(tool, ""), body)
     return ToolExecutionError("secret_detected", f"{tool} refused: {body}", people=people)
 
 
-def _message(part: str, text: str, found: list[SecretMatch]) -> str:
+def _message(part: str, text: str, found: list[SecretMatch], *, user_memory: bool) -> str:
     places = [f"{_article(m.kind)} {m.kind} ({_where(text, m.start)})" for m in found[:SHOWN]]
     if len(found) > SHOWN:
         places.append(f"{len(found) - SHOWN} more")
     what = places[0] if len(places) == 1 else ", ".join(places[:-1]) + " and " + places[-1]
     looks = "what looks like" if len(found) == 1 else "what look like"
-    return (
-        f"the {part} holds {looks} {what}. Memory is sent to the model "
-        "provider with every prompt and is committed with the repository, so nothing was "
-        f"written. {POINTER_ADVICE}"
-    )
+    why = WHY_USER_MEMORY if user_memory else WHY
+    return f"the {part} holds {looks} {what}. {why}, so nothing was written. {POINTER_ADVICE}"
 
 
 def _where(text: str, index: int) -> str:
