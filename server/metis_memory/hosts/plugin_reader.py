@@ -4,9 +4,12 @@ rules): JavaScript that runs inside the host's own process.
 
 It never parses or composes the memory itself: caps, redaction, the secret rules and the
 delimiters stay in one place, `metis-memory hook`, which it runs once per change of the
-files. Between changes it answers from what it last got, after a `stat` of the two files
-(device, inode, size, modification and change times): no process is spawned, and the text
-is the same bytes call after call, which keeps the host's prompt cache warm.
+files. Between changes it answers from what it last got, after a `stat` of the three files
+(the workspace's two, and the user memory's USER.md, found by `store/user_folder.py`'s rule:
+`userMemoryFile`; device, inode, size, modification and change times): no process is
+spawned, and the text is the same bytes call after call, which keeps the host's prompt
+cache warm. A missing file is stat'ed without an exception (`throwIfNoEntry`), as most
+workspaces and users have one missing.
 
 The times alone miss a file rewritten in place with the same size within one tick of the
 filesystem's clock (a second on ext4 with 128-byte inodes, HFS+ or FAT; a kernel tick on
@@ -91,15 +94,41 @@ def reader_js(command: str, host: str, event: str, *, timeout_ms: int = HOOK_TIM
 _READER = """\
 import { spawn } from "node:child_process";
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import { homedir, userInfo } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-// @MARK@: the workspace memory (.metis/) for this host,
+// @MARK@: the memory (the user memory, and the workspace's .metis/) for this host,
 // composed by `metis-memory hook`, which applies the caps, the redaction and the secret rules.
 const WORKSPACE = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const COMMAND = @ARGV@;
 const INPUT = JSON.stringify(@EVENT@);
-const FILES = ["MEMORY.md", "USER.md"].map((name) => join(WORKSPACE, ".metis", name));
+
+// The user memory's USER.md, where the hook reads it (metis-memory's store/user_folder.py,
+// platformdirs' user config folder): %LOCALAPPDATA% on Windows; elsewhere an absolute
+// XDG_CONFIG_HOME, else ~/.config (~/Library/Application Support on macOS). A relative HOME
+// counts as unset (the account's home), as platformdirs takes it.
+function userMemoryFile(env = process.env, platform = process.platform) {
+  const home = () => {
+    if (env.HOME?.startsWith("/")) return env.HOME.replace(/\\/+$/, "") || "/";
+    try {
+      return userInfo().homedir.replace(/\\/+$/, "") || "/";
+    } catch {
+      return homedir();
+    }
+  };
+  let config;
+  if (platform === "win32") config = env.LOCALAPPDATA || join(homedir(), "AppData", "Local");
+  else if (env.XDG_CONFIG_HOME?.startsWith("/")) config = env.XDG_CONFIG_HOME;
+  else if (platform === "darwin") config = join(home(), "Library", "Application Support");
+  else config = join(home(), ".config");
+  return join(config, "metis-memory", "USER.md");
+}
+
+const FILES = [
+  ...["MEMORY.md", "USER.md"].map((name) => join(WORKSPACE, ".metis", name)),
+  userMemoryFile(),
+];
 const TIMEOUT_MS = @TIMEOUT@;
 const HEAD = Buffer.alloc(@COMPARED@);
 const POSIX = process.platform !== "win32";
@@ -111,7 +140,7 @@ let held = { key: null, until: 0, text: "" };
 function stats() {
   return FILES.map((file) => {
     try {
-      return statSync(file, { bigint: true });
+      return statSync(file, { bigint: true, throwIfNoEntry: false }) ?? "ENOENT";
     } catch (error) {
       return String(error?.code ?? "unreadable");
     }
