@@ -72,6 +72,19 @@ def test_the_editor_shows_exactly_what_the_hook_sends(
     assert mine.to_json()["bytes"] == len(mine.text.encode("utf-8"))
 
 
+@pytest.mark.parametrize("host", list(HOSTS))
+def test_with_a_user_memory_the_editor_shows_what_the_hook_sends(
+    hook: Hook, store: MemoryStore, workspace: Path, host: str
+) -> None:
+    """Issue 43: the user memory's section first, for every host, as the hook sends it."""
+    write_memory(workspace, "USER.md", "- Prefers short answers\n")
+    store.user_memory.add_entry("USER.md", "- Answers in British English, everywhere")
+    shown, _ = received(store, budget=60)
+    mine = {r.host.name: r for r in shown}[host]
+    assert mine.text == sent(hook, host, workspace)
+    assert mine.text.index("British English") < mine.text.index("Prefers short answers")
+
+
 def test_an_empty_memory_is_sent_to_nobody(hook: Hook, store: MemoryStore, workspace: Path) -> None:
     shown, _ = received(store)
     assert [r.text for r in shown] == [""] * len(HOSTS)
