@@ -5,8 +5,9 @@ of those hosts pays, inside the host's own Node process.
 The reader runs as the plugin runs it: its JavaScript, written into the plugin folder of a
 real workspace (two levels below it, where `init` puts it), in Node 24, after a first call
 that ran the real `metis-memory hook`. Its floor is what any reader that notices a change
-must do on every call: `fs.statSync` of the two memory files, awaited as the host awaits
-the reader. Batches of the two alternate, so the machine's drifting load falls on both.
+must do on every call: `fs.statSync` of the memory files (the workspace's two and the user
+memory's USER.md), awaited as the host awaits the reader. Batches of the two alternate, so
+the machine's drifting load falls on both.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ if (!first.includes(@EXPECT@)) {
   console.error(`the first call did not return the memory: ${first}`);
   process.exit(1);
 }
-const floor = async () => { statSync(FILES[0]); statSync(FILES[1]); };
+const floor = async () => {
+  for (const file of FILES) statSync(file);
+};
 const now = () => process.hrtime.bigint();
 const ours = [], base = [];
 for (let round = 0; round < ROUNDS + WARMUP; round++) {
@@ -59,11 +62,19 @@ console.log(JSON.stringify({ ours, base }));
 
 
 def reader_calls(
-    workspace: Path, command: str, cache: Path, plugin: str, rounds: int, calls: int = 50
+    workspace: Path,
+    command: str,
+    cache: Path,
+    plugin: str,
+    rounds: int,
+    calls: int = 50,
+    *,
+    config: Path | None = None,
 ) -> tuple[list[float], list[float]]:
     """(µs per call of the reader, µs per call of its floor), one figure per batch of
     `calls` calls, in `workspace` (which holds both memory files); `command` runs
-    metis-memory, with its cache in `cache`."""
+    metis-memory, with its cache in `cache`; `config` is the user config folder (of the
+    user memory), when not the environment's."""
     host, event, folder = PLUGINS[plugin]
     script = workspace / folder / "metis-memory-bench.mjs"
     script.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +91,11 @@ def reader_calls(
         [str(NODE), str(script)],
         capture_output=True,
         text=True,
-        env={**os.environ, "METIS_MEMORY_CACHE_DIR": str(cache)},
+        env={
+            **os.environ,
+            "METIS_MEMORY_CACHE_DIR": str(cache),
+            **({} if config is None else {"XDG_CONFIG_HOME": str(config)}),
+        },
         timeout=300,
         check=False,
     )

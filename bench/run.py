@@ -599,11 +599,32 @@ def hostile_hook_runs(plain: Path, hostile: Path, n: int) -> tuple[list[float], 
     return out
 
 
-def hook_runs(ws: Path, n: int) -> dict[str, list[float]]:
+EVERYWHERE = "".join(
+    f"- preference {i}: answers in British English, diffs in unified form\n" for i in range(20)
+)
+"""A user memory (issue 43) of 1.3 KB, under USER.md's soft cap."""
+
+
+def user_memory(config: Path) -> Path:
+    """`config` as a user config folder holding a user memory (EVERYWHERE), made as the
+    store makes it (a folder and a file of the user's alone); its USER.md."""
+    folder = config / "metis-memory"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / "USER.md"
+    path.write_text(EVERYWHERE, encoding="utf-8")
+    path.chmod(0o600)
+    return path
+
+
+def hook_runs(ws: Path, n: int, config: Path | None = None) -> dict[str, list[float]]:
     """`metis-memory hook --host claude` as Claude Code runs it (a whole process, input on
-    stdin), beside a bare interpreter start, interleaved so drift hits all alike."""
+    stdin), beside a bare interpreter start, interleaved so drift hits all alike. With
+    `config`, a user config folder holding a user memory: the write before "changed" is
+    then to the user memory, not the workspace's."""
     script = str(Path(sys.executable).parent / "metis-memory")
     env = {**os.environ, "METIS_MEMORY_CACHE_DIR": str(ws.parent / "hook-cache")}
+    if config is not None:
+        env["XDG_CONFIG_HOME"] = str(config)
     times: dict[str, list[float]] = {"bare": [], "start": [], "unchanged": [], "changed": []}
 
     def timed(argv: list[str], payload: dict[str, Any] | None) -> float:
@@ -617,7 +638,8 @@ def hook_runs(ws: Path, n: int) -> dict[str, list[float]]:
     def event(name: str, session: str) -> dict[str, Any]:
         return {"session_id": session, "hook_event_name": name, "cwd": str(ws), "prompt": "hi"}
 
-    memory = ws / ".metis" / "MEMORY.md"
+    memory = ws / ".metis" / "MEMORY.md" if config is None else user_memory(config)
+    original = memory.read_text()
     for i in range(n):
         times["bare"].append(timed([sys.executable, "-c", "pass"], None))
         session = f"bench-{i}"
@@ -627,11 +649,11 @@ def hook_runs(ws: Path, n: int) -> dict[str, list[float]]:
         times["unchanged"].append(
             timed([script, "hook", "--host", "claude"], event("UserPromptSubmit", session))
         )
-        memory.write_text(memory.read_text() + f"- bench write {i}\n")
+        memory.write_text(original + f"- bench write {i}\n")
         times["changed"].append(
             timed([script, "hook", "--host", "claude"], event("UserPromptSubmit", session))
         )
-        memory.write_text(OVER_SOFT)
+        memory.write_text(original)
     return times
 
 
@@ -718,29 +740,43 @@ async def run(quick: bool) -> dict[str, Any]:
     report = Report()
     print(f"{'figure':<44} {'ours':>10} {'floor':>10} {'ratio':>7}  unit   target")
     tmp = Path(tempfile.mkdtemp(prefix="metis-bench-"))
+    # A user config folder of the run's own, with no user memory in it: the machine's own
+    # (`~/.config/metis-memory/USER.md`) never reaches a figure. The rows with a user
+    # memory name their own folder.
+    os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")
     try:
         ws = workspace(tmp / "ws")
 
-        hooks = hook_runs(workspace(tmp / "hook-ws"), 10 if quick else 40)
-        bare = statistics.median(hooks["bare"])
         # The hook runs before every prompt (issue 42): every path, the quick answer of an
         # unchanged memory (hosts/hook_command.py) and the store's read, redaction and
-        # record of a start or a change, within 3 Python starts.
-        for key, label, limit in (
-            ("start", "session start", 3),
-            ("unchanged", "prompt, memory unchanged", 3),
-            ("changed", "prompt after a write", 3),
+        # record of a start or a change, within 3 Python starts; with a user memory present
+        # too (issue 43), which each path reads besides the workspace's files.
+        for name, prefix, config, changed in (
+            ("hook-ws", "hook --host claude", None, "prompt after a write"),
+            (
+                "hook-ws-user",
+                "hook --host claude, a user memory present",
+                tmp / "config-user",
+                "prompt after a user-memory write",
+            ),
         ):
-            r = Row(
-                f"hook --host claude: {label} (p50)",
-                "ms",
-                statistics.median(hooks[key]),
-                bare,
-                f"<= {limit}x",
-            )
-            r.ok = r.ratio is not None and r.ratio <= limit
-            r.note = "floor = python -c pass"
-            report.add(r)
+            hooks = hook_runs(workspace(tmp / name), 10 if quick else 40, config)
+            bare = statistics.median(hooks["bare"])
+            for key, label, limit in (
+                ("start", "session start", 3),
+                ("unchanged", "prompt, memory unchanged", 3),
+                ("changed", changed, 3),
+            ):
+                r = Row(
+                    f"{prefix}: {label} (p50)",
+                    "ms",
+                    statistics.median(hooks[key]),
+                    bare,
+                    f"<= {limit}x",
+                )
+                r.ok = r.ratio is not None and r.ratio <= limit
+                r.note = "floor = python -c pass"
+                report.add(r)
 
         # The same, on a memory that names paths: the stale check and the secret rules its
         # words call for (no target yet: the check imports the analysis, dataclasses and all).
@@ -760,11 +796,19 @@ async def run(quick: bool) -> dict[str, Any]:
         # Issue 42: opencode's plugin and the Cline CLI's rule read the memory before every
         # model call, inside the host's process: while it is unchanged, a stat of each file
         # and the text kept (never a process, never the files read), within 2x of the stats.
+        # Three files since issue 43: the workspace's two and a user memory.
         plugin_ws = workspace(tmp / "plugin-ws", user="- prefers tabs\n")
+        plugin_config = tmp / "config-plugin"
+        user_memory(plugin_config)
         script = str(Path(sys.executable).parent / "metis-memory")
         for plugin in plugin_case.PLUGINS:
             ours_us, floor_us = plugin_case.reader_calls(
-                plugin_ws, script, tmp / "plugin-cache", plugin, 20 if quick else 200
+                plugin_ws,
+                script,
+                tmp / "plugin-cache",
+                plugin,
+                20 if quick else 200,
+                config=plugin_config,
             )
             r = Row(
                 f"{plugin}: memory per call, unchanged (p50)",
@@ -773,7 +817,7 @@ async def run(quick: bool) -> dict[str, Any]:
                 statistics.median(floor_us),
                 "<= 2x",
                 None,
-                "floor = fs.statSync of the two files, awaited; ratio = median of pairs",
+                "floor = fs.statSync of the three files, awaited; ratio = median of pairs",
                 plugin_case.paired_ratio(ours_us, floor_us),
             )
             r.ok = r.ratio is not None and r.ratio <= 2
