@@ -96,7 +96,9 @@ def run_hook(
 
     With `deliver`, an answer that carries the memory is written through it before the
     session is recorded as having it (`HookOutcome.delivered`); without, it is recorded
-    as soon as the answer is made, and the caller prints `stdout`."""
+    as soon as the answer is made, and the caller prints `stdout`. The user memory is the
+    process's (`MemoryStore.user_memory`, from `os.environ` whatever `env` says), as the
+    quick look in `hook_command` reads it: both must digest the same files."""
     env = os.environ if env is None else env
     named, host = host, contract_for(host, env)
     event = ""
