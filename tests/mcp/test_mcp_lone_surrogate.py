@@ -54,7 +54,9 @@ class RawMcp:
         return self.proc.stderr.read().decode("utf-8", "replace")
 
 
-def test_a_lone_surrogate_in_any_request_is_answered(tmp_path: Path) -> None:
+def test_a_lone_surrogate_in_any_request_is_answered(
+    tmp_path: Path, user_config_home: Path
+) -> None:
     server = RawMcp(tmp_path)
     try:
         server.send(
@@ -68,6 +70,7 @@ def test_a_lone_surrogate_in_any_request_is_answered(tmp_path: Path) -> None:
             3: '{"name":"memory_replace","arguments":{"file":"MEMORY.md","old":"\\udfff",'
             '"new":"x"}}',
             4: '{"name":"memory_assemble_prompt","arguments":{"base":"a\\ud800b"}}',
+            7: '{"name":"user_memory_add","arguments":{"entry":"a\\ud800b"}}',
         }
         for rid, params in calls.items():
             server.send(f'{{"jsonrpc":"2.0","id":{rid},"method":"tools/call","params":{params}}}')
@@ -78,8 +81,9 @@ def test_a_lone_surrogate_in_any_request_is_answered(tmp_path: Path) -> None:
         assert server.response(5)["error"]["code"] == -32602
         # The server goes on serving, and nothing was written.
         server.send('{"jsonrpc":"2.0","id":6,"method":"tools/list"}')
-        assert len(server.response(6)["result"]["tools"]) == 5
+        assert len(server.response(6)["result"]["tools"]) == 8
         assert not (tmp_path / ".metis").exists()
+        assert not (user_config_home / "metis-memory").exists()
     finally:
         stderr = server.close()
     assert "Traceback" not in stderr, stderr

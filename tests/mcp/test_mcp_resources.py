@@ -21,6 +21,7 @@ from support.mcp_values import text
 
 MEMORY_URI = "metis://memory/MEMORY.md"
 USER_URI = "metis://memory/USER.md"
+USER_MEMORY_URI = "metis-memory://user-memory/USER.md"
 WAIT_S = 15
 
 
@@ -33,7 +34,7 @@ async def test_each_file_is_a_markdown_resource_read_from_disk(tmp_path: Path) -
     store.add_entry("MEMORY.md", "- deploys go through `make release`")
     async with mcp.Client(_stdio(tmp_path)) as client:
         listed = {str(r.uri): r for r in (await client.list_resources()).resources}
-        assert set(listed) == {MEMORY_URI, USER_URI}
+        assert set(listed) == {MEMORY_URI, USER_URI, USER_MEMORY_URI}
         assert all(r.mime_type == "text/markdown" for r in listed.values())
         assert listed[MEMORY_URI].name == "MEMORY.md"
         read = await client.read_resource(MEMORY_URI)
@@ -51,7 +52,7 @@ async def test_the_memory_prompt_carries_the_assembled_memory(tmp_path: Path) ->
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         assert "memory" in prompts and not prompts["memory"].arguments
         empty = await client.get_prompt("memory")
-        assert "is empty" in text(empty.messages[0].content)
+        assert "are empty" in text(empty.messages[0].content)
         store.add_entry("USER.md", "- writes Go")
         store.add_entry("MEMORY.md", "- CI is GitHub Actions")
         prompt = text((await client.get_prompt("memory")).messages[0].content)

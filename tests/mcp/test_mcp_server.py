@@ -34,13 +34,18 @@ def text_of(result: Any) -> str:
     return str(text(result.content[0]))
 
 
-async def test_lists_the_five_tools_with_the_spec_schemas(tmp_path: Path) -> None:
+async def test_lists_the_eight_tools_with_the_spec_schemas(tmp_path: Path) -> None:
+    """The spec's three (their schemas exactly the spec's), the user memory's three, and the
+    two reads."""
     async with in_process(tmp_path) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == {
             "memory_add",
             "memory_replace",
             "memory_consolidate",
+            "user_memory_add",
+            "user_memory_replace",
+            "user_memory_consolidate",
             "memory_read",
             "memory_assemble_prompt",
         }

@@ -2,7 +2,9 @@
 
 Built on the SDK's `MCPServer`. The three write tools keep the spec's exact input
 schemas and go through the same dispatcher (validation, store, error text) as the
-language server and CLI; MCP only adds transport, and who is writing: each write is the
+language server and CLI, beside the user memory's three (user_memory_add, _replace,
+_consolidate: one USER.md read in every workspace, also a resource and the first section of
+every read); MCP only adds transport, and who is writing: each write is the
 client's, by the name and version its `initialize` gave (`client_provenance`), for the write
 log, and waits for the user's review when review is on. Nothing here prints to stdout, and
 while it serves, the SDK's `stdio_server` points fd 1 at stderr so a stray write from a
@@ -54,6 +56,7 @@ from ..tools.read import memory_read
 from ..tools.redaction import redacted_prompt, redacted_text
 from .subscriptions import (
     URI_SHOWN,
+    USER_MEMORY_URI,
     KnownUrisListen,
     MemorySubscriptions,
     memory_file_of,
@@ -67,7 +70,11 @@ INSTRUCTIONS = (
     "Durable memory for this workspace, kept in .metis/MEMORY.md (workspace facts) and "
     ".metis/USER.md (facts about the user) under byte budgets. Read it with memory_read; "
     "record durable, non-obvious facts with memory_add; fix one with memory_replace; when a "
-    "write says the file is over its soft cap, rewrite it shorter with memory_consolidate."
+    "write says the file is over its soft cap, rewrite it shorter with memory_consolidate. "
+    "Facts about the user that hold in every workspace (their language, how they like "
+    "answers written, their review habits) go in the user memory, one USER.md read in every "
+    "workspace, with user_memory_add, user_memory_replace and user_memory_consolidate; "
+    "workspace facts (paths, commands, make targets) never go there."
 )
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -97,7 +104,8 @@ class MemoryMCPServer(MCPServer):
             self.memory_read,
             name="memory_read",
             description=(
-                "Read MEMORY.md and USER.md with each file's size against its soft and hard "
+                "Read your user memory (first: facts about the user read in every workspace), "
+                "then MEMORY.md and USER.md, with each file's size against its soft and hard "
                 "caps (UTF-8 bytes). Read-only."
             ),
             annotations=READ_ONLY,
@@ -107,8 +115,8 @@ class MemoryMCPServer(MCPServer):
             self.memory_assemble_prompt,
             name="memory_assemble_prompt",
             description=(
-                "Return the system prompt an agent would get: `base`, then the USER.md and "
-                "MEMORY.md sections (empty sections omitted). Read-only."
+                "Return the system prompt an agent would get: `base`, then the user memory's, "
+                "USER.md's and MEMORY.md's sections (empty sections omitted). Read-only."
             ),
             annotations=READ_ONLY,
             structured_output=False,
@@ -126,12 +134,26 @@ class MemoryMCPServer(MCPServer):
                 description=RESOURCE_DESCRIPTIONS[f],
                 mime_type="text/markdown",
             )(self._reader(f))
+        self.resource(
+            USER_MEMORY_URI,
+            name="user-memory USER.md",
+            title="Your user memory (USER.md read in every workspace)",
+            description=(
+                "Facts about the user that hold in every workspace: "
+                f"{self.user_memory.path(MemoryFile.USER)}, read in every workspace before "
+                ".metis/USER.md, as it is on disk, suspected secrets redacted. Read-only here; "
+                "change it with user_memory_add, user_memory_replace or "
+                "user_memory_consolidate."
+            ),
+            mime_type="text/markdown",
+        )(self._reader(MemoryFile.USER, user=True))
         self.prompt(
             name="memory",
             title="Workspace memory",
             description=(
-                "This workspace's memory (USER.md and MEMORY.md), to bring into the "
-                "conversation; change it only with the memory_* tools."
+                "Your user memory (read in every workspace) and this workspace's memory "
+                "(USER.md and MEMORY.md), to bring into the conversation; change them only "
+                "with the memory_* and user_memory_* tools."
             ),
         )(self.memory_prompt)
         self._lowlevel_server.add_request_handler(
@@ -149,19 +171,26 @@ class MemoryMCPServer(MCPServer):
             KnownUrisListen(self._subscriptions),
         )
 
-    def _reader(self, f: MemoryFile) -> Callable[[], Awaitable[str]]:
+    @property
+    def user_memory(self) -> MemoryStore:
+        """The user memory this server reads and writes beside the workspace's."""
+        return self.store.user_memory
+
+    def _reader(self, f: MemoryFile, *, user: bool = False) -> Callable[[], Awaitable[str]]:
         """The file alone, for the SDK's listing and in-process reads; a client's
         `resources/read` is `_on_read_resource`."""
+        store = self.user_memory if user else self.store
 
         async def read() -> str:
-            return await anyio.to_thread.run_sync(self._read_file, f)
+            return await anyio.to_thread.run_sync(self._read_file, store, f)
 
-        read.__name__ = f"read_{f.name.lower()}"
+        read.__name__ = "read_user_memory" if user else f"read_{f.name.lower()}"
         return read
 
-    def _read_file(self, f: MemoryFile) -> str:
+    @staticmethod
+    def _read_file(store: MemoryStore, f: MemoryFile) -> str:
         try:
-            return redacted_text(self.store, f)
+            return redacted_text(store, f)
         except MemoryStoreError as exc:
             from mcp.server.mcpserver.exceptions import ResourceError
 
@@ -175,10 +204,17 @@ class MemoryMCPServer(MCPServer):
         resource learns which facts to check, and a client keeping the file's part by its URI
         keeps the file's text whole."""
         uri = str(params.uri)
+        if uri == USER_MEMORY_URI:  # (no stale part: it names no workspace of its own)
+            text = await anyio.to_thread.run_sync(
+                self._read_or_fail, self.user_memory, MemoryFile.USER, uri
+            )
+            return ReadResourceResult(
+                contents=[TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+            )
         file = memory_file_of(uri)
         if file is None:
             raise unknown_resource(uri, "")
-        text = await anyio.to_thread.run_sync(self._read_or_fail, file)
+        text = await anyio.to_thread.run_sync(self._read_or_fail, self.store, file, uri)
         contents: list[TextResourceContents | BlobResourceContents] = [
             TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
         ]
@@ -187,11 +223,12 @@ class MemoryMCPServer(MCPServer):
             contents.append(stale)
         return ReadResourceResult(contents=contents)
 
-    def _read_or_fail(self, f: MemoryFile) -> str:
+    @staticmethod
+    def _read_or_fail(store: MemoryStore, f: MemoryFile, uri: str) -> str:
         try:
-            return redacted_text(self.store, f)
+            return redacted_text(store, f)
         except MemoryStoreError as exc:
-            raise MCPError(INTERNAL_ERROR, str(exc), {"uri": resource_uri(f)}) from exc
+            raise MCPError(INTERNAL_ERROR, str(exc), {"uri": uri}) from exc
 
     def _stale_in(self, file: MemoryFile, text: str) -> TextResourceContents | None:
         """The stale part, or None; a check that fails costs the reader nothing but the note."""
@@ -223,8 +260,10 @@ class MemoryMCPServer(MCPServer):
                 raise _tool_error(exc) from exc
             if context.empty:
                 return (
-                    "This workspace's memory (.metis/MEMORY.md, .metis/USER.md) is empty. "
-                    "Record durable, non-obvious facts with memory_add."
+                    "This workspace's memory (.metis/MEMORY.md, .metis/USER.md) and your user "
+                    f"memory ({self.user_memory.path(MemoryFile.USER)}) are empty. Record "
+                    "durable, non-obvious facts about this workspace with memory_add, and facts "
+                    "about the user that hold in every workspace with user_memory_add."
                 )
             return context.text()
 
@@ -290,6 +329,8 @@ class MemoryMCPServer(MCPServer):
                 is_error=True,
                 structured_content={"code": exc.code, "message": message},
             )
+        if result.user_memory is not None and result.write is not None:
+            self.subscriptions.written()  # (its folder may have just been made)
         # A write staged for review is an answer, not an error: the agent is told its change
         # waits (with its id) and not to retry.
         return CallToolResult(
@@ -297,7 +338,7 @@ class MemoryMCPServer(MCPServer):
         )
 
     async def memory_read(self) -> str:
-        """Both files' text and usage, as JSON an agent can read."""
+        """The user memory's and both files' text and usage, as JSON an agent can read."""
         return await anyio.to_thread.run_sync(self._read_both)
 
     async def memory_assemble_prompt(self, base: str) -> str:

@@ -96,15 +96,15 @@ def redacted_user_memory(store: MemoryStore) -> str:
     """The user memory composed with `store` (`store.user_memory`), as a model may read it.
     One that cannot be read (a folder not the user's alone, a file far too large) is a
     one-line note in its place, never a failure: the workspace's memory still reaches the
-    model, and the note says why the user memory does not."""
+    model, and the note says why the user memory does not (the hooks' note, `hosts.context`)."""
     from ..store.errors import MemoryStoreError
 
-    user = store.user_memory
     try:
-        return redacted_text(user, MemoryFile.USER)
-    except MemoryStoreError as exc:
-        why = " ".join(str(exc).split())
-        return f"[The user memory ({user.path(MemoryFile.USER)}) could not be read: {why}]"
+        return redacted_text(store.user_memory, MemoryFile.USER)
+    except (MemoryStoreError, OSError, KeyError, ValueError) as exc:
+        # (KeyError: no account to find a home in; ValueError: a path no OS takes)
+        why = " ".join((str(exc) if isinstance(exc, MemoryStoreError) else repr(exc)).split())
+        return redact(f"[Your user memory was not read: {why}]")
 
 
 def redacted_prompt(store: MemoryStore, base: str) -> str:
