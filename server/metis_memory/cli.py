@@ -1,5 +1,7 @@
 """`metis-memory`: check, prompt, the three tools and the write log's commands (log, blame,
-undo, restore, archive, review) from a shell (and `lsp` for editors).
+undo, restore, archive, review) from a shell (and `lsp` for editors). With `--user`, the
+tools and the log's commands work on the user memory (one USER.md read in every
+workspace, `$XDG_CONFIG_HOME/metis-memory/USER.md`), FILE left out.
 
 A person reads what it prints: the tools' results and errors in the CLI's words
 (`tools.people.CLI`: its own commands, never the tools' names or schemas); `--json` keeps
@@ -69,27 +71,51 @@ def build_parser() -> argparse.ArgumentParser:
         "--base-file", type=Path, metavar="PATH", help="read the base prompt from PATH"
     )
 
-    def tool(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text)
+    user_path = _user_memory_path()
+
+    def tool(name: str, help_text: str, user_example: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=(
+                f"{help_text[:1].upper()}{help_text[1:]}: MEMORY.md (workspace facts) or "
+                "USER.md (facts about you in this workspace) in the workspace's .metis/, or "
+                f"with --user your user memory, {user_path}: facts about you that hold in "
+                f"every workspace, read in each before its own USER.md (`{user_example}`)."
+            ),
+        )
         p.add_argument(
             "--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)"
         )
         p.add_argument(
-            "file", metavar="FILE", help="MEMORY.md or USER.md (memory.md, .metis/MEMORY.md too)"
+            "file",
+            nargs="?",
+            metavar="FILE",
+            help="MEMORY.md or USER.md (memory.md, .metis/MEMORY.md too); left out with --user",
         )
+        _user_flag(p, user_path, "write")
         p.add_argument(
             "--json",
             action="store_true",
             help="print a JSON object (the write's hashes and sizes, or the error's code)",
         )
+        p.set_defaults(command_parser=p)
         return p
 
-    add = tool("add", "append an entry (one fact) to the file")
+    add = tool("add", "append an entry (one fact) to the file", 'metis-memory add --user "ENTRY"')
     add.add_argument("entry", metavar="ENTRY")
-    replace = tool("replace", "replace text that occurs exactly once in the file")
+    replace = tool(
+        "replace",
+        "replace text that occurs exactly once in the file",
+        "metis-memory replace --user OLD NEW",
+    )
     replace.add_argument("old", metavar="OLD")
     replace.add_argument("new", metavar="NEW")
-    consolidate = tool("consolidate", "replace the whole file with a shorter version")
+    consolidate = tool(
+        "consolidate",
+        "replace the whole file with a shorter version",
+        "metis-memory consolidate --user --from PATH",
+    )
     source = consolidate.add_mutually_exclusive_group(required=True)
     source.add_argument("--content", metavar="TEXT", help="the new content")
     source.add_argument(
@@ -171,7 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return hook_command(argv_list[1:])
     parser = build_parser()
     try:
-        args = parser.parse_args(argv_list)
+        args, extra = parser.parse_known_args(argv_list)
+        _positionals(parser, args, extra)
+        _file_or_user(args)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     try:
@@ -211,6 +239,96 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class UsageError(Exception):
     pass
+
+
+TOOL_POSITIONALS = {
+    "add": ("file", "entry"),
+    "replace": ("file", "old", "new"),
+    "consolidate": ("file",),
+}
+"""The tools' positionals, FILE first and left out with --user."""
+
+
+def _positionals(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]
+) -> None:
+    """The tools' words where they belong. FILE may be left out (with --user), so argparse,
+    which fills positionals a run at a time between options, gives `add MEMORY.md --json
+    ENTRY` its first run as ENTRY and leaves the rest over: the words are put in order here,
+    FILE first when all are given. Anything else left over is refused as parse_args would."""
+    names = TOOL_POSITIONALS.get(args.command)
+    if names is None or any(_option_like(word) for word in extra):
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        return
+    words = [getattr(args, n) for n in names if getattr(args, n) is not None] + extra
+    if len(words) > len(names):
+        parser.error(f"unrecognized arguments: {' '.join(words[len(names) :])}")
+    given = names if len(words) == len(names) else names[1:]
+    args.file = None
+    for name, word in zip(given, words, strict=True):
+        setattr(args, name, word)
+
+
+def _option_like(word: str) -> bool:
+    """What argparse takes for an option (a word with a space is an argument: an entry)."""
+    return word.startswith("-") and " " not in word and word != "-"
+
+
+USES = {
+    "add": ("metis-memory add MEMORY.md ENTRY", "metis-memory add --user ENTRY"),
+    "replace": ("metis-memory replace MEMORY.md OLD NEW", "metis-memory replace --user OLD NEW"),
+    "consolidate": (
+        "metis-memory consolidate MEMORY.md --from PATH",
+        "metis-memory consolidate --user --from PATH",
+    ),
+    "log": ("metis-memory log MEMORY.md", "metis-memory log --user"),
+    "blame": ("metis-memory blame MEMORY.md", "metis-memory blame --user"),
+    "restore": ("metis-memory restore MEMORY.md --to ID", "metis-memory restore --user --to ID"),
+    "archive": ("metis-memory archive MEMORY.md", "metis-memory archive --user"),
+}
+"""Each command that takes a FILE, with one, and on the user memory."""
+NEEDS_FILE = frozenset({"add", "replace", "consolidate", "blame", "restore"})
+
+
+def _file_or_user(args: argparse.Namespace) -> None:
+    """FILE, or --user, as the command needs: said with the command's usage (exit 2)."""
+    command_parser: argparse.ArgumentParser | None = getattr(args, "command_parser", None)
+    if command_parser is None or args.command not in USES:
+        return
+    with_file, with_user = USES[args.command]
+    file: str | None = getattr(args, "file", None)
+    path = _user_memory_path()
+    if args.user:
+        if file is None:
+            if args.command == "add" and args.entry.casefold() in _FILE_NAMES:
+                command_parser.error(
+                    f"the entry is only a file name ({args.entry}): with --user the entry comes "
+                    f"alone, as your user memory is one file: `{with_user}`"
+                )
+            return
+        shown = json.dumps(file, ensure_ascii=False)
+        if _FILE_NAMES.get(PurePath(file).name.casefold()) == "MEMORY.md":
+            command_parser.error(
+                f"--user is your user memory ({path}), facts about you, never a MEMORY.md: "
+                f"workspace facts stay in the workspace's MEMORY.md. Leave out --user for the "
+                f"workspace's (`{with_file}`), or {shown} for the user memory (`{with_user}`)"
+            )
+        command_parser.error(
+            f"--user is your user memory ({path}), one file: leave out {shown} (`{with_user}`)"
+        )
+    if file is not None or args.command not in NEEDS_FILE:
+        return
+    first = {"add": "entry", "replace": "old"}.get(args.command)
+    named = getattr(args, first) if first else None
+    if named is not None and named.casefold() in _FILE_NAMES:
+        missing = "the entry" if args.command == "add" else "the new text"
+        command_parser.error(f"{missing} is missing: `{with_file}`")
+    command_parser.error(
+        "name the file: MEMORY.md (workspace facts) or USER.md (facts about you in this "
+        f"workspace), or --user for your user memory ({path}, facts about you read in every "
+        f"workspace): `{with_file}`, or `{with_user}`"
+    )
 
 
 def _warnings_to_stderr() -> None:
@@ -394,6 +512,12 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
             f"  {100 * usage.size_bytes / usage.soft_cap:5.1f}%  {status}"
         )
     failed = any(r["over_hard_cap"] or "error" in r for r in report.values())
+    user_memory = _user_memory_usage(store)
+    if user_memory is not None:
+        user_report, user_line, _ = user_memory
+        report["user-memory"] = user_report
+        lines.append(user_line)
+        failed = failed or bool(user_report["over_hard_cap"]) or "error" in user_report
     root = Path(store.workspace_path)
     budgets = workspace_catalog(root)
     budget_lines = workspace_budgets(root, budgets)
@@ -419,6 +543,24 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
         if len(found) > LISTED:
             more_secrets.append(f.value)
             report[f.value]["secrets_listed"] = f"the first {LISTED:,}: the scan stops there"
+    user_secrets: list[str] = []
+    if user_memory is not None:
+        # In no repository, so not in SARIF (code scanning's); said with its real path.
+        found = secret_findings(MemoryFile.USER.value, user_memory[2])
+        listed = found[:LISTED]
+        report["user-memory"]["secrets"] = [s.to_json() for s in listed]
+        path = report["user-memory"]["path"]
+        user_secrets = [
+            f"{path}:{s.line}:{s.column}: suspected {s.kind}: remove it (metis-memory "
+            "consolidate --user) and keep a pointer to where it lives instead"
+            for s in listed
+        ]
+        if len(found) > LISTED:
+            user_secrets.append(
+                f"{path}: more suspected secrets follow; the first {LISTED:,} are listed and "
+                "the scan stops there: remove them (metis-memory consolidate --user) and run "
+                "check again"
+            )
     if fmt == "sarif":
         config = [(p.line, p.message) for p in budgets.problems]
         log = sarif(budget_lines, __version__, rule_problems, config, secrets)
@@ -449,10 +591,49 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
             "again"
             for name in more_secrets
         ]
-        print("\n".join(lines + problems + stale_lines + secret_lines))
+        print("\n".join(lines + problems + stale_lines + secret_lines + user_secrets))
     failed = failed or bool(problems) or any(line.loses_text for line in budget_lines)
-    failed = failed or bool(stale_refs) or bool(secrets)
+    failed = failed or bool(stale_refs) or bool(secrets) or bool(user_secrets)
     return EXIT_FAIL if failed else EXIT_OK
+
+
+def _user_memory_usage(store: MemoryStore) -> tuple[dict[str, object], str, str] | None:
+    """The user memory's report, its line for `check` and its text, when its file is there
+    (or cannot be read: that is said, as for a workspace's file); None when there is none."""
+    from .store.usage import read_disk
+
+    try:
+        user = store.user_memory
+        path = str(user.path(MemoryFile.USER))
+        state = read_disk(user, MemoryFile.USER)
+    except (KeyError, OSError, ValueError):  # no account to find a home in: no user memory
+        return None
+    usage, snap = state.usage, state.snapshot
+    if snap is not None and not snap.exists:
+        return None
+    status = "ok" if usage.status == "within caps" else usage.status
+    if usage.error is not None:
+        status += f": {usage.error}"
+    elif snap is None:
+        status += ", too large to read"
+    elif not snap.utf8_valid:
+        status += ", not UTF-8"
+    report: dict[str, object] = {
+        **{k: v for k, v in usage.to_json().items() if k not in ("source", "level", "state")},
+        "path": path,
+        "utf8_valid": snap.utf8_valid if snap is not None else None,
+        "exists": True,
+        "status": status,
+    }
+    where = f"  ({path}, read in every workspace)"
+    if usage.error is not None:
+        return report, f"{'user memory':<11} {'?':>9}  {status}{where}", ""
+    line = (
+        f"{'user memory':<11} {fmt_bytes(usage.size_bytes):>9} / soft {fmt_bytes(usage.soft_cap)}"
+        f" / hard {fmt_bytes(usage.hard_cap)}"
+        f"  {100 * usage.size_bytes / usage.soft_cap:5.1f}%  {status}{where}"
+    )
+    return report, line, snap.text if snap is not None else ""
 
 
 def _prompt(args: argparse.Namespace) -> int:
@@ -474,16 +655,19 @@ def _tool(args: argparse.Namespace) -> int:
     from .tools.people import CLI
 
     store = _workspace(args.workspace)
-    file = _memory_file(args.file, args.workspace)
     if args.command == "add":
-        name, tool_input = "memory_add", {"file": file, "entry": args.entry}
+        tool_input = {"entry": args.entry}
         given = {"entry": args.entry}
     elif args.command == "replace":
-        name, tool_input = "memory_replace", {"file": file, "old": args.old, "new": args.new}
+        tool_input = {"old": args.old, "new": args.new}
         given = {"text to replace": args.old, "new text": args.new}
     else:
-        name, tool_input = "memory_consolidate", {"file": file, "content": _content(args)}
-        given = {"content": str(tool_input["content"])}
+        tool_input = {"content": _content(args)}
+        given = {"content": tool_input["content"]}
+    # The user memory's tools take no file: it is one (tools/definitions.py).
+    name = f"user_memory_{args.command}" if args.user else f"memory_{args.command}"
+    if not args.user:
+        tool_input = {"file": _memory_file(args.file, args.workspace), **tool_input}
     for what, text in given.items():
         _utf8_text(what, text)
     from .hosts.actor import cli_provenance
@@ -568,15 +752,24 @@ SHOWN_LINE = 120
 
 
 def _history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    user_path = _user_memory_path()
+
     def command(name: str, help_text: str, description: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=description)
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=f"{description} With --user, the same for your user memory "
+            f"({user_path}), whose history is kept beside it.",
+        )
         p.add_argument(
             "--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)"
         )
+        _user_flag(p, user_path, "work on")
         p.add_argument("--json", action="store_true", help="print one JSON document instead")
+        p.set_defaults(command_parser=p)
         return p
 
-    file_help = "MEMORY.md or USER.md (memory.md, .metis/MEMORY.md too)"
+    file_help = "MEMORY.md or USER.md (memory.md, .metis/MEMORY.md too); left out with --user"
     log = command(
         "log",
         "list the recorded writes to the memory, newest first",
@@ -599,7 +792,7 @@ def _history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "For each entry of the file: the recorded write that added it (who, how, when), or "
         "that it was there before the history began, or came from an edit outside Metis.",
     )
-    blame.add_argument("file", metavar="FILE", help=file_help)
+    blame.add_argument("file", nargs="?", metavar="FILE", help=file_help)
     undo = command(
         "undo",
         "reverse one recorded write",
@@ -614,7 +807,7 @@ def _history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "Write FILE as it was right after change ID (a change to FILE). What that removes is "
         "kept in the archive. The restore is recorded too.",
     )
-    restore.add_argument("file", metavar="FILE", help=file_help)
+    restore.add_argument("file", nargs="?", metavar="FILE", help=file_help)
     restore.add_argument(
         "--to",
         dest="id",
@@ -656,6 +849,25 @@ def _history_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="turn review on or off, or accept or reject waiting change ID",
     )
     review.add_argument("id", nargs="?", type=_change_id, metavar="ID")
+
+
+def _user_memory_path() -> str:
+    """The user memory's USER.md, as help and messages name it."""
+    from .store.user_folder import user_memory_dir
+
+    try:
+        return os.path.join(user_memory_dir(), MemoryFile.USER.value)
+    except (KeyError, OSError, ValueError):  # no account to find a home in
+        return "$XDG_CONFIG_HOME/metis-memory/USER.md"
+
+
+def _user_flag(p: argparse.ArgumentParser, path: str, verb: str) -> None:
+    p.add_argument(
+        "--user",
+        action="store_true",
+        help=f"{verb} your user memory instead, {path} (facts about you that hold in every "
+        "workspace); FILE is left out",
+    )
 
 
 def _positive(text: str) -> int:
@@ -728,6 +940,7 @@ def _dump(document: object) -> None:
 
 def _failed(args: argparse.Namespace, code: str, message: str) -> int:
     """A refused history command: the reason on stderr (and as JSON with --json); exit 1."""
+    message = _said(args, message)
     print(f"metis-memory: {_shown(message)}", file=sys.stderr)  # an entry's escapes, inert
     if args.json:
         _dump({"error": {"code": code, "message": message}})
@@ -735,14 +948,37 @@ def _failed(args: argparse.Namespace, code: str, message: str) -> int:
 
 
 def _history_file(args: argparse.Namespace) -> str | None:
+    if args.user:
+        return MemoryFile.USER.value
     return _memory_file(args.file, args.workspace) if args.file else None
+
+
+def _history_store(args: argparse.Namespace) -> MemoryStore:
+    """The workspace's memory, or with --user the user memory (its log is its own)."""
+    store = _workspace(args.workspace)
+    return store.user_memory if args.user else store
+
+
+def _said(args: argparse.Namespace, text: str) -> str:
+    """A message about USER.md, said of the user memory when --user: its path, its
+    commands (`tools.user_words`)."""
+    if not getattr(args, "user", False):
+        return text
+    from .tools.user_words import for_person
+
+    return for_person(text, _user_memory_path())
+
+
+def _user_header(args: argparse.Namespace) -> list[str]:
+    """A listing of the user memory says whose it is first."""
+    return [f"Your user memory, {_user_memory_path()}:"] if args.user else []
 
 
 def _notice_outside(store: MemoryStore, file: str | None) -> None:
     """Record an edit made outside Metis since the last write, so the log shows it now (the
     editor's watcher and the next write would record it too). Best effort: a workspace this
     user cannot write is still listed."""
-    for f in [file] if file else [m.value for m in MemoryFile]:
+    for f in [file] if file else [m.value for m in store.files]:
         with contextlib.suppress(MemoryStoreError, OSError):
             store.notice_outside(f)
 
@@ -751,7 +987,7 @@ def _log(args: argparse.Namespace) -> int:
     from .tools.history import record_json
     from .tools.redaction import redact
 
-    store = _workspace(args.workspace)
+    store = _history_store(args)
     file = _history_file(args)
     _notice_outside(store, file)
     from .store.trace import MAX_RECORDS
@@ -760,19 +996,23 @@ def _log(args: argparse.Namespace) -> int:
     records = store.history(file, limit=limit + 1)
     more, records = len(records) > limit, records[:limit]
     if args.json:
-        _dump({"records": [record_json(r) for r in records]})
+        shown_json = [record_json(r, user_memory=args.user) for r in records]
+        _dump({"records": shown_json, **_user_json(args)})
         return EXIT_OK
     if not records:
         where = f"to {file} " if file else ""
         print(
-            f"No writes {where}are recorded yet: the history begins with the next write "
-            "through Metis Memory."
+            _said(
+                args,
+                f"No writes {where}are recorded yet: the history begins with the next write "
+                "through Metis Memory.",
+            )
         )
         return EXIT_OK
     width = len(str(records[0].id))
-    lines: list[str] = []
+    lines: list[str] = _user_header(args)
     for record in records:
-        shown = record_json(record)
+        shown = record_json(record, user_memory=args.user)
         detail = record.detail or ""
         how = f" ({detail})" if detail and not detail.startswith("accepted") else ""
         lines.append(
@@ -790,16 +1030,17 @@ def _blame(args: argparse.Namespace) -> int:
     from .tools.history import blame
     from .tools.redaction import redact
 
-    store = _workspace(args.workspace)
-    file = _memory_file(args.file, args.workspace)
+    store = _history_store(args)
+    file = _history_file(args)
+    assert file is not None  # (`_file_or_user`: FILE, or --user)
     found = blame(store, file)
     if args.json:
-        _dump({"file": file, "entries": [b.to_json() for b in found]})
+        _dump({"file": file, "entries": [b.to_json() for b in found], **_user_json(args)})
         return EXIT_OK
     if not found:
-        print(f"{file} has no entries.")
+        print(_said(args, f"{file} has no entries."))
         return EXIT_OK
-    lines: list[str] = []
+    lines: list[str] = _user_header(args)
     for b in found:
         where = f"line {b.line}" if b.end_line == b.line else f"lines {b.line}–{b.end_line}"
         change = f" (#{b.record.id})" if b.record is not None else ""
@@ -813,10 +1054,10 @@ def _archive(args: argparse.Namespace) -> int:
     from .tools.history import archived, person
     from .tools.redaction import redact
 
-    store = _workspace(args.workspace)
+    store = _history_store(args)
     found = archived(store, _history_file(args))
     if args.json:
-        _dump({"archived": [a.to_json() for a in found]})
+        _dump({"archived": [a.to_json() for a in found], **_user_json(args)})
         return EXIT_OK
     if not found:
         print(
@@ -824,9 +1065,9 @@ def _archive(args: argparse.Namespace) -> int:
             "an entry that is not back in its file."
         )
         return EXIT_OK
-    lines: list[str] = []
+    lines: list[str] = _user_header(args)
     for a in found:
-        who = person(a.record)
+        who = person(a.record, user_memory=args.user)
         who = "you" + who[3:] if who.startswith("You ") else who  # mid-sentence here
         who = _cut(redact(who), 200)
         lines.append(
@@ -834,9 +1075,14 @@ def _archive(args: argparse.Namespace) -> int:
             f"(#{a.record.id})"
         )
         lines += _indented(redact(a.text))
-    lines.append("Put one back with `metis-memory unarchive ID`.")
+    lines.append(_said(args, "Put one back with `metis-memory unarchive ID`."))
     print("\n".join(lines))
     return EXIT_OK
+
+
+def _user_json(args: argparse.Namespace) -> dict[str, object]:
+    """What a --json document of the user memory says beside the workspace's fields."""
+    return {"scope": "user", "path": _user_memory_path()} if args.user else {}
 
 
 def _sizes(result: WriteResult) -> str:
@@ -898,9 +1144,13 @@ def _history_write(
     from .tools.errors import ToolExecutionError
     from .tools.people import CLI, store_error
 
-    store = _workspace(args.workspace)
+    workspace = _workspace(args.workspace)
+    store = workspace.user_memory if args.user else workspace
     host = shell_host()
-    if host is not None and store.review_enabled():
+    # (An agent's write to the user memory waits while review is on there or here:
+    # tools/dispatch.py, `register_user_memory_tools`.)
+    reviewed = store.review_enabled() or (args.user and workspace.review_enabled())
+    if host is not None and reviewed:
         return _failed(
             args,
             "review_required",
@@ -934,9 +1184,9 @@ def _history_write(
         return _failed(args, "hard_cap_exceeded", text)
     except MemoryStoreError as exc:
         return _failed(args, to_tool_error(exc).code, store_error(exc)(CLI))
-    message = said(result)
+    message = _said(args, said(result))
     if args.json:
-        _dump(_write_json(result, operation, message))
+        _dump({**_write_json(result, operation, message), **_user_json(args)})
     else:
         print(message)
     return EXIT_OK
@@ -948,7 +1198,7 @@ def _undo(args: argparse.Namespace) -> int:
     record_id: int = args.id
 
     def run(by: Provenance) -> WriteResult:
-        return undo(_workspace(args.workspace), record_id, by)
+        return undo(_history_store(args), record_id, by)
 
     def said(result: WriteResult) -> str:
         return (
@@ -963,10 +1213,11 @@ def _restore(args: argparse.Namespace) -> int:
     from .tools.history import find_record, restore
 
     record_id: int = args.id
-    file = _memory_file(args.file, args.workspace)
+    file = _history_file(args)
+    assert file is not None  # (`_file_or_user`: FILE, or --user)
 
     def run(by: Provenance) -> WriteResult:
-        store = _workspace(args.workspace)
+        store = _history_store(args)
         record = find_record(store, record_id)
         if record.file != file:
             from .tools.history import Refused
@@ -993,7 +1244,7 @@ def _unarchive(args: argparse.Namespace) -> int:
     archive_id = str(args.id).strip()
 
     def run(by: Provenance) -> WriteResult:
-        return put_back(_workspace(args.workspace), archive_id, by)
+        return put_back(_history_store(args), archive_id, by)
 
     def said(result: WriteResult) -> str:
         from .tools.history import entry_changes
@@ -1010,15 +1261,22 @@ def _review(args: argparse.Namespace) -> int:
     if action in (None, "on", "off") and args.id is not None:
         named = f"review {action}" if action else "review"
         raise UsageError(
-            f"`metis-memory {named}` takes no ID: accept or reject a change with "
-            f"`metis-memory review accept {args.id}` or `review reject {args.id}`"
+            _said(
+                args,
+                f"`metis-memory {named}` takes no ID: accept or reject a change with "
+                f"`metis-memory review accept {args.id}` or `metis-memory review reject "
+                f"{args.id}`",
+            )
         )
     if action in ("accept", "reject") and args.id is None:
         raise UsageError(
-            f"`metis-memory review {action}` needs the change's ID: "
-            f"`metis-memory review {action} ID` (`metis-memory review` lists them)"
+            _said(
+                args,
+                f"`metis-memory review {action}` needs the change's ID: "
+                f"`metis-memory review {action} ID` (`metis-memory review` lists them)",
+            )
         )
-    store = _workspace(args.workspace)
+    store = _history_store(args)
     if action is None:
         return _review_list(args, store)
     from .hosts.actor import shell_host
@@ -1044,20 +1302,24 @@ def _review_list(args: argparse.Namespace, store: MemoryStore) -> int:
     from .tools.history import staged_json
 
     on = store.review_enabled()
-    waiting = [staged_json(change) for change in store.staged()]
+    waiting = [staged_json(change, user_memory=args.user) for change in store.staged()]
     if args.json:
-        _dump({"on": on, "staged": waiting})
+        _dump({"on": on, "staged": waiting, **_user_json(args)})
         return EXIT_OK
-    if on:
+    if args.user:
+        head, on = _user_review_head(args, on)
+    elif on:
         head = "Review is on: agents' writes wait here for you."
     else:
         head = "Review is off: agents write the memory directly."
     count = len(waiting)
     if not waiting:
         tail = (
-            " Nothing waits." if on else " `metis-memory review on` makes their writes wait here."
+            " Nothing waits."
+            if on
+            else _said(args, " `metis-memory review on` makes their writes wait here.")
         )
-        print(head + tail)
+        print(head + tail + _user_memory_waits(args, store))
         return EXIT_OK
     still = " still" if not on else ""
     lines = [
@@ -1075,11 +1337,47 @@ def _review_list(args: argparse.Namespace, store: MemoryStore) -> int:
         lines += [pad + line for line in _short_diff(str(w["before"]), str(w["after"]))]
     lines.append("")
     lines.append(
-        "Accept one with `metis-memory review accept ID`, or drop it with "
-        "`metis-memory review reject ID`."
+        _said(
+            args,
+            "Accept one with `metis-memory review accept ID`, or drop it with "
+            "`metis-memory review reject ID`.",
+        )
+        + _user_memory_waits(args, store)
     )
     print("\n".join(lines))
     return EXIT_OK
+
+
+def _user_review_head(args: argparse.Namespace, on: bool) -> tuple[str, bool]:
+    """How review stands for the user memory, and whether agents' writes to it wait: when
+    review is on for it, or for the workspace they write from."""
+    shown = f"your user memory ({_user_memory_path()})"
+    if on:
+        return f"Review of {shown} is on: agents' writes to it wait here for you.", True
+    if _workspace(args.workspace).review_enabled():
+        return (
+            f"Review of {shown} is off, but on in this workspace: agents' writes to the user "
+            "memory from here wait here for you.",
+            True,
+        )
+    return f"Review of {shown} is off: agents write it directly.", False
+
+
+def _user_memory_waits(args: argparse.Namespace, store: MemoryStore) -> str:
+    """The workspace's listing says when changes to the user memory wait too (they wait in
+    its own inbox); nothing when that cannot be read."""
+    if args.user:
+        return ""
+    try:
+        count = len(store.user_memory.staged())
+    except (MemoryStoreError, OSError, KeyError, ValueError):
+        return ""
+    if not count:
+        return ""
+    return (
+        f" {count} change{'s' if count != 1 else ''} to your user memory "
+        f"wait{'s' if count == 1 else ''} too: `metis-memory review --user`."
+    )
 
 
 def _short_diff(before: str, after: str) -> list[str]:
@@ -1100,7 +1398,10 @@ def _short_diff(before: str, after: str) -> list[str]:
 def _review_switch(args: argparse.Namespace, store: MemoryStore, on: bool) -> int:
     store.set_review(on)
     if args.json:
-        _dump({"on": on})
+        _dump({"on": on, **_user_json(args)})
+        return EXIT_OK
+    if args.user:
+        print(_user_review_switched(args, store, on))
         return EXIT_OK
     if on:
         print(
@@ -1118,6 +1419,27 @@ def _review_switch(args: argparse.Namespace, store: MemoryStore, on: bool) -> in
         )
     print(text)
     return EXIT_OK
+
+
+def _user_review_switched(args: argparse.Namespace, store: MemoryStore, on: bool) -> str:
+    shown = f"your user memory ({_user_memory_path()})"
+    if on:
+        return (
+            f"Review of {shown} is on: what agents write to it (over MCP, in VS Code chat, or "
+            "with metis-memory in an agent's shell), from any workspace, now waits for you in "
+            "`metis-memory review --user`. Your own writes never wait."
+        )
+    text = f"Review of {shown} is off: agents write it directly again"
+    if _workspace(args.workspace).review_enabled():
+        text += " (from this workspace their writes still wait: review is on here)"
+    text += "."
+    waiting = len(store.staged())
+    if waiting:
+        text += (
+            f" {waiting} change{'s' if waiting != 1 else ''} staged before still "
+            f"wait{'s' if waiting == 1 else ''}: see `metis-memory review --user`."
+        )
+    return text
 
 
 def _review_accept(args: argparse.Namespace, store: MemoryStore, staged_id: int) -> int:
@@ -1145,7 +1467,8 @@ def _review_accept(args: argparse.Namespace, store: MemoryStore, staged_id: int)
     )
     if args.json:
         record = write.record_id if write is not None else None
-        _dump({"accepted": staged_id, "id": record, **result.to_json(CLI), "message": message})
+        accepted = {"accepted": staged_id, "id": record, **result.to_json(CLI)}
+        _dump({**accepted, "message": message})
     else:
         print(message)
     return EXIT_OK
@@ -1160,12 +1483,14 @@ def _review_reject(args: argparse.Namespace, store: MemoryStore, staged_id: int)
         change = reject(store, staged_id)
     except ToolExecutionError as exc:
         return _failed(args, exc.code, exc.message)
-    message = (
+    message = _said(
+        args,
         f"Rejected change #{staged_id} from {_shown(actor_name(change.actor))}: "
-        f"{change.file} was not touched."
+        f"{change.file} was not touched.",
     )
     if args.json:
-        _dump({"rejected": staged_id, "staged": staged_json(change), "message": message})
+        shown = staged_json(change, user_memory=args.user)
+        _dump({"rejected": staged_id, "staged": shown, "message": message, **_user_json(args)})
     else:
         print(message)
     return EXIT_OK
