@@ -154,15 +154,29 @@ class NotUtf8(MemoryStoreError):
 class UnsafePath(MemoryStoreError):
     """A symlinked `.metis/` or memory file that resolves outside the workspace."""
 
-    def __init__(self, path: StrPath, resolved: StrPath, workspace: StrPath) -> None:
+    def __init__(
+        self, path: StrPath, resolved: StrPath, workspace: StrPath, *, user_memory: bool = False
+    ) -> None:
         self.path = path
         self.resolved = resolved
         self.workspace = workspace
-        super().__init__(
-            f"{path} resolves to {resolved}, outside the workspace {workspace}: refusing to "
-            "read or write memory there. Replace the symlink with a real file or directory "
-            "inside the workspace."
-        )
+        if user_memory:
+            text = (
+                f"{path} resolves to {resolved}, outside its folder {workspace}: your user "
+                "memory is read in every workspace, so it follows no link out of its folder. "
+                "Replace the symlink with a real file or folder there."
+            )
+        else:
+            text = (
+                f"{path} resolves to {resolved}, outside the workspace {workspace}: refusing to "
+                "read or write memory there. Replace the symlink with a real file or directory "
+                "inside the workspace."
+            )
+        super().__init__(text)
+
+    def for_user_memory(self) -> UnsafePath:
+        """The same refusal, said of the user memory."""
+        return UnsafePath(self.path, self.resolved, self.workspace, user_memory=True)
 
 
 class StorageError(MemoryStoreError):

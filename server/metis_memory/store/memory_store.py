@@ -38,6 +38,7 @@ from .errors import (
     StagedChangeGone,
     StorageError,
     TooLargeToReview,
+    UnsafePath,
 )
 from .files import CAPS, METIS_DIR, MemoryFile, parse_memory_file
 from .fingerprint import READ_LIMIT_BYTES
@@ -890,6 +891,10 @@ class MemoryStore:
         except OSError as exc:
             action = "read" if create is None else "write"
             raise StorageError(action, _failed_path(exc, shown), exc) from exc
+        except UnsafePath as exc:
+            if self._is_user:
+                raise exc.for_user_memory() from exc
+            raise
         with found.directory:
             # (a write's folder too: it may be made by another user)
             held = found.directory

@@ -1,7 +1,8 @@
 """Where the user memory lives: the platform's user config folder, as platformdirs names it
 (`user_config_dir`). On Linux and the BSDs that is `$XDG_CONFIG_HOME/metis-memory/`, or
 `~/.config/metis-memory/` when the variable is unset or not absolute; macOS's
-`~/Library/Application Support/metis-memory/`, Windows' `%APPDATA%\\metis-memory\\`."""
+`~/Library/Application Support/metis-memory/` (or an absolute XDG_CONFIG_HOME's), Windows'
+`%LOCALAPPDATA%\\metis-memory\\` (not the roaming profile)."""
 
 from __future__ import annotations
 
