@@ -236,6 +236,8 @@ async def test_client_side_commands_are_not_advertised(
         "metis.memoryAdd",
         "metis.memoryConsolidate",
         "metis.memoryReplace",
+        "metis.moveToWorkspace",
+        "metis.openUserMemory",
         "metis.read",
         "metis.restore",
         "metis.review",

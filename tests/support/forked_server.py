@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from pytest_lsp import ClientServerConfig
 
@@ -86,7 +87,22 @@ def forked_command(args: list[str], zygote_env: dict[str, str] | None) -> list[s
 
 
 class ForkedServerConfig(ClientServerConfig):
-    """A `ClientServerConfig` whose `python -m metis_memory ARGS` runs as a forked server."""
+    """A `ClientServerConfig` whose `python -m metis_memory ARGS` runs as a forked server,
+    in `server_env` with the test's own user config folder: the `user_config_home` fixture's
+    `XDG_CONFIG_HOME`, set after `server_env` was made (the zygote keeps its own
+    environment; a forked server takes its launcher's)."""
+
+    async def start(self, devtools: str | None = None) -> Any:
+        client = self.client_factory()
+        await client.start_io(*self.get_server_command(devtools), env=self.session_env())
+        return client
+
+    def session_env(self) -> dict[str, str]:
+        env = dict(self.server_env if self.server_env is not None else os.environ)
+        xdg = os.environ.get("XDG_CONFIG_HOME")
+        if xdg is not None:
+            env["XDG_CONFIG_HOME"] = xdg
+        return env
 
     def get_server_command(self, devtools: str | None = None) -> list[str]:
         command = list(self.server_command)

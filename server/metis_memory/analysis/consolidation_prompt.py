@@ -9,13 +9,22 @@ from ..store.errors import fmt_bytes
 from ..store.files import CAPS, MemoryFile
 
 
-def consolidation_prompt(file: MemoryFile, text: str) -> str:
+def consolidation_prompt(file: MemoryFile, text: str, *, user_memory: bool = False) -> str:
+    """`user_memory`: `text` is the user memory's (one USER.md read in every workspace)."""
     caps = CAPS[file]
     size = len(text.encode("utf-8"))
+    what = (
+        f"You curate {file.value}, a bounded memory file that goes into an AI agent's system "
+        "prompt on every turn."
+        if not user_memory
+        else "You curate the user memory (USER.md read in every workspace), a bounded memory "
+        "file that goes into an AI agent's system prompt on every turn, in every workspace. It "
+        "holds facts about the user; a fact about one workspace belongs in that workspace's "
+        "MEMORY.md, not here."
+    )
     return "\n".join(
         [
-            f"You curate {file.value}, a bounded memory file that goes into an AI agent's "
-            "system prompt on every turn.",
+            what,
             f"Rewrite it to at most {fmt_bytes(caps.soft)} of UTF-8 (its soft cap; it is "
             f"{fmt_bytes(size)} now). Never exceed {fmt_bytes(caps.hard)}, its hard cap: a "
             "longer file is refused.",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from .entries import Entry, Outline
 from .findings import Code, Finding, Severity
@@ -67,6 +67,30 @@ class OpenWorkspace(NamedTuple):
     """The targets its Makefile (...) declares; None when absent or unreadable."""
 
 
+class EntryScan(Protocol):
+    """A check of a file's entries against the workspace (`stale.StaleCheck`), or against
+    every open workspace (`WorkspaceSpecificCheck`, for the user memory): its findings, and
+    (kind, path or target) of what it asked about, to watch."""
+
+    def scan(self, outline: Outline) -> tuple[list[Finding], frozenset[tuple[str, str]]]: ...
+
+
+class WorkspaceSpecificCheck:
+    """The user memory's `EntryScan`: its entries against the open workspaces."""
+
+    __slots__ = ("workspaces",)
+
+    def __init__(self, workspaces: Sequence[OpenWorkspace]) -> None:
+        self.workspaces = tuple(workspaces)
+
+    def scan(self, outline: Outline) -> tuple[list[Finding], frozenset[tuple[str, str]]]:
+        """The findings, and (kind, path or target) of every reference that could make an
+        entry specific: what to watch in each workspace, so one appearing there is seen."""
+        keys: set[tuple[str, str]] = set()
+        findings = _scan(outline, self.workspaces, keys)
+        return findings, frozenset(keys)
+
+
 class Named(NamedTuple):
     """A reference of an entry that resolves in a workspace."""
 
@@ -84,14 +108,19 @@ def workspace_specific_findings(
     """One finding per entry that names something of an open workspace: on the first such
     reference, naming the first workspace it belongs to (in `workspaces`' order); `data`
     lists every workspace the entry names something of, for one move per workspace."""
-    if not workspaces:
-        return []
+    return _scan(outline, workspaces, set())
+
+
+def _scan(
+    outline: Outline, workspaces: Sequence[OpenWorkspace], keys: set[tuple[str, str]]
+) -> list[Finding]:
     findings: list[Finding] = []
     for entry in outline.entries:
         if "`" not in entry.text and "](" not in entry.text:
             continue
         references = _references(entry)
-        if not references:
+        keys.update((ref.kind, ref.target.rstrip("/")) for ref in references)
+        if not references or not workspaces:
             continue
         found: list[tuple[OpenWorkspace, Named]] = []
         for workspace in workspaces:

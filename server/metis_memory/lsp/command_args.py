@@ -5,6 +5,10 @@ and its tool cannot disagree on a field; the error texts and the "Expected {...}
 a caller sees are derived from these models (`lsp/arguments.py`), never written by hand.
 `extension/src/protocol.ts` declares the same fields; `tests/lsp/test_protocol_contract.py`
 fails when the two disagree.
+
+A command that acts on a memory file takes `file` "MEMORY.md" or "USER.md" of a workspace,
+or "user-memory": the user memory (one USER.md read in every workspace), whatever the
+`workspace` (it may be left out, and is then not needed: the user memory is one).
 """
 
 from __future__ import annotations
@@ -14,6 +18,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..tools.inputs import FileName, MemoryAddInput, MemoryConsolidateInput, MemoryReplaceInput
+
+USER_MEMORY = "user-memory"
+"""`file` of a command about the user memory."""
+Target = Literal["MEMORY.md", "USER.md", "user-memory"]
+"""What a command about one memory file takes: a workspace's file, or the user memory."""
+SHA256 = r"^[0-9a-fA-F]{64}$"
 
 WORKSPACE = Field(default=None, description="workspace or document URI")
 VIA = Field(default=None, description="who asks for the write")
@@ -33,22 +43,25 @@ class _Workspace(BaseModel):
 
 
 class MemoryAddArgs(MemoryAddInput):
+    file: Target  # type: ignore[assignment]  # the tool's two files, and the user memory
     workspace: str | None = WORKSPACE
     via: Via | None = VIA
 
 
 class MemoryReplaceArgs(MemoryReplaceInput):
+    file: Target  # type: ignore[assignment]
     workspace: str | None = WORKSPACE
     via: Via | None = VIA
 
 
 class MemoryConsolidateArgs(MemoryConsolidateInput):
+    file: Target  # type: ignore[assignment]
     workspace: str | None = WORKSPACE
     via: Via | None = VIA
     expectedHash: str | None = Field(  # the wire's camelCase
         default=None,
         description="sha256 of the file as last read",
-        pattern=r"^[0-9a-fA-F]{64}$",
+        pattern=SHA256,
     )
     """The compare-and-swap: the write is refused (`conflict`) when the file's bytes no longer
     hash to this, so an editor's Apply never overwrites a write that landed since."""
@@ -68,17 +81,57 @@ class AgentHostsArgs(_Workspace):
 
 
 class FileArgs(_Workspace):
-    """Commands about one memory file (tidy, show the consolidation proposal)."""
+    """Commands about one workspace memory file (blame)."""
 
     file: FileName
+
+
+class TargetArgs(_Workspace):
+    """Commands about one memory file, the user memory too (tidy, show the consolidation
+    proposal)."""
+
+    file: Target
 
 
 class ConsolidationPromptArgs(BaseModel):
     """The language model's instruction for `text` as the next content of `file`."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-    file: FileName
+    file: Target
     text: str
+
+
+class OpenUserMemoryArgs(BaseModel):
+    """Where the user memory is (it takes nothing: there is one)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class MoveToWorkspaceArgs(BaseModel):
+    """An entry of the user memory moved to a workspace's MEMORY.md: added there, then
+    removed from the user memory (a compare-and-swap on `expectedHash`, the user memory as
+    the move was offered on)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    entry: str = Field(min_length=1, description="the entry as the user memory has it")
+    workspace: str = Field(description="workspace URI")
+    expectedHash: str | None = Field(
+        default=None, description="sha256 of the user memory as last read", pattern=SHA256
+    )
+
+
+class HostFolderArgs(BaseModel):
+    """A folder whose agent hosts' memory is looked for (`metis.hostMemoryFound`)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    folder: str = Field(description="folder URI")
+
+
+class ImportHostMemoryArgs(HostFolderArgs):
+    """What the agent hosts remember, as a proposal per memory file (`hosts` left out: every
+    host whose memory is found)."""
+
+    hosts: list[str] | None = Field(default=None, description="host name")
 
 
 class ApplyEditArgs(BaseModel):

@@ -17,7 +17,7 @@ from ..store.usage import Usage
 from .views import FileView
 
 if TYPE_CHECKING:
-    from ..analysis.stale import StaleCheck
+    from ..analysis.workspace_specific import EntryScan
 
 SOURCE = "metis"
 _UNNECESSARY = frozenset({"duplicate-entry", "empty-entry"})
@@ -56,10 +56,11 @@ class FileAnalysis:
 def analyse(
     view: FileView,
     encoding: str,
-    stale: StaleCheck | None = None,
+    stale: EntryScan | None = None,
     previous: FileAnalysis | None = None,
 ) -> FileAnalysis:
-    """`stale`: the workspace's answers for the stale-reference check (None: not checked).
+    """`stale`: the workspace's answers for the stale-reference check, or for the user
+    memory the open workspaces' for the workspace-specific one (None: not checked).
     `previous`: the file's last analysis, whose outline is reused around the edit."""
     outline = parse(view.text, previous.outline if previous is not None else None)
     findings = check(
@@ -69,6 +70,7 @@ def analyse(
         utf8_error_offset=view.utf8_error_offset,
         outline=outline,
         hidden_prefix_bytes=view.hidden_prefix_bytes,
+        user_memory=view.user_memory,
     )
     references: frozenset[tuple[str, str]] = frozenset()
     if stale is not None and view.size_bytes <= ENTRY_CHECKS_LIMIT:

@@ -27,9 +27,12 @@ if TYPE_CHECKING:
         MemoryAddArgs,
         MemoryConsolidateArgs,
         MemoryReplaceArgs,
+        MoveToWorkspaceArgs,
+        OpenUserMemoryArgs,
         RecordArgs,
         SetReviewArgs,
         StagedArgs,
+        TargetArgs,
         WorkspaceArgs,
     )
 
@@ -58,10 +61,10 @@ MEMORY_REPLACE: Command[MemoryReplaceArgs] = Command("metis.memoryReplace")
 MEMORY_CONSOLIDATE: Command[MemoryConsolidateArgs] = Command("metis.memoryConsolidate")
 ASSEMBLE_PROMPT: Command[AssemblePromptArgs] = Command("metis.assemblePrompt")
 USAGE: Command[WorkspaceArgs] = Command("metis.usage")
-TIDY: Command[FileArgs] = Command("metis.tidy")
+TIDY: Command[TargetArgs] = Command("metis.tidy")
 READ: Command[WorkspaceArgs] = Command("metis.read")
 APPLY_EDIT: Command[ApplyEditArgs] = Command("metis.applyEdit")
-SHOW_PROPOSAL: Command[FileArgs] = Command("metis.showConsolidationProposal")
+SHOW_PROPOSAL: Command[TargetArgs] = Command("metis.showConsolidationProposal")
 AGENT_HOSTS: Command[AgentHostsArgs] = Command("metis.agentHosts")
 CONNECT_AGENTS: Command[ConnectAgentsArgs] = Command("metis.connectAgents")
 AGENT_CONTEXT: Command[WorkspaceArgs] = Command("metis.agentContext")
@@ -79,6 +82,8 @@ REVIEW: Command[WorkspaceArgs] = Command("metis.review")
 SET_REVIEW: Command[SetReviewArgs] = Command("metis.setReview")
 REVIEW_ACCEPT: Command[StagedArgs] = Command("metis.reviewAccept")
 REVIEW_REJECT: Command[StagedArgs] = Command("metis.reviewReject")
+OPEN_USER_MEMORY: Command[OpenUserMemoryArgs] = Command("metis.openUserMemory")
+MOVE_TO_WORKSPACE: Command[MoveToWorkspaceArgs] = Command("metis.moveToWorkspace")
 
 SERVER_COMMANDS = frozenset(
     {
@@ -108,6 +113,8 @@ SERVER_COMMANDS = frozenset(
         SET_REVIEW,
         REVIEW_ACCEPT,
         REVIEW_REJECT,
+        OPEN_USER_MEMORY,
+        MOVE_TO_WORKSPACE,
     }
 )
 
@@ -153,10 +160,10 @@ def argument_models() -> dict[str, type[BaseModel]]:
         MEMORY_CONSOLIDATE: args.MemoryConsolidateArgs,
         ASSEMBLE_PROMPT: args.AssemblePromptArgs,
         USAGE: args.WorkspaceArgs,
-        TIDY: args.FileArgs,
+        TIDY: args.TargetArgs,
         READ: args.WorkspaceArgs,
         APPLY_EDIT: args.ApplyEditArgs,
-        SHOW_PROPOSAL: args.FileArgs,
+        SHOW_PROPOSAL: args.TargetArgs,
         AGENT_HOSTS: args.AgentHostsArgs,
         CONNECT_AGENTS: args.ConnectAgentsArgs,
         AGENT_CONTEXT: args.WorkspaceArgs,
@@ -174,4 +181,6 @@ def argument_models() -> dict[str, type[BaseModel]]:
         SET_REVIEW: args.SetReviewArgs,
         REVIEW_ACCEPT: args.StagedArgs,
         REVIEW_REJECT: args.StagedArgs,
+        OPEN_USER_MEMORY: args.OpenUserMemoryArgs,
+        MOVE_TO_WORKSPACE: args.MoveToWorkspaceArgs,
     }

@@ -8,6 +8,11 @@ analysis at once (no added latency); changes while it is busy only mark it dirty
 and when the analysis finishes one more runs on the latest state.
 A burst of keystrokes or writes therefore costs at most two analyses, however
 long it is. Disk refreshes that change nothing send nothing.
+
+The user memory is refreshed as a workspace's file is (its key is `USER_MEMORY_KEY`), and its
+usage is a part of every workspace's (`userMemory`), since every workspace's prompt holds it:
+a change of it sends each workspace's usage again, and a workspace's is sent once the user
+memory's is known too.
 """
 
 from __future__ import annotations
@@ -24,14 +29,14 @@ from ..store.files import MemoryFile
 from ..store.usage import Usage
 from .diagnostics import FileAnalysis, analyse
 from .protocol import USAGE_CHANGED
-from .usage_text import usage_json
+from .usage_text import USER_MEMORY_PART, usage_json, user_memory_json
 from .views import buffer_view, disk_view
 from .workspaces import FileKey, Folder
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
-    from ..analysis.stale import StaleCheck
+    from ..analysis.workspace_specific import EntryScan
     from .workspaces import Workspaces
 
 
@@ -39,7 +44,9 @@ class StaleSource(Protocol):
     """Where the core's analyses get each folder's stale-reference check (the
     `stale_refs` feature installs itself; without it nothing is stale)."""
 
-    def check_for(self, folder: Folder) -> StaleCheck | None: ...
+    def check_for(self, folder: Folder) -> EntryScan | None:
+        """A workspace's stale-reference check (`stale.StaleCheck`), or for the user memory
+        the workspace-specific check against every open workspace."""
 
     def analysed(self, folder: Folder) -> None:
         """A folder's files were analysed: the references they make may have changed."""
@@ -74,7 +81,7 @@ INLINE_CHARS = 64 * 1024
 
 
 def _analyse_disk(
-    folder: Folder, file: MemoryFile, encoding: str, stale: StaleCheck | None
+    folder: Folder, file: MemoryFile, encoding: str, stale: EntryScan | None
 ) -> FileAnalysis:
     return analyse(disk_view(folder, file), encoding, stale)
 
@@ -88,6 +95,8 @@ class Refresher:
         self._uri_of: dict[FileKey, str] = {}
         self._usage: dict[str, dict[MemoryFile, Usage]] = {}
         self._usage_sent: dict[str, dict[str, dict[str, object]]] = {}
+        self._user_usage: dict[str, object] | None = None
+        """The user memory's part of every workspace's usage, once known."""
         self._errors: dict[FileKey, str] = {}
         """The last read error of each unreadable file (logged once, not on every refresh)."""
         self.analyses: dict[FileKey, FileAnalysis] = {}
@@ -102,7 +111,7 @@ class Refresher:
             self._start(key)
 
     def request_folder(self, folder: Folder) -> None:
-        for file in MemoryFile:
+        for file in folder.store.files:
             self.request(folder.file_key(file))
 
     def resend_usage(self, folder: Folder) -> None:
@@ -154,7 +163,7 @@ class Refresher:
         doc = self._ls.open_document(key)
         if doc is not None:
             text = doc.source
-            view = buffer_view(file, doc.uri, text, doc.version)
+            view = buffer_view(file, doc.uri, text, doc.version, user_memory=folder.user_memory)
             if len(text) <= INLINE_CHARS:
                 # A memory-sized buffer analyses in well under a millisecond: a thread
                 # hop would cost more than the work.
@@ -202,7 +211,7 @@ class Refresher:
         if analysis is not None:
             self.analyses[key] = analysis
             self._publish_analysis(key, analysis)
-            self._update_usage(folder, analysis.usage)
+            self._update_usage(folder, analysis.usage, analysis.view.exists)
             self._ls.stale.analysed(folder)
         else:
             # Unreadable (`.metis` became a file, permissions...): nothing stale may stand
@@ -237,12 +246,24 @@ class Refresher:
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
 
-    def _update_usage(self, folder: Folder, usage: Usage) -> None:
+    def _update_usage(self, folder: Folder, usage: Usage, exists: bool = True) -> None:
+        """`exists`: whether the file is there (one that cannot be read is)."""
+        if folder.user_memory:
+            part = user_memory_json(usage, folder.store.path(usage.file), exists)
+            if part != self._user_usage:
+                self._user_usage = part
+                for workspace in self._ls.folders.all():
+                    self._send_usage(workspace)
+            return
         usages = self._usage.setdefault(folder.key, {})
         usages[usage.file] = usage
-        if len(usages) < len(MemoryFile):
+        self._send_usage(folder)
+
+    def _send_usage(self, folder: Folder) -> None:
+        usages = self._usage.get(folder.key, {})
+        if len(usages) < len(MemoryFile) or self._user_usage is None:
             return
-        payload = usage_json(usages)
+        payload = {**usage_json(usages), USER_MEMORY_PART: self._user_usage}
         if self._usage_sent.get(folder.key) == payload:
             return
         self._usage_sent[folder.key] = payload

@@ -46,6 +46,7 @@ from .features import (
     proposal,
     stale_refs,
     sync,
+    user_memory,
 )
 from .refresh import Refresher, StaleSource
 from .views import FileView, buffer_view, disk_view
@@ -53,7 +54,7 @@ from .wire import MetisProtocol, serve_stdio
 from .workspaces import FileKey, Folder, Workspaces
 
 if TYPE_CHECKING:
-    from ..analysis.stale import StaleCheck
+    from ..analysis.workspace_specific import EntryScan
 
 log = logging.getLogger(__name__)
 S = TypeVar("S")
@@ -62,7 +63,7 @@ S = TypeVar("S")
 class _NothingStale:
     """The stale source until the `stale_refs` feature installs itself."""
 
-    def check_for(self, folder: Folder) -> StaleCheck | None:
+    def check_for(self, folder: Folder) -> EntryScan | None:
         return None
 
     def analysed(self, folder: Folder) -> None:
@@ -132,7 +133,13 @@ class MetisLanguageServer(LanguageServer):
         proposal = self.analysed_as.get(uri)
         if proposal is not None:
             document = self.workspace.get_text_document(uri)
-            view = buffer_view(proposal[1], uri, document.source, document.version)
+            view = buffer_view(
+                proposal[1],
+                uri,
+                document.source,
+                document.version,
+                user_memory=proposal[0].user_memory,
+            )
             return analyse(view, self.encoding, self.stale.check_for(proposal[0]))
         located = self.folders.locate(uri)
         if located is None:
@@ -151,7 +158,7 @@ class MetisLanguageServer(LanguageServer):
             and cached.view.text == doc.source
         ):
             return cached
-        view = buffer_view(file, doc.uri, doc.source, doc.version)
+        view = buffer_view(file, doc.uri, doc.source, doc.version, user_memory=folder.user_memory)
         return analyse(view, self.encoding, self.stale.check_for(folder))
 
     async def analysis_for(self, folder: Folder, file: MemoryFile, uri: str) -> FileAnalysis | None:
@@ -170,7 +177,9 @@ class MetisLanguageServer(LanguageServer):
         key = folder.file_key(file)
         doc = self.open_document(key)
         if doc is not None:
-            return buffer_view(file, doc.uri, doc.source, doc.version)
+            return buffer_view(
+                file, doc.uri, doc.source, doc.version, user_memory=folder.user_memory
+            )
         cached = self.refresher.analyses.get(key)
         if cached is not None and cached.view.source == "disk":
             return cached.view
@@ -250,6 +259,7 @@ def create_server() -> MetisLanguageServer:
         host_prompt,
         agent_context,
         agent_memory,
+        user_memory,
     )
     for feature in features:
         feature.register(server)

@@ -3,14 +3,28 @@ both files ``metis.usage`` returns (the numbers themselves are `store.usage.Usag
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from pygls.uris import from_fs_path
+
 from ..store.errors import fmt_bytes
 from ..store.files import MemoryFile
 from ..store.usage import Usage
+
+USER_MEMORY_PART = "userMemory"
+"""The user memory's entry beside the workspace's two files in ``metis.usage`` and
+``metis/usageChanged`` (every workspace's prompt holds it)."""
 
 
 def usage_json(usages: dict[MemoryFile, Usage]) -> dict[str, dict[str, object]]:
     """``{"MEMORY.md": {...}, "USER.md": {...}}`` in file order."""
     return {f.value: usages[f].to_json() for f in MemoryFile if f in usages}
+
+
+def user_memory_json(usage: Usage, path: Path, exists: bool) -> dict[str, object]:
+    """The user memory's usage, as a file's, with where it is and whether it is there (a
+    user memory not written yet is 0 B and `exists` false; nothing creates it but a write)."""
+    return {**usage.to_json(), "path": str(path), "uri": from_fs_path(str(path)), "exists": exists}
 
 
 def lens_title(usage: Usage) -> str:

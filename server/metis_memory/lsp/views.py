@@ -28,14 +28,19 @@ class FileView:
     exists: bool = True
     hidden_prefix_bytes: int = 0
     """Bytes of the file before `text` (a byte-order mark editors do not show)."""
+    user_memory: bool = False
+    """The user memory's USER.md (its findings name it so; its entries are checked against
+    the open workspaces)."""
 
     @property
     def usage(self) -> Usage:
         return Usage(self.file, self.size_bytes, self.source)
 
 
-def buffer_view(file: MemoryFile, uri: str, text: str, version: int | None) -> FileView:
-    return FileView(file, uri, text, "buffer", utf8_size(text), version)
+def buffer_view(
+    file: MemoryFile, uri: str, text: str, version: int | None, *, user_memory: bool = False
+) -> FileView:
+    return FileView(file, uri, text, "buffer", utf8_size(text), version, user_memory=user_memory)
 
 
 def editor_text(text: str) -> str:
@@ -52,7 +57,9 @@ def disk_view(folder: Folder, file: MemoryFile) -> FileView:
     try:
         snap = folder.store.snapshot(file)
     except MemoryFileTooLarge as exc:
-        return FileView(file, folder.file_uri(file), "", "disk", exc.size, None)
+        return FileView(
+            file, folder.file_uri(file), "", "disk", exc.size, None, user_memory=folder.user_memory
+        )
     folder.remember_disk_text(file, editor_text(snap.text))
     return FileView(
         file,
@@ -64,4 +71,5 @@ def disk_view(folder: Folder, file: MemoryFile) -> FileView:
         snap.utf8_error_offset,
         snap.exists,
         len(BOM_UTF8) if snap.text.startswith("\ufeff") else 0,
+        folder.user_memory,
     )

@@ -6,6 +6,12 @@ folders are ones (a folder named `.metis` stands for its parent, as Emacs makes 
 the project root outside version control). Any `.metis/MEMORY.md` or `.metis/USER.md` the
 client opens elsewhere (no folder at all, a monorepo opened at its root, an unrelated
 folder) makes its directory an *adopted* workspace for as long as a file of it is open.
+
+The user memory (one USER.md beside no workspace, read in every one: `MemoryStore.for_user()`)
+is a folder of its own, `Workspaces.user`, never among the workspaces (`all()`), so nothing
+done per workspace (budgets, stale references, agents' files, `workspace` arguments) takes it
+for one; its USER.md is a memory document wherever it is opened, under its path or under a
+path that resolves to it, whatever folders the client has (none too).
 """
 
 from __future__ import annotations
@@ -34,6 +40,11 @@ PROPOSAL_SCHEME = "metis-proposal"
 
 FileKey = tuple[str, MemoryFile]
 """(folder key, file): one memory file of one workspace folder."""
+
+USER_MEMORY_KEY = "user-memory"
+"""The user memory's folder key (no path is one: every folder key is absolute)."""
+USER_MEMORY_NAME = "your user memory"
+"""How the user memory is named to a person, where a workspace is named by its folder's."""
 
 
 def _same_folder(uri: str, path: Path) -> bool:
@@ -96,6 +107,8 @@ class Folder:
     store: MemoryStore
     adopted: bool = False
     """Not a client folder: tracked while a memory file of it is open."""
+    user_memory: bool = False
+    """The user memory's (`Workspaces.user`): its store holds USER.md alone."""
     client_uris: set[str] = field(default_factory=set)
     """The client folders that stand for it (`/p` and `/p/.metis` may both be open)."""
     on_event: Callable[[Folder, MemoryEvent], None] | None = None
@@ -113,7 +126,7 @@ class Folder:
 
     @property
     def key(self) -> str:
-        return folder_key(self.path)
+        return USER_MEMORY_KEY if self.user_memory else folder_key(self.path)
 
     @property
     def metis_dir(self) -> Path:
@@ -133,22 +146,45 @@ class Folder:
         (importing the tools costs pydantic, which startup does not need)."""
         if self._dispatcher is None:
             from ..store.events import EventSink
-            from ..tools import memory_dispatcher
+            from ..tools import ToolDispatcher, memory_dispatcher, register_user_memory_tools
 
             sink = EventSink()
             callback = self.on_event
             if callback is not None:
                 sink.subscribe(lambda event: callback(self, event))
-            self._dispatcher = memory_dispatcher(self.store, sink)
+            if self.user_memory:  # the user memory's three tools alone
+                self._dispatcher = ToolDispatcher()
+                register_user_memory_tools(self._dispatcher, self.store, sink)
+            else:
+                self._dispatcher = memory_dispatcher(self.store, sink)
         return self._dispatcher
+
+
+def user_memory_folder(
+    store: MemoryStore, on_event: Callable[[Folder, MemoryEvent], None] | None = None
+) -> Folder:
+    """The user memory as a folder: its key is `USER_MEMORY_KEY`, its path the folder
+    holding its USER.md (what its URI names)."""
+    path = store.path(MemoryFile.USER).parent
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    return Folder(uri, USER_MEMORY_NAME, path, store, user_memory=True, on_event=on_event)
 
 
 class Workspaces:
     """The folders the client has open, by folder key."""
 
-    def __init__(self, on_event: Callable[[Folder, MemoryEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_event: Callable[[Folder, MemoryEvent], None] | None = None,
+        user_store: MemoryStore | None = None,
+    ) -> None:
         self._folders: dict[str, Folder] = {}
         self._on_event = on_event
+        self.user = user_memory_folder(user_store or MemoryStore.for_user(), on_event)
+        """The user memory (found from the environment, as every door finds it)."""
+        self._user_file = self.user.store.path(MemoryFile.USER)
+        self._user_real: str | None = None
         self._located: dict[str, tuple[Folder, MemoryFile] | None] = {}
         """locate() per URI (asked on every keystroke); cleared when folders change."""
 
@@ -156,7 +192,14 @@ class Workspaces:
         return list(self._folders.values())
 
     def get(self, key: str) -> Folder | None:
+        """A workspace by its key, or the user memory by `USER_MEMORY_KEY`."""
+        if key == USER_MEMORY_KEY:
+            return self.user
         return self._folders.get(key)
+
+    def _store(self, path: Path) -> MemoryStore:
+        """A workspace's store, composing the one user memory (not one per workspace)."""
+        return MemoryStore(path).with_user_memory(self.user.store)
 
     def add(self, uri: str, name: str | None = None) -> Folder | None:
         """Start tracking the folder at `uri` (a no-op for one already tracked)."""
@@ -176,7 +219,7 @@ class Workspaces:
             uri,
             name or path.name or str(path),
             path,
-            MemoryStore(path),
+            self._store(path),
             on_event=self._on_event,
             client_uris={uri},
         )
@@ -201,7 +244,7 @@ class Workspaces:
             root_uri,
             root.name or str(root),
             root,
-            MemoryStore(root),
+            self._store(root),
             adopted=True,
             on_event=self._on_event,
         )
@@ -254,9 +297,23 @@ class Workspaces:
         path = uri_to_path(uri)
         found = memory_file_of(path) if path is not None else None
         if found is None:
+            if path is not None and self.is_user_memory(path):
+                return self.user, MemoryFile.USER
             return None
         folder = self._folders.get(folder_key(found[0]))
         return (folder, found[1]) if folder is not None else None
+
+    def is_user_memory(self, path: Path) -> bool:
+        """Whether `path` is the user memory's USER.md: its path, or one that resolves to
+        the same file (a config folder reached through a symlink, as dotfiles often are).
+        Resolved only for a file named USER.md, once per URI (`locate` keeps answers)."""
+        if path.name != MemoryFile.USER.value:
+            return False
+        if folder_key(path) == folder_key(self._user_file):
+            return True
+        if self._user_real is None:
+            self._user_real = os.path.realpath(self._user_file)
+        return os.path.realpath(path) == self._user_real
 
     def locate_proposal(self, uri: str) -> tuple[Folder, MemoryFile] | None:
         """The workspace and file a consolidation proposal is for: the VS Code extension's
@@ -267,11 +324,24 @@ class Workspaces:
             return None
         name = unquote(parts.path).rsplit("/", 1)[-1]
         file = next((f for f in MemoryFile if name == f"{f.value[:-3]} proposal.md"), None)
-        path = uri_to_path(unquote(parts.query))
+        query = unquote(parts.query)
+        if file is MemoryFile.USER and self.designates_user_memory(query):
+            return self.user, file
+        path = uri_to_path(query)
         if file is None or path is None:
             return None
         folder = self._folders.get(folder_key(memory_root(path)))
         return (folder, file) if folder is not None else None
+
+    def designates_user_memory(self, uri: str) -> bool:
+        """Whether a proposal's query names the user memory: `user-memory`, or the URI of
+        its folder or of its USER.md."""
+        if uri == USER_MEMORY_KEY:
+            return True
+        path = uri_to_path(uri) if ":" in uri else None
+        if path is None:
+            return False
+        return folder_key(path) == folder_key(self.user.path) or self.is_user_memory(path)
 
     def resolve(self, workspace: object) -> Folder:
         """The folder a command's optional `workspace` argument designates."""

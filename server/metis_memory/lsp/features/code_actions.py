@@ -3,7 +3,12 @@ edits for the editor to apply (so they land in its undo history and the server
 never writes a file). The two fixes that need the editor's own UI are client-side
 commands (`metis.openConsolidation`, `metis.replaceEntryPrompt`) the server does not
 register, offered only to clients that declare them (`client_options`); a client that
-can show documents gets "Show consolidation proposal" instead of the first."""
+can show documents gets "Show consolidation proposal" instead of the first.
+
+In the user memory the same fixes are offered, their commands addressed to it (`file`
+"user-memory"), and an entry that names something of an open workspace can be moved to that
+workspace's MEMORY.md (`metis.moveToWorkspace`: the server adds it there, then removes it
+here, through the tools)."""
 
 from __future__ import annotations
 
@@ -24,11 +29,18 @@ from ..arguments import CommandError, invalid, parse
 from ..context import ServerContext
 from ..diagnostics import FileAnalysis
 from ..edit_shapes import QUICKFIX, EditShapes, wanted
-from ..protocol import APPLY_EDIT, OPEN_CONSOLIDATION, REPLACE_ENTRY_PROMPT, SHOW_PROPOSAL
+from ..protocol import (
+    APPLY_EDIT,
+    MOVE_TO_WORKSPACE,
+    OPEN_CONSOLIDATION,
+    REPLACE_ENTRY_PROMPT,
+    SHOW_PROPOSAL,
+)
 from ..views import FileView
-from ..workspaces import Folder
+from ..workspaces import USER_MEMORY_NAME, Folder
 from . import budget_actions, stale_refs
 from .budget_docs import BudgetDocuments
+from .commands import USER_MEMORY
 from .proposal import can_show_documents
 
 KINDS = [QUICKFIX]
@@ -53,6 +65,18 @@ class _Builder(EditShapes):
         entry adds its diagnostic to it rather than a second "Remove" to the menu."""
         self.selected: set[int] = set()
         """Entries offered "Consolidate … with this entry selected" already."""
+        self.moved: set[int] = set()
+        """Entries offered their moves to a workspace already."""
+        self.user_memory = folder.user_memory
+        self.name = USER_MEMORY_NAME if self.user_memory else self.view.file.value
+        """How titles name the file: "MEMORY.md", or "your user memory"."""
+
+    def target(self, **more: object) -> dict[str, object]:
+        """A command's argument naming this file: `file` and `workspace`, or for the user
+        memory `file` "user-memory" alone."""
+        if self.user_memory:
+            return {"file": USER_MEMORY, **more}
+        return {"file": self.view.file.value, "workspace": self.folder.uri, **more}
 
     def text_edit(self, lines: LineIndex, change: fixes.TextChange) -> types.TextEdit:
         return self.edit_of(lines, change, self.analysis.encoding)
@@ -110,7 +134,7 @@ class _Builder(EditShapes):
 
     # ---- per finding -------------------------------------------------------------
     def for_finding(self, finding: Finding, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
-        name = self.view.file.value
+        name = self.name
         entry = finding.entry
         if finding.code in ("duplicate-entry", "empty-entry") and entry is not None:
             title = removal_title(finding)
@@ -122,8 +146,10 @@ class _Builder(EditShapes):
             return [self.fix(title, fixes.redact(finding.secret), diagnostic, preferred=True)]
         if finding.code == "stale-reference" and entry is not None:
             return self.stale(finding, diagnostic)
+        if finding.code == "workspace-specific" and entry is not None:
+            return self.move_to_workspace(finding, diagnostic)
         if finding.code in CAP_CODES:
-            argument: dict[str, object] = {"file": name, "workspace": self.folder.uri}
+            argument = self.target()
             actions = []
             if OPEN_CONSOLIDATION in self.client_commands:
                 actions.append(
@@ -148,14 +174,14 @@ class _Builder(EditShapes):
         """Point the entry at where the file went (when exactly one of its name exists), or
         remove the entry."""
         from ...analysis.references import Reference
-        from ...analysis.stale import workspace_path
+        from ...analysis.stale import StaleCheck, workspace_path
 
         assert finding.entry is not None
         actions = []
         data = finding.data or {}
         check = self.ls.stale.check_for(self.folder)
         facts = stale_refs.facts_of(self.ls, self.folder)
-        if data.get("reference") == "path" and check is not None and facts is not None:
+        if data.get("reference") == "path" and isinstance(check, StaleCheck) and facts is not None:
             target = str(data.get("target", ""))
             missing = workspace_path(
                 Reference("path", target, 0, 0, 0, bool(data.get("fromFile"))), check.file_dir
@@ -176,21 +202,41 @@ class _Builder(EditShapes):
         actions += self.remove(finding.entry, title, diagnostic)
         if OPEN_CONSOLIDATION in self.client_commands and finding.entry.index not in self.selected:
             self.selected.add(finding.entry.index)
-            name = self.view.file.value
-            argument: dict[str, object] = {
-                "file": name,
-                "workspace": self.folder.uri,
-                "select": finding.entry.text,
-            }
-            title = f"Consolidate {name} with this entry selected…"
+            argument = self.target(select=finding.entry.text)
+            title = f"Consolidate {self.name} with this entry selected…"
             actions.append(self.command(title, OPEN_CONSOLIDATION, argument, diagnostic))
+        return actions
+
+    def move_to_workspace(
+        self, finding: Finding, diagnostic: types.Diagnostic
+    ) -> list[types.CodeAction]:
+        """ "Move to shop's MEMORY.md" for each workspace the entry names something of (the
+        first preferred): the server adds it there, then removes it from the user memory."""
+        from ...analysis.workspace_specific import move_title
+
+        assert finding.entry is not None
+        if finding.entry.index in self.moved:
+            return []
+        self.moved.add(finding.entry.index)
+        actions = []
+        workspaces = (finding.data or {}).get("workspaces", [])
+        for n, workspace in enumerate(workspaces):
+            argument: dict[str, object] = {
+                "entry": finding.entry.text,
+                "workspace": workspace["uri"],
+            }
+            action = self.command(
+                move_title(workspace["name"]), MOVE_TO_WORKSPACE, argument, diagnostic
+            )
+            action.is_preferred = n == 0 or None
+            actions.append(action)
         return actions
 
     def tidy(self, diagnostic: types.Diagnostic | None) -> types.CodeAction | None:
         change = fixes.minimal_change(self.view.text, self.analysis.tidied())
         if change is None:
             return None
-        return self.fix(f"Tidy {self.view.file.value}", change, diagnostic)
+        return self.fix(f"Tidy {self.name}", change, diagnostic)
 
     # ---- per entry ---------------------------------------------------------------
     def for_entry(self, entry: Entry, target: FileView | None) -> list[types.CodeAction]:
@@ -200,8 +246,7 @@ class _Builder(EditShapes):
             if move is not None:
                 actions.append(move)
         if REPLACE_ENTRY_PROMPT in self.client_commands:
-            file, workspace = self.view.file.value, self.folder.uri
-            argument: dict[str, object] = {"file": file, "old": entry.text, "workspace": workspace}
+            argument = self.target(old=entry.text)
             title = f"Replace entry {entry_name(entry)}…"
             actions.append(self.command(title, REPLACE_ENTRY_PROMPT, argument, None))
         return actions
@@ -266,8 +311,13 @@ async def code_actions(
             if finding.code in ("duplicate-entry", "empty-entry") and finding.entry is not None:
                 fixed_entries.add(finding.entry.index)
     entry = analysis.outline.entry_at(start)
+    if entry is not None:  # its moves to a workspace, wherever on it the cursor is
+        for finding, diagnostic in zip(analysis.findings, analysis.diagnostics, strict=True):
+            if finding.code == "workspace-specific" and finding.entry == entry:
+                actions += builder.move_to_workspace(finding, diagnostic)
     if entry is not None and entry.index not in fixed_entries:
-        target = await ls.view_of(folder, other_file(file))
+        # (the user memory has no other file: its entries move to a workspace on a finding)
+        target = None if folder.user_memory else await ls.view_of(folder, other_file(file))
         actions += builder.for_entry(entry, target)
     return builder.answer(actions)
 

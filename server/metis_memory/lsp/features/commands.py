@@ -5,6 +5,10 @@ Every command takes one JSON object, validated by its pydantic model
 -32602 (invalid params), every other failure -32803 (LSP RequestFailed). Writes go through
 the tool dispatcher (same validation as the agent's tools, same events), in a worker
 thread because the store takes a file lock and fsyncs.
+
+`file` "user-memory" is the user memory (one USER.md read in every workspace): its writes go
+through its own tools (`user_memory_add`, `user_memory_replace`, `user_memory_consolidate`), and
+`workspace` is then not needed.
 """
 
 from __future__ import annotations
@@ -29,14 +33,15 @@ from ..protocol import (
     MEMORY_EVICTION,
     MEMORY_REPLACE,
     MEMORY_UPDATED,
+    OPEN_USER_MEMORY,
     READ,
     TIDY,
     USAGE,
     Command,
 )
-from ..usage_text import usage_json
+from ..usage_text import USER_MEMORY_PART, usage_json, user_memory_json
 from ..views import editor_text
-from ..workspaces import Folder, WorkspaceArgumentError
+from ..workspaces import USER_MEMORY_NAME, Folder, WorkspaceArgumentError
 from .history_notes import by_client, review_changed, write_landed
 
 if TYPE_CHECKING:
@@ -54,7 +59,14 @@ TOOL_OF = {
     MEMORY_REPLACE: "memory_replace",
     MEMORY_CONSOLIDATE: "memory_consolidate",
 }
+USER_TOOL_OF = {
+    MEMORY_ADD: "user_memory_add",
+    MEMORY_REPLACE: "user_memory_replace",
+    MEMORY_CONSOLIDATE: "user_memory_consolidate",
+}
 _OPERATION_OF = {MEMORY_ADD: "add", MEMORY_REPLACE: "replace", MEMORY_CONSOLIDATE: "consolidate"}
+USER_MEMORY = "user-memory"
+"""`file` of a command about the user memory (`command_args.USER_MEMORY`)."""
 _WRITES = ThreadPoolExecutor(max_workers=2, thread_name_prefix="metis-write")
 """Writes wait for the lock (up to 30 s behind a stopped holder): in a pool of their own,
 they never hold up the reads (hover, usage, read, prompt) that share the default one."""
@@ -81,6 +93,24 @@ def take_folder(ls: ServerContext, command: str, workspace: str | None) -> Folde
         raise CommandError("invalid_input", f"invalid input for {command}: {exc}") from None
 
 
+def take_file(
+    ls: ServerContext, command: str, file: str, workspace: str | None
+) -> tuple[Folder, MemoryFile]:
+    """The memory file a command's `file` (and `workspace`) designate: "user-memory" is the
+    user memory, whatever the workspace (none need be open)."""
+    if file == USER_MEMORY:
+        return ls.folders.user, MemoryFile.USER
+    return take_folder(ls, command, workspace), MemoryFile(file)
+
+
+def named(folder: Folder, file: MemoryFile, *, start: bool = False) -> str:
+    """How a person's message names the file: "MEMORY.md", or "your user memory" ("Your
+    user memory" to begin a sentence)."""
+    if not folder.user_memory:
+        return file.value
+    return USER_MEMORY_NAME[0].upper() + USER_MEMORY_NAME[1:] if start else USER_MEMORY_NAME
+
+
 # ---- the commands ----------------------------------------------------------------
 async def memory_write(
     ls: ServerContext, command: Command[WriteArgs], args: tuple[Any, ...]
@@ -93,17 +123,16 @@ async def memory_write(
     from ..command_args import MemoryConsolidateArgs, tool_input
 
     params = parse(command, args)
-    folder = take_folder(ls, command, params.workspace)
-    file = MemoryFile(params.file)
+    folder, file = take_file(ls, command, params.file, params.workspace)
     await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
     dispatcher = folder.dispatcher()
     expected = params.expectedHash if isinstance(params, MemoryConsolidateArgs) else None
+    tool, given = TOOL_OF[command], tool_input(params)
+    if folder.user_memory:  # its own tools: the same input less `file`
+        tool = USER_TOOL_OF[command]
+        del given["file"]
     write = functools.partial(
-        dispatcher.dispatch,
-        TOOL_OF[command],
-        tool_input(params),
-        expected_hash=expected,
-        by=by_client(ls, params.via),
+        dispatcher.dispatch, tool, given, expected_hash=expected, by=by_client(ls, params.via)
     )
     try:
         result = await in_writer(write)
@@ -152,7 +181,8 @@ async def refuse_unsaved(
             continue
         raise CommandError(
             "unsaved_changes",
-            f"{file.value} has unsaved changes in the editor: save or revert them first, then "
+            f"{named(folder, file, start=True)} has unsaved changes in the editor: save or "
+            "revert them first, then "
             f"retry. Nothing was written (the {operation} would have replaced the file under "
             "your edits).",
         )
@@ -179,13 +209,44 @@ def consolidation_prompt(args: tuple[Any, ...]) -> str:
     from ...tools.redaction import redact
 
     params = parse(CONSOLIDATION_PROMPT, args)
-    return prompt(MemoryFile(params.file), redact(params.text))
+    user_memory = params.file == USER_MEMORY
+    file = MemoryFile.USER if user_memory else MemoryFile(params.file)
+    return prompt(file, redact(params.text), user_memory=user_memory)
 
 
 async def usage(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
-
+    """Both files of the workspace, and (`userMemory`) the user memory its prompt holds."""
     folder = take_folder(ls, USAGE, parse(USAGE, args).workspace)
-    return usage_json(await current_usage(ls, folder))
+    found = usage_json(await current_usage(ls, folder))
+    return {**found, USER_MEMORY_PART: await user_memory_usage(ls)}
+
+
+async def user_memory_usage(ls: ServerContext) -> dict[str, object]:
+    """The user memory's size (its buffer's when open), where it is, and whether it is there."""
+    user = ls.folders.user
+    path = user.store.path(MemoryFile.USER)
+    doc = ls.open_document(user.file_key(MemoryFile.USER))
+    if doc is not None:
+        return user_memory_json(Usage(MemoryFile.USER, utf8_size(doc.source), "buffer"), path, True)
+    state = await asyncio.to_thread(read_disk, user.store, MemoryFile.USER)
+    exists = state.snapshot.exists if state.snapshot is not None else True
+    return user_memory_json(state.usage, path, exists)
+
+
+async def open_user_memory(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
+    """`metis.openUserMemory {}`: where the user memory is, and whether it exists (nothing is
+    created: the first write does that). A client opens `uri`, or, when it is missing, offers
+    to add an entry (`metis.memoryAdd` with `file` "user-memory")."""
+    parse(OPEN_USER_MEMORY, args)
+    user = ls.folders.user
+    path = user.store.path(MemoryFile.USER)
+    answer: dict[str, object] = {"path": str(path), "uri": user.file_uri(MemoryFile.USER)}
+    try:
+        answer["exists"] = await asyncio.to_thread(user.store.exists, MemoryFile.USER)
+    except MemoryStoreError as exc:  # there, but not to be used (another user's, a folder)
+        answer["exists"] = True
+        answer["error"] = from_store_error(exc).person_text
+    return answer
 
 
 async def read(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, dict[str, object]]:
@@ -213,14 +274,14 @@ async def current_usage(ls: ServerContext, folder: Folder) -> dict[MemoryFile, U
 
 
 async def tidy(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
+    """The file's tidy proposal; `file` is as asked ("user-memory" for the user memory)."""
     from ...analysis.tidy import tidy as tidy_text
 
     params = parse(TIDY, args)
-    folder = take_folder(ls, TIDY, params.workspace)
-    file = MemoryFile(params.file)
+    folder, file = take_file(ls, TIDY, params.file, params.workspace)
     text = await current_text(ls, folder, file)
     content = tidy_text(text)
-    return {"file": file.value, "content": content, "changed": content != text}
+    return {"file": params.file, "content": content, "changed": content != text}
 
 
 async def current_text(ls: ServerContext, folder: Folder, file: MemoryFile) -> str:
@@ -281,3 +342,7 @@ def register(server: ServerContext) -> None:
     @server.command(READ)
     async def read_command(ls: ServerContext, *args: Any) -> dict[str, dict[str, object]]:
         return await read(ls, args)
+
+    @server.command(OPEN_USER_MEMORY)
+    async def open_user_memory_command(ls: ServerContext, *args: Any) -> dict[str, object]:
+        return await open_user_memory(ls, args)

@@ -339,7 +339,7 @@ async def _check_outside(ls: ServerContext, folder: Folder) -> None:
     try:
         while True:
             checks.again.discard(folder.key)
-            buffers = {file: latest_texts(ls, folder, file) for file in MemoryFile}
+            buffers = {file: latest_texts(ls, folder, file) for file in folder.store.files}
             found = await asyncio.to_thread(newest_records, folder.store, buffers)
             first = folder.key not in checks.begun
             checks.begun.add(folder.key)
@@ -414,7 +414,7 @@ def newest_records(
     A disk that reads as one of the file's open `buffers` is left to the editor's save
     notification (`saved`), which records it as the person's edit."""
     newest: dict[MemoryFile, tuple[int, bool]] = {}
-    for file in MemoryFile:
+    for file in store.files:
         try:
             if not store.history(file, limit=1):
                 continue

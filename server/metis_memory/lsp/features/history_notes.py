@@ -70,7 +70,8 @@ def history_changed(
     if seen.last.get(key) == record_id and not known:
         return
     seen.last[key] = record_id
-    ls.notify(HISTORY_CHANGED, {"workspace": folder.uri, "file": file.value})
+    scope = {"scope": "user"} if folder.user_memory else {}  # (as the store's events say it)
+    ls.notify(HISTORY_CHANGED, {"workspace": folder.uri, "file": file.value, **scope})
 
 
 def write_landed(ls: ServerContext, folder: Folder, write: WriteResult) -> None:

@@ -1,6 +1,6 @@
 """The session: initialize, the workspaces (the client's folders and the ones adopted from
-open memory files), the watcher of their `.metis/` (and of its review inbox), shutdown and
-exit."""
+open memory files), the watcher of their `.metis/` (and of its review inbox) and of the user
+memory, shutdown and exit."""
 
 from __future__ import annotations
 
@@ -17,12 +17,14 @@ from ..capabilities import resolve
 from ..context import ServerContext
 from ..documents import LspWorkspace
 from ..views import disk_view
-from ..workspaces import Folder, folder_key
+from ..workspaces import USER_MEMORY_KEY, Folder, folder_key
 
 
 def start(ls: ServerContext) -> None:
-    """After `initialized`: track the folders, publish, watch."""
+    """After `initialized`: track the folders, publish, watch. The user memory is analysed
+    first: every workspace's usage carries its part, and is sent once it is known."""
     ls.loop = asyncio.get_running_loop()
+    refresh_user_memory(ls)
     folders = list(ls.workspace.folders.values())
     if folders:
         for wf in folders:
@@ -33,6 +35,7 @@ def start(ls: ServerContext) -> None:
     watching.watcher = MemoryWatcher(
         lambda path: ls.call_on_loop(disk_changed, ls, folder_key(path)),
         on_inbox=lambda path: ls.call_on_loop(inbox_changed, ls, folder_key(path)),
+        on_user_memory=lambda: ls.call_on_loop(disk_changed, ls, USER_MEMORY_KEY),
     )
     folders_changed(ls, added=ls.folders.all())
 
@@ -61,13 +64,18 @@ def folders_changed(ls: ServerContext, added: list[Folder]) -> None:
     for folder in added:
         _adopt_open_documents(ls, folder)
         ls.refresher.request_folder(folder)
+    refresh_user_memory(ls)  # checked against the open workspaces, which changed
     watch(ls)
     ls.fan_out.folders_were_added(added)  # budgets.toml followed, auto memory published
 
 
+def refresh_user_memory(ls: ServerContext) -> None:
+    ls.refresher.request(ls.folders.user.file_key(MemoryFile.USER))
+
+
 class MemoryWatching:
     """The one watcher of every workspace's `.metis/` (and of its review inbox, for those
-    that follow it: `inbox_changes`, on the loop)."""
+    that follow it: `inbox_changes`, on the loop), and of the user memory."""
 
     def __init__(self) -> None:
         self.watcher: MemoryWatcher | None = None
@@ -81,13 +89,14 @@ class MemoryWatching:
 def watch(ls: ServerContext) -> None:
     watcher = ls.state(MemoryWatching).watcher
     if watcher is not None:
-        watcher.set_folders(f.path for f in ls.folders.all())
+        watcher.set_folders((f.path for f in ls.folders.all()), user_memory=ls.folders.user.path)
 
 
 def drop(ls: ServerContext, folder: Folder) -> None:
     """Forget an adopted workspace: nothing of it is open any more."""
     ls.folders.drop(folder)
     ls.refresher.forget_folder(folder)
+    refresh_user_memory(ls)
     watch(ls)
 
 
@@ -102,11 +111,12 @@ def _adopt_open_documents(ls: ServerContext, folder: Folder) -> None:
 
 
 def disk_changed(ls: ServerContext, key: str) -> None:
-    """The watcher saw a change in a folder's `.metis/` (on the loop)."""
+    """The watcher saw a change in a folder's `.metis/`, or of the user memory (on the
+    loop)."""
     folder = ls.folders.get(key)
     if folder is None:
         return
-    for file in MemoryFile:
+    for file in folder.store.files:
         file_key = folder.file_key(file)
         if file_key not in ls.open_uris:  # an open file follows its buffer
             ls.refresher.request(file_key)

@@ -54,11 +54,10 @@ def _write_private(path: Path, text: str) -> None:
 
 async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...analysis.tidy import tidy
-    from .commands import current_text, take_folder
+    from .commands import current_text, take_file
 
     params = parse(SHOW_PROPOSAL, args)
-    folder = take_folder(ls, SHOW_PROPOSAL, params.workspace)
-    file = MemoryFile(params.file)
+    folder, file = take_file(ls, SHOW_PROPOSAL, params.file, params.workspace)
     if not can_show_documents(ls):
         raise CommandError(
             "invalid_input",
@@ -82,7 +81,7 @@ async def show_proposal(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, o
     uri = from_fs_path(str(path))
     assert uri is not None
     result = await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
-    return {"file": file.value, "uri": uri, "shown": bool(result and result.success)}
+    return {"file": params.file, "uri": uri, "shown": bool(result and result.success)}
 
 
 class ProposalDocuments:
@@ -104,11 +103,12 @@ class ProposalDocuments:
                 return False
             ls.analysed_as[uri] = found
         ls.refresher.publish_document(uri, ls.analysis_of_open(uri))
-        file = ls.analysed_as[uri][1]
+        folder, file = ls.analysed_as[uri]
         size = utf8_size(ls.workspace.get_text_document(uri).source)
         usage = Usage(file, size, "buffer").to_json()
         del usage["source"], usage["over_soft_cap"], usage["over_hard_cap"]
-        payload = {"uri": uri, "file": file.value, **usage}
+        scope = {"scope": "user"} if folder.user_memory else {}  # (as the store's events say)
+        payload = {"uri": uri, "file": file.value, **scope, **usage}
         if self.sent.get(uri) != payload:
             self.sent[uri] = payload
             ls.notify(PROPOSAL_USAGE, payload)

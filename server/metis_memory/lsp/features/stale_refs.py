@@ -2,7 +2,12 @@
 `.metis/budgets.toml`), and keeping it fresh without a keystroke. The client is asked to
 watch exactly the paths the entries name and the files declaring make/npm/just/task/tox
 targets (`workspace/didChangeWatchedFiles`); a change there re-analyses that folder's two
-files. The server never walks the tree for this."""
+files. The server never walks the tree for this.
+
+The user memory gets the workspace-specific check instead (`analysis/workspace_specific.py`):
+its entries against every open workspace's facts (the same facts, kept here per folder), made
+again when the folders change; it is analysed again whenever a workspace's facts may have
+(a declaring file read, a watched path changed)."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from .budget_docs import BudgetDocuments
 
 if TYPE_CHECKING:
     from ...analysis.stale import StaleCheck
+    from ...analysis.workspace_specific import EntryScan, WorkspaceSpecificCheck
     from ...workspace.facts import WorkspaceFacts
     from ..workspaces import Folder
 
@@ -44,6 +50,10 @@ class StaleState:
         self.watched: dict[str, set[Path]] = {}
         """Folder key -> the paths its entries name (and its declaring files), watched."""
         self.watch: watched_files.FileWatch | None = None
+        self.user_check: tuple[tuple[tuple[str, str, str], ...], WorkspaceSpecificCheck] | None = (
+            None
+        )
+        """The user memory's check, and the (key, name, URI) of the folders it was made for."""
 
     def stop(self) -> None:
         if self.watch is not None:
@@ -56,11 +66,17 @@ class StaleReferences:
     def __init__(self, ls: ServerContext) -> None:
         self.ls = ls
 
-    def check_for(self, folder: Folder) -> StaleCheck | None:
+    def check_for(self, folder: Folder) -> EntryScan | None:
+        if folder.user_memory:
+            return user_check(self.ls)
         return check_for(self.ls, folder)
 
     def analysed(self, folder: Folder) -> None:
-        analysed(self.ls, folder)
+        if not folder.user_memory:
+            analysed(self.ls, folder)
+            return
+        for workspace in self.ls.folders.all():  # its references are watched in each
+            analysed(self.ls, workspace)
 
 
 def facts_of(ls: ServerContext, folder: Folder) -> WorkspaceFacts | None:
@@ -74,15 +90,48 @@ def register(server: ServerContext) -> None:
     server.fan_out.stopping.append(server.state(StaleState).stop)
 
 
-def check_for(ls: ServerContext, folder: Folder) -> StaleCheck | None:
-    """The folder's check, made again only when its `[stale] severity` changes."""
-    from ...workspace.facts import WorkspaceFacts, stale_check
+def _facts(ls: ServerContext, folder: Folder) -> WorkspaceFacts:
+    """The folder's workspace facts (made on first use, and again when its path moved)."""
+    from ...workspace.facts import WorkspaceFacts
 
     facts = ls.state(StaleState).facts.get(folder.key)
     if facts is None or facts.root != folder.path:
         facts = WorkspaceFacts(folder.path, defer=functools.partial(_read_then_refresh, ls, folder))
         ls.state(StaleState).facts[folder.key] = facts
         ls.state(StaleState).checks.pop(folder.key, None)
+    return facts
+
+
+def user_check(ls: ServerContext) -> WorkspaceSpecificCheck:
+    """The user memory's check against every open workspace, made again when they change
+    (one added or removed, renamed, or adopted under another URI)."""
+    from ...analysis.workspace_specific import OpenWorkspace, WorkspaceSpecificCheck
+
+    folders = ls.folders.all()
+    signature = tuple((f.key, f.name, f.uri) for f in folders)
+    state = ls.state(StaleState)
+    if state.user_check is None or state.user_check[0] != signature:
+        workspaces = []
+        for folder in folders:
+            facts = _facts(ls, folder)
+            workspaces.append(
+                OpenWorkspace(folder.name, folder.uri, facts.resolves, facts.declared)
+            )
+        state.user_check = (signature, WorkspaceSpecificCheck(workspaces))
+    return state.user_check[1]
+
+
+def refresh_user_memory(ls: ServerContext) -> None:
+    """Analyse the user memory again: what the open workspaces hold may have changed."""
+    user = ls.folders.user
+    ls.refresher.request(user.file_key(MemoryFile.USER))
+
+
+def check_for(ls: ServerContext, folder: Folder) -> StaleCheck | None:
+    """The folder's check, made again only when its `[stale] severity` changes."""
+    from ...workspace.facts import stale_check
+
+    facts = _facts(ls, folder)
     severity = ls.state(BudgetDocuments).catalog(folder.path).stale_severity
     cached = ls.state(StaleState).checks.get(folder.key)
     if cached is None or cached[0] != severity:
@@ -108,15 +157,18 @@ def _read_then_refresh(ls: ServerContext, folder: Folder, read: Callable[[], obj
             log.error("reading for the stale check failed", exc_info=future.exception())
         if not ls.stopping and ls.folders.get(folder.key) is folder:
             ls.refresher.request_folder(folder)
+            refresh_user_memory(ls)  # a target it declares may make an entry specific
 
     loop.run_in_executor(None, read).add_done_callback(done)
 
 
 def referenced(ls: ServerContext, folder: Folder) -> frozenset[tuple[str, str]]:
-    """(kind, path or target) of every reference the folder's analysed files make."""
+    """(kind, path or target) of every reference the folder's analysed files make, and the
+    user memory's (a path it names appearing in the folder makes an entry of it specific)."""
     found: frozenset[tuple[str, str]] = frozenset()
-    for file in MemoryFile:
-        analysis = ls.refresher.analyses.get(folder.file_key(file))
+    keys = [folder.file_key(file) for file in MemoryFile]
+    for key in [*keys, ls.folders.user.file_key(MemoryFile.USER)]:
+        analysis = ls.refresher.analyses.get(key)
         if analysis is not None:
             found |= analysis.references
     return found
@@ -200,6 +252,7 @@ def client_watches(ls: ServerContext) -> bool:
 
 
 def _recheck_all(ls: ServerContext) -> None:
+    refresh_user_memory(ls)
     for key in list(ls.state(StaleState).watched):
         facts = ls.state(StaleState).facts.get(key)
         if facts is not None:
@@ -218,6 +271,7 @@ def files_changed(ls: ServerContext, changes: list[types.FileEvent]) -> None:
             changed.add(Path(os.path.normpath(fs_path)))
     if not changed:
         return
+    refresh_user_memory(ls)  # (its references are checked against the disk on each analysis)
     for key, paths in list(ls.state(StaleState).watched.items()):
         if paths & changed:
             facts = ls.state(StaleState).facts.get(key)
