@@ -523,7 +523,9 @@ def guarded_replace(
     store's lock. A write that lands in between is read and judged again."""
     for _round in range(REPLACE_ROUNDS):
         snap = store.snapshot(file)  # one that cannot be read: the store's error, as the write's
-        refuse_replace(tool, file.value, snap.text, old, new, part)
+        refuse_replace(
+            tool, file.value, snap.text, old, new, part, user_memory=store.is_user_memory
+        )
         try:
             return store.replace(
                 file,

@@ -158,7 +158,14 @@ def _article(kind: str) -> str:
 
 
 def refuse_replace(
-    tool: str, file: str, text: str, old: str, new: str, part: str = "new text"
+    tool: str,
+    file: str,
+    text: str,
+    old: str,
+    new: str,
+    part: str = "new text",
+    *,
+    user_memory: bool | None = None,
 ) -> None:
     """`memory_replace` of `old` by `new` in `text` (the file as read before the write), in
     this order:
@@ -178,12 +185,12 @@ def refuse_replace(
       replace makes a match (`AKIA…z`, then `z` taken off).
 
     When `old` is not in the file once, only `new` is checked (the store then answers that
-    it is not found, or not unique).
+    it is not found, or not unique). `user_memory`: as for `refuse_new_secrets`.
     """
     f = parse_memory_file(file)
     at = text.find(old)
     if at < 0 or text.find(old, at + 1) >= 0:
-        refuse_new_secrets(tool, part, new, old, f)
+        refuse_new_secrets(tool, part, new, old, f, user_memory=user_memory)
         return
     there = find_secrets(text)
     if any(m.start < at + len(old) and at < m.end for m in there):
@@ -195,7 +202,7 @@ def refuse_replace(
         size, now = utf8_size(after), utf8_size(text)
         error = MemoryHardCapExceeded(f.value, "replace", now, size, caps.soft, caps.hard)
         raise ToolExecutionError("hard_cap_exceeded", str(error), people=store_error(error))
-    refuse_new_secrets(tool, part, new, old)
+    refuse_new_secrets(tool, part, new, old, user_memory=user_memory)
     spliced = new_secrets(text, after, there=there)
     if spliced:
-        raise _refused(tool, "file after it", after, spliced)
+        raise _refused(tool, "file after it", after, spliced, user_memory)

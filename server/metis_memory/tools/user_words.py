@@ -20,7 +20,8 @@ from .definitions import USER_MEMORY
 NAMED_LATER = "the user memory"
 """The user memory named a second time in one message."""
 
-_CODE = re.compile(r"`[^`\n]*`")
+_CODE = re.compile(r"`[^`\n]*`|“[^”\n]*”")
+"""Code spans, and an entry quoted as the log quotes one (its words are the user's)."""
 _FILE = re.compile(r"(?<![\w/\\.])USER\.md(?!\w| read in every workspace)")
 _TOOL = re.compile(r"(?<!\w)memory_(add|replace|consolidate)\b")
 _DOT_METIS = re.compile(r"(?<![\w/\\])\.metis/USER\.md(?!\w)")
@@ -39,28 +40,30 @@ def for_person(text: str, path: str) -> str:
     return in_user_memory_words(text, named=f"your user memory ({path})", path=path)
 
 
-def in_user_memory_words(text: str, *, named: str, path: str | None) -> str:
+def in_user_memory_words(text: str, *, named: str, path: str | None, tools: bool = True) -> str:
     """`text`, a message about `USER.md`, about the user memory instead: its first mention
     `named`, the others "the user memory"; `.metis/USER.md` its `path` (when given); the
-    spec's tools the user memory's; in a `metis-memory ...` command, FILE left out and
-    `--user` put in. Text in other code spans is left alone."""
+    spec's tools the user memory's (unless not `tools`: a door with no such tools); in a
+    `metis-memory ...` command, FILE left out and `--user` put in. Text in other code spans,
+    and a quoted entry, is left alone."""
     parts: list[str] = []
     mentioned = [False]
     last = 0
     for code in _CODE.finditer(text):
-        parts.append(_prose(text[last : code.start()], named, path, mentioned))
+        parts.append(_prose(text[last : code.start()], named, path, mentioned, tools))
         parts.append(_command(code.group()))
         last = code.end()
-    parts.append(_prose(text[last:], named, path, mentioned))
+    parts.append(_prose(text[last:], named, path, mentioned, tools))
     return "".join(parts)
 
 
-def _prose(text: str, named: str, path: str | None, mentioned: list[bool]) -> str:
+def _prose(text: str, named: str, path: str | None, mentioned: list[bool], tools: bool) -> str:
     text = text.replace(_PALETTE, USER_MEMORY_PALETTE)
     if path is not None:
         text = _DOT_METIS.sub(lambda _m: path, text)
     text = text.replace("current USER.md", "current user memory")
-    text = _TOOL.sub(r"user_memory_\1", text)
+    if tools:
+        text = _TOOL.sub(r"user_memory_\1", text)
 
     def name(match: re.Match[str]) -> str:
         possessive = match.string.startswith("'s", match.end())
@@ -90,6 +93,8 @@ _COMMANDS = frozenset(
 
 def _command(code: str) -> str:
     """A code span naming a `metis-memory` command: the same command on the user memory."""
+    if not code.startswith("`"):
+        return code
     words = code.strip("`").split(" ")
     if len(words) < 2 or words[0] != "metis-memory" or words[1] not in _COMMANDS:
         return code
