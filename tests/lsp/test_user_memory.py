@@ -17,7 +17,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from support.lsp_session import CLIENT_COMMANDS, MetisClient, apply_workspace_edit
+from support.lsp_session import CLIENT_COMMANDS, MetisClient, apply_workspace_edit, hover, lenses
 from support.lsp_values import file_uri, span
 from support.memory_files import write_memory
 
@@ -462,3 +462,72 @@ async def test_a_move_to_a_workspace_that_has_the_entry_only_removes_it(
         shop / ".metis" / "MEMORY.md"
     ).read_text() == "- the shop's ENTRY point is `src/app.py`\n"
     assert path.read_text() == "# About me\n\n- Answer in British English\n"
+
+
+# ---- attacked ------------------------------------------------------------------------------
+async def test_the_lens_and_hover_name_the_user_memory(
+    client: MetisClient, user_config_home: Path
+) -> None:
+    path = write_user_memory(user_config_home, "# About me\n- Answer in British English\n")
+    await client.start_session([])
+    client.open(path)
+    (lens,) = await lenses(client, path)
+    assert lens.command is not None
+    assert lens.command.title.startswith("Your user memory (USER.md in every workspace): 39 B · ")
+    shown = await hover(client, path, 0, 2)
+    assert shown is not None and isinstance(shown.contents, types.MarkupContent)
+    assert shown.contents.value.startswith("**Your user memory (USER.md in every workspace)**")
+
+
+async def test_a_user_memory_folder_others_may_write_is_reported_not_used(
+    client: MetisClient, user_config_home: Path, workspace: Path
+) -> None:
+    """What it says would reach every workspace: the store refuses it, and the editor says
+    why where the size would be, never "0 B, within caps"."""
+    path = write_user_memory(user_config_home, "- planted by someone else\n")
+    path.parent.chmod(0o777)
+    await client.start_session([workspace])
+    note = await client.wait_for_note(
+        "metis/usageChanged", lambda p: p["usage"]["userMemory"]["level"] == "error"
+    )
+    part = note["usage"]["userMemory"]
+    assert part["exists"] is True and "error" in part
+    assert "read or written as your user memory" in part["error"]
+    assert part["state"].startswith("cannot be read — ")
+    opened = await client.command("metis.openUserMemory", {})
+    assert opened["exists"] is True and "chmod go-w" in opened["error"]
+    error = await client.command_error("metis.memoryAdd", {"file": "user-memory", "entry": "- x"})
+    assert "read or written as your user memory" in str(error)
+    assert path.read_text() == "- planted by someone else\n"
+    # The workspace's own memory is served as ever.
+    assert (await client.command("metis.usage", {}))["MEMORY.md"]["level"] == "ok"
+
+
+async def test_the_config_folder_opened_as_a_workspace_is_not_the_user_memory(
+    client: MetisClient, user_config_home: Path
+) -> None:
+    """~/.config opened as a folder: its `.metis/USER.md` and the user memory's are two
+    files, each with its own diagnostics."""
+    path = write_user_memory(user_config_home, "- a\n- A\n")
+    own = write_memory(user_config_home, "USER.md", "- b\n-\n")
+    await client.start_session([user_config_home])
+    await client.wait_for_codes(path, ["duplicate-entry"])
+    await client.wait_for_codes(own, ["empty-entry"])
+    usage = await client.command("metis.usage", {})
+    assert usage["USER.md"]["size_bytes"] == 6 and usage["userMemory"]["size_bytes"] == 8
+
+
+async def test_a_multi_line_entry_with_crlf_moves_whole(
+    client: MetisClient, user_config_home: Path, shop: Path
+) -> None:
+    entry = "- The shop's tests:\r\n  run `make itest` first"
+    text = "# About me\r\n\r\n" + entry + "\r\n- Answer in British English\r\n"
+    path = user_memory(user_config_home)
+    path.parent.mkdir(mode=0o700, parents=True)
+    path.write_bytes(text.encode())
+    path.chmod(0o600)
+    await client.start_session([shop])
+    await client.wait_for_codes(path, ["workspace-specific"])
+    await client.command("metis.moveToWorkspace", {"entry": entry, "workspace": file_uri(shop)})
+    assert (shop / ".metis" / "MEMORY.md").read_bytes() == (entry + "\r\n").encode()
+    assert path.read_bytes() == b"# About me\r\n\r\n- Answer in British English\r\n"

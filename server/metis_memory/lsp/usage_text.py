@@ -27,21 +27,27 @@ def user_memory_json(usage: Usage, path: Path, exists: bool) -> dict[str, object
     return {**usage.to_json(), "path": str(path), "uri": from_fs_path(str(path)), "exists": exists}
 
 
-def lens_title(usage: Usage) -> str:
+USER_MEMORY_TITLE = "Your user memory (USER.md in every workspace)"
+"""How the lens and hover name the user memory, where a workspace's file is its name."""
+
+
+def lens_title(usage: Usage, *, user_memory: bool = False) -> str:
     """One line for the code lens on the file's first line."""
+    name = USER_MEMORY_TITLE if user_memory else usage.file.value
     return (
-        f"{usage.file.value}: {fmt_bytes(usage.size_bytes)} · "
+        f"{name}: {fmt_bytes(usage.size_bytes)} · "
         f"{usage.percent_of_soft}% of {fmt_bytes(usage.soft_cap)} soft cap · "
         f"{usage.percent_of_hard}% of {fmt_bytes(usage.hard_cap)} hard cap · {usage.status}"
     )
 
 
-def hover_markdown(usage: Usage) -> str:
+def hover_markdown(usage: Usage, *, user_memory: bool = False) -> str:
     """The hover on the file's title: a small table of size against caps."""
     what = "editor buffer" if usage.source == "buffer" else "file on disk"
+    name = USER_MEMORY_TITLE if user_memory else usage.file.value
     return "\n".join(
         [
-            f"**{usage.file.value}** — {usage.status} ({what}, UTF-8 bytes)",
+            f"**{name}** — {usage.status} ({what}, UTF-8 bytes)",
             "",
             "| | bytes | used |",
             "|---|---:|---:|",
@@ -52,13 +58,14 @@ def hover_markdown(usage: Usage) -> str:
     )
 
 
-def hover_plaintext(usage: Usage) -> str:
+def hover_plaintext(usage: Usage, *, user_memory: bool = False) -> str:
     """The same hover for clients that show plain text only (a Markdown table there is
     raw pipes and dashes)."""
     what = "editor buffer" if usage.source == "buffer" else "file on disk"
+    name = USER_MEMORY_TITLE if user_memory else usage.file.value
     return "\n".join(
         [
-            f"{usage.file.value} — {usage.status} ({what}, UTF-8 bytes)",
+            f"{name} — {usage.status} ({what}, UTF-8 bytes)",
             f"size      {usage.size_bytes:>7,} B",
             f"soft cap  {usage.soft_cap:>7,} B  {usage.percent_of_soft}% used",
             f"hard cap  {usage.hard_cap:>7,} B  {usage.percent_of_hard}% used",

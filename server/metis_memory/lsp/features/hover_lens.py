@@ -34,7 +34,12 @@ async def hover(ls: ServerContext, params: types.HoverParams) -> types.Hover | N
     blamed = await history.blame_hover(ls, uri, outline, line)
     markdown = hover_kind(ls) is types.MarkupKind.Markdown
     if line == title_line(outline):
-        usage = hover_markdown(analysis.usage) if markdown else hover_plaintext(analysis.usage)
+        user = analysis.view.user_memory
+        usage = (
+            hover_markdown(analysis.usage, user_memory=user)
+            if markdown
+            else hover_plaintext(analysis.usage, user_memory=user)
+        )
         if blamed is not None:
             usage += "\n\n" + (markdown_escaped(blamed) if markdown else blamed)
         start, end = outline.line_starts[line], outline.line_ends[line]
@@ -94,7 +99,8 @@ def code_lens(ls: ServerContext, params: types.CodeLensParams) -> list[types.Cod
             if row
         ]
     # An empty command id: clients show the title as plain text (nothing to click).
-    command = types.Command(title=lens_title(analysis.usage), command="")
+    title = lens_title(analysis.usage, user_memory=analysis.view.user_memory)
+    command = types.Command(title=title, command="")
     return [
         types.CodeLens(
             range=types.Range(types.Position(0, 0), types.Position(0, 0)), command=command
