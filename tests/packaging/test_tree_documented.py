@@ -30,7 +30,7 @@ def documented() -> set[PurePosixPath]:
         if not line.startswith("| `"):
             continue
         first = line.split(" | ", 1)[0]
-        packages = re.findall(r"`(\w+)/`", first)
+        packages = re.findall(r"`([\w/]+?)/`", first)  # `hosts/imports/`: a subpackage
         if in_lsp:
             packages = ["lsp/features"] if packages == ["features"] else ["lsp"]
         if not packages:

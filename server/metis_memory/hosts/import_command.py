@@ -1,0 +1,254 @@
+"""`metis-memory import --from HOST`: the proposal (`hosts/imports/`) shown as a unified diff per
+place, with what was left out and why; then applied only when the user says so: `--dry-run`
+shows it and writes nothing, a terminal is asked "Apply these changes? [y/N]", `--yes` applies
+it (for scripts), and with neither and no terminal nothing is written."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ..store.memory_store import MemoryStore
+from .imports import (
+    ALL,
+    NAMES,
+    Applied,
+    ImportProposal,
+    TargetProposal,
+    UnknownHost,
+    apply,
+    parse_hosts,
+    propose,
+)
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+PROMPT = "Apply these changes? [y/N] "
+
+
+def import_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `import` subcommand's arguments."""
+    parser.description = (
+        "Bring in what agent hosts remember, for this workspace and for you: each entry placed "
+        "in the workspace's MEMORY.md or USER.md or in your user memory, duplicates of what is "
+        "there left out, secrets refused, each file within its caps. Shown as a diff, applied "
+        "only when you confirm (or pass --yes). The hosts' own files are only read."
+    )
+    parser.add_argument(
+        "--from",
+        dest="hosts",
+        action="append",
+        required=True,
+        metavar="HOST",
+        help=f"a host to import from, repeatable or comma-separated: {', '.join(NAMES)}, or {ALL}",
+    )
+    parser.add_argument(
+        "--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="print the proposal, write nothing")
+    parser.add_argument(
+        "--yes", "-y", action="store_true", help="apply without asking (for scripts)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print a JSON object (the proposal, what was applied)"
+    )
+
+
+def import_command(
+    args: argparse.Namespace,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    stdin = stdin or sys.stdin
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    try:
+        hosts = parse_hosts(args.hosts)
+    except UnknownHost as exc:
+        print(f"metis-memory: {exc}", file=err)
+        return EXIT_USAGE
+    folder = Path(args.workspace)
+    if not folder.is_dir():
+        print(f"metis-memory: workspace {args.workspace!r} is not a directory", file=err)
+        return EXIT_USAGE
+    store = MemoryStore(folder)
+    proposal = propose(store, hosts)
+    if args.json:
+        return _as_json(store, proposal, args, stdin, out, err)
+    if proposal.found_nothing:
+        print(nothing_found(proposal), file=out)
+        _skipped(proposal, out)
+        return EXIT_OK
+    report(proposal, out)
+    if not proposal.changed:
+        print("Nothing to add: no entry found is missing from your memory.", file=out)
+        return EXIT_OK
+    if args.dry_run:
+        print("Dry run: nothing was written.", file=out)
+        return EXIT_OK
+    answer = _confirmed(args, stdin, err)
+    if answer is None:
+        return EXIT_USAGE
+    if not answer:
+        print("Nothing was written.", file=out)
+        return EXIT_OK
+    from .actor import cli_provenance
+
+    applied = apply(store, proposal, cli_provenance())
+    for result in applied:
+        print(result.message, file=out if result.outcome in ("written", "staged") else err)
+    return EXIT_OK if all(a.outcome in ("written", "staged") for a in applied) else EXIT_FAIL
+
+
+def _confirmed(args: argparse.Namespace, stdin: TextIO, err: TextIO) -> bool | None:
+    """True to apply, False when the user said no; None (after saying why) when there is no
+    one to ask and no --yes."""
+    if args.yes:
+        return True
+    if not stdin.isatty():
+        print(
+            "metis-memory: import writes only what you confirm, and there is no terminal to "
+            "ask on: pass --yes to apply the proposal above, or --dry-run to only show it. "
+            "Nothing was written.",
+            file=err,
+        )
+        return None
+    err.write(PROMPT)
+    err.flush()
+    line = stdin.readline()
+    return line.strip().casefold() in ("y", "yes")
+
+
+def _as_json(
+    store: MemoryStore,
+    proposal: ImportProposal,
+    args: argparse.Namespace,
+    stdin: TextIO,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    document: dict[str, object] = {"proposal": proposal.to_json(), "applied": []}
+    if proposal.found_nothing:
+        document["message"] = nothing_found(proposal)
+    code = EXIT_OK
+    if proposal.changed and not args.dry_run:
+        answer = _confirmed(args, stdin, err)
+        if answer is None:
+            return EXIT_USAGE
+        if answer:
+            from .actor import cli_provenance
+
+            applied = apply(store, proposal, cli_provenance())
+            document["applied"] = [a.to_json() for a in applied]
+            if not all(a.outcome in ("written", "staged") for a in applied):
+                code = EXIT_FAIL
+    print(json.dumps(document, ensure_ascii=False), file=out)
+    return code
+
+
+def nothing_found(proposal: ImportProposal) -> str:
+    """ "No memory of claude, gemini found for /work/shop or for you (looked in: ...)"."""
+    looked = ", ".join(_home_relative(p) for p in proposal.looked_in)
+    return (
+        f"No memory of {', '.join(proposal.hosts)} found for {proposal.workspace} or for you "
+        f"(looked in: {looked})."
+    )
+
+
+def report(proposal: ImportProposal, out: TextIO) -> None:
+    """The proposal as a person reads it: per place, a unified diff, then what was left out."""
+    for target in proposal.targets:
+        _target(target, out)
+    _skipped(proposal, out)
+    shared = [t.target for t in proposal.targets if t.changed and t.target != "user-memory"]
+    if shared:
+        print(
+            f"Note: {' and '.join(shared)} {'is' if len(shared) == 1 else 'are'} committed with "
+            "the workspace: what is added there is shared with whoever clones it.",
+            file=out,
+        )
+
+
+def _target(target: TargetProposal, out: TextIO) -> None:
+    if not (target.added or target.duplicates or target.refused or target.problem):
+        return
+    title = (
+        f"Your user memory ({target.path})"
+        if target.target == "user-memory"
+        else (f"{target.target} ({target.path})")
+    )
+    print(f"== {title}", file=out)
+    if target.problem is not None:
+        print(f"Not proposed: {target.problem}.", file=out)
+    if target.added:
+        count = len(target.added)
+        hosts = sorted({a.host for a in target.added})
+        print(
+            f"{count} entr{'y' if count == 1 else 'ies'} to add from {', '.join(hosts)} "
+            f"({target.size:,} bytes after; soft cap {target.soft_cap:,}, hard cap "
+            f"{target.hard_cap:,}):",
+            file=out,
+        )
+        out.writelines(diff(target))
+    for duplicate in target.duplicates:
+        print(
+            f"Left out, already in {duplicate.of}: {_first_line(duplicate.text)} "
+            f"({_home_relative(duplicate.source)}:{duplicate.line})",
+            file=out,
+        )
+    for refused in target.refused:
+        print(
+            f"Refused: {_home_relative(refused.source)} line {refused.line} ({refused.host}) "
+            f"holds what looks like {_article(refused.rule)} {refused.rule}. Not imported: "
+            "memory goes into every prompt; keep the credential in a secret store and remember "
+            "where it lives.",
+            file=out,
+        )
+    statement = target.over_cap_statement()
+    if statement is not None:
+        print(statement, file=out)
+        print("Draft prompt to shorten it:", file=out)
+        prompt = target.draft_prompt() or ""
+        out.writelines(f"    {line}\n" for line in prompt.splitlines())
+    print(file=out)
+
+
+def diff(target: TargetProposal) -> list[str]:
+    """The unified diff from the file as it is to the file as proposed."""
+    shown = target.path
+    lines = difflib.unified_diff(
+        target.current.splitlines(keepends=True),
+        target.proposed.splitlines(keepends=True),
+        fromfile=f"{shown} (now)",
+        tofile=f"{shown} (proposed)",
+    )
+    return [line if line.endswith("\n") else line + "\n" for line in lines]
+
+
+def _skipped(proposal: ImportProposal, out: TextIO) -> None:
+    for skipped in proposal.skipped:
+        print(f"Not read: {_home_relative(skipped.path)}: {skipped.reason}.", file=out)
+
+
+def _article(kind: str) -> str:
+    return "an" if kind[:1].lower() in "aeiou" else "a"
+
+
+def _first_line(text: str) -> str:
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= 100 else line[:99] + "…"
+
+
+def _home_relative(path: str) -> str:
+    home = os.path.expanduser("~")
+    if home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+__all__ = ["Applied", "import_arguments", "import_command"]
