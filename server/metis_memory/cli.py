@@ -186,6 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help="workspace folder (default: the host's project dir, e.g. $CLAUDE_PROJECT_DIR, else .)",
     )
+    from .hosts.import_command import import_arguments
+
+    import_arguments(
+        sub.add_parser("import", help="bring in what agent hosts remember, as a diff you confirm")
+    )
     return parser
 
 
@@ -223,6 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             marker = max(args.marker_size, 1)
             return git_merge.run(args.base, args.ours, args.theirs, marker, args.path, sys.stderr)
         _warnings_to_stderr()
+        if args.command == "import":
+            from .hosts.import_command import import_command
+
+            return _flushed(args.command, lambda: import_command(args))
         history = HISTORY_COMMANDS.get(args.command)
         if history is not None:
             return _flushed(args.command, lambda: history(args))
