@@ -6,6 +6,7 @@ workspace's server is read, and heard, by another workspace's."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,16 @@ def client(workspace: Path, **options: Any) -> mcp.Client:
 def only_text(result: Any) -> str:
     assert len(result.content) == 1, result
     return str(text(result.content[0]))
+
+
+async def next_uri(events: Any, what: str) -> str | None:
+    """The URI of the next update a listen stream hears, within WAIT_S."""
+    try:
+        with anyio.fail_after(WAIT_S):
+            event = await events.__anext__()
+    except TimeoutError:
+        raise AssertionError(f"no resource update within {WAIT_S} s of {what}") from None
+    return getattr(event, "uri", None)
 
 
 def user_file(user_config_home: Path) -> Path:
@@ -129,24 +140,13 @@ async def test_a_subscriber_in_one_workspace_hears_a_write_from_another(
     first, second = folder(tmp_path, "a"), folder(tmp_path, "b")
     async with client(second) as listener, client(first) as writer:
         async with listener.listen(resource_subscriptions=[USER_MEMORY_URI]) as events:
-
-            async def next_uri(what: str) -> str | None:
-                try:
-                    with anyio.fail_after(WAIT_S):
-                        event = await events.__anext__()
-                except TimeoutError:
-                    raise AssertionError(
-                        f"no resource update within {WAIT_S} s of {what}"
-                    ) from None
-                return getattr(event, "uri", None)
-
             r = await writer.call_tool("user_memory_add", {"entry": "- Uses vim keys"})
             assert not r.is_error, only_text(r)
-            assert await next_uri("the other workspace's write") == USER_MEMORY_URI
+            assert await next_uri(events, "the other workspace's write") == USER_MEMORY_URI
             cli = [sys.executable, "-m", "metis_memory", "add", "--user", "- Likes tea"]
             done = await anyio.run_process(cli, cwd=first, check=False)
             assert done.returncode == 0, done.stderr
-            assert await next_uri("the CLI's write") == USER_MEMORY_URI
+            assert await next_uri(events, "the CLI's write") == USER_MEMORY_URI
         read = await listener.read_resource(USER_MEMORY_URI)
         assert text(read.contents[0]) == "- Uses vim keys\n- Likes tea\n"
 
@@ -216,3 +216,26 @@ async def test_an_unknown_resource_names_the_user_memorys(tmp_path: Path) -> Non
         with pytest.raises(mcp.MCPError) as caught:
             await c.read_resource("metis-memory://user-memory/MEMORY.md")
     assert USER_MEMORY_URI in str(caught.value)
+
+
+async def test_a_config_folder_made_by_the_servers_own_write_is_watched_from_then_on(
+    tmp_path: Path,
+) -> None:
+    """A fresh account has no config folder: the watch begins at the write that makes it, so
+    the CLI's write after it is heard too."""
+    config = tmp_path / "fresh" / "config"
+    workspace = folder(tmp_path, "ws")
+    params = mcp_server(str(workspace), env={"XDG_CONFIG_HOME": str(config)})
+    async with (
+        mcp.Client(params, client_info=CLIENT) as c,
+        c.listen(resource_subscriptions=[USER_MEMORY_URI]) as events,
+    ):
+        r = await c.call_tool("user_memory_add", {"entry": "- Uses vim keys"})
+        assert not r.is_error, only_text(r)
+        assert (config / "metis-memory" / "USER.md").read_text() == "- Uses vim keys\n"
+        assert await next_uri(events, "the server's own first write") == USER_MEMORY_URI
+        cli = [sys.executable, "-m", "metis_memory", "add", "--user", "- Likes tea"]
+        env = {**os.environ, "XDG_CONFIG_HOME": str(config)}
+        done = await anyio.run_process(cli, cwd=workspace, env=env, check=False)
+        assert done.returncode == 0, done.stderr
+        assert await next_uri(events, "the CLI's write after it") == USER_MEMORY_URI
