@@ -8,12 +8,13 @@ import { connectAgents } from './agents/connect';
 import type { Consolidation } from './views/consolidation';
 import type { HistoryNode, HistoryView } from './views/history';
 import type { ReviewInbox, StagedTarget } from './views/reviewInbox';
-import { chooseWorkspace } from './folders';
+import { chooseWorkspace, workspaceDoc } from './folders';
 import { formatBytes, utf8Length } from './views/format';
-import { addEntry, openMemoryFile, pickFile, replaceEntry } from './views/entryPrompts';
+import { addEntry, docFor, openMemoryFile, openUserMemoryFile, replaceEntry } from './views/entryPrompts';
+import { userMemory } from './views/userMemory';
 import { selectInterpreter } from './server/interpreterPicker';
 import { assemblePrompt, showPrompt } from './views/prompt';
-import { ClientCommand, isMemoryFileName, type OpenConsolidationArgs, type ReplaceEntryPromptArgs } from './protocol';
+import { ClientCommand, type OpenConsolidationArgs, type ReplaceEntryPromptArgs } from './protocol';
 import { textForPeople } from './server/commandError';
 import type { MetisServer } from './server/server';
 
@@ -42,18 +43,25 @@ export function registerCommands(
 
   register('metis.open.memory', () => openMemoryFile('MEMORY.md'));
   register('metis.open.user', () => openMemoryFile('USER.md'));
+  register('metis.open.userMemory', () => openUserMemoryFile(srv));
   register('metis.addEntry', () => addEntry(srv));
   register('metis.consolidate.memory', async () => {
     const folder = await chooseWorkspace();
-    if (folder) await consolidation.open(folder, 'MEMORY.md');
+    if (folder) await consolidation.open(workspaceDoc(folder, 'MEMORY.md'));
   });
   register('metis.consolidate.user', async () => {
     const folder = await chooseWorkspace();
-    if (folder) await consolidation.open(folder, 'USER.md');
+    if (folder) await consolidation.open(workspaceDoc(folder, 'USER.md'));
   });
+  register('metis.consolidate.userMemory', async () => {
+    const doc = await userMemory(srv);
+    if (doc) await consolidation.open(doc);
+  });
+  // From the server's code actions (and the messages over a soft cap): a workspace's file, or
+  // the user memory (`file` "user-memory", or its folder as `workspace`).
   register(ClientCommand.openConsolidation, async (args?: OpenConsolidationArgs) => {
-    const file = isMemoryFileName(args?.file) ? args.file : await pickFile('Consolidate which file?');
-    if (file) await consolidation.openFor(args?.workspace, file, chooseWorkspace, args?.select);
+    const doc = await docFor(srv, 'Consolidate which file?', args?.file, args?.workspace);
+    if (doc) await consolidation.open(doc, args?.select);
   });
   register('metis.applyConsolidation', (uri?: vscode.Uri) => consolidation.apply(uri));
   register('metis.draftWithModel', (uri?: vscode.Uri) => consolidation.draftWithModel(uri));
@@ -119,9 +127,11 @@ async function showActions(): Promise<void> {
   const actions: { label: string; command: string }[] = [
     { label: '$(go-to-file) Open MEMORY.md', command: 'metis.open.memory' },
     { label: '$(go-to-file) Open USER.md', command: 'metis.open.user' },
+    { label: '$(account) Open User Memory', command: 'metis.open.userMemory' },
     { label: '$(add) Add Entry…', command: 'metis.addEntry' },
     { label: '$(fold) Consolidate MEMORY.md…', command: 'metis.consolidate.memory' },
     { label: '$(fold) Consolidate USER.md…', command: 'metis.consolidate.user' },
+    { label: '$(fold) Consolidate User Memory…', command: 'metis.consolidate.userMemory' },
     { label: '$(plug) Connect Agents…', command: 'metis.setUpAgents' },
     { label: '$(history) Show Memory History', command: 'metis.showHistory' },
     { label: '$(inbox) Show Changes to Review', command: 'metis.review.show' },

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { MemoryFileName } from './protocol';
+import { USER_MEMORY, type MemoryFileName, type MemoryTarget } from './protocol';
 
 /** Virtual documents (prompt, proposal, a write's or a staged change's sides) carry their
  * workspace's key in the query. */
@@ -30,6 +30,23 @@ export function workspaceKey(uri: vscode.Uri | string): string {
 
 /** Workspaces the server has reported, by key: a document inside one is shown as it. */
 const reported = new Set<string>();
+
+/** The user memory's USER.md and its folder, as the server last said where they are (its
+ * usage, `metis.openUserMemory`): no workspace, whatever folder holds them. */
+let userMemory: { file: vscode.Uri; folder: vscode.Uri } | undefined;
+
+export function userMemoryReported(fileUri: string): void {
+  const file = vscode.Uri.parse(fileUri);
+  userMemory = { file, folder: vscode.Uri.joinPath(file, '..') };
+}
+
+/** Whether a key (a URI the server or a virtual document names) is the user memory's folder
+ * or its USER.md. */
+export function isUserMemoryKey(key: string): boolean {
+  if (!userMemory) return false;
+  const uri = workspaceKey(key);
+  return uri === userMemory.folder.toString() || uri === userMemory.file.toString();
+}
 
 export function workspaceReported(key: string): void {
   reported.add(workspaceKey(key));
@@ -58,7 +75,12 @@ function holds(dir: vscode.Uri, doc: vscode.Uri): boolean {
  * server reported that holds it; else its window folder. Undefined for documents of none.
  */
 export function workspaceOf(doc: vscode.Uri): MemoryWorkspace | undefined {
-  if (VIRTUAL_SCHEMES.has(doc.scheme)) return doc.query ? workspaceFromKey(doc.query) : undefined;
+  // The user memory (and a proposal for it) is no workspace's: an action then asks, or takes
+  // the only folder.
+  if (VIRTUAL_SCHEMES.has(doc.scheme)) {
+    return doc.query && !isUserMemoryKey(doc.query) ? workspaceFromKey(doc.query) : undefined;
+  }
+  if (isUserMemoryKey(doc.with({ scheme: 'file' }).toString())) return undefined;
   // An unsaved `.metis/USER.md` ("Open USER.md" of a new file) is about the file it will be.
   const file = doc.scheme === 'untitled' && doc.path.startsWith('/') ? doc.with({ scheme: 'file' }) : doc;
   if (file.scheme !== 'file') return undefined;
@@ -125,9 +147,47 @@ export function memoryFileUri(workspace: MemoryWorkspace, file: MemoryFileName):
 }
 
 /** Whether a document is a memory file, saved or about to be ("Open USER.md" of a new one):
- * worth starting the server for. */
+ * worth starting the server for. The user memory is one wherever the platform keeps it
+ * (`…/metis-memory/USER.md`); which one it is, is the server's to say. */
 export function isMemoryDocument(uri: vscode.Uri): boolean {
-  return (uri.scheme === 'file' || uri.scheme === 'untitled') && /\/\.metis\/(?:MEMORY|USER)\.md$/.test(uri.path);
+  return (
+    (uri.scheme === 'file' || uri.scheme === 'untitled') &&
+    /\/(?:\.metis\/(?:MEMORY|USER)|metis-memory\/USER)\.md$/.test(uri.path)
+  );
+}
+
+/**
+ * One memory file an action is about: a workspace's MEMORY.md or USER.md, or the user memory
+ * (`workspace` undefined). `file` is what the server's commands take; `name` is how a message
+ * names it ("MEMORY.md", "your user memory").
+ */
+export interface MemoryDoc {
+  readonly file: MemoryTarget;
+  readonly uri: vscode.Uri;
+  readonly workspace?: MemoryWorkspace;
+  readonly name: string;
+}
+
+export const USER_MEMORY_NAME = 'your user memory';
+
+export function workspaceDoc(workspace: MemoryWorkspace, file: MemoryFileName): MemoryDoc {
+  return { file, uri: memoryFileUri(workspace, file), workspace, name: file };
+}
+
+/** The user memory's USER.md at `fileUri` (the server's `uri` for it). */
+export function userMemoryDoc(fileUri: string): MemoryDoc {
+  userMemoryReported(fileUri);
+  return { file: USER_MEMORY, uri: vscode.Uri.parse(fileUri), name: USER_MEMORY_NAME };
+}
+
+/** "Your user memory" / "MEMORY.md": `name` to begin a sentence. */
+export function sentenceName(doc: MemoryDoc): string {
+  return doc.name.charAt(0).toUpperCase() + doc.name.slice(1);
+}
+
+/** `{file, workspace}` of a command about `doc` (the user memory needs no workspace). */
+export function docArgs(doc: MemoryDoc): { file: MemoryTarget; workspace?: string } {
+  return doc.workspace ? { file: doc.file, workspace: doc.workspace.uri.toString() } : { file: doc.file };
 }
 
 export async function readDisk(uri: vscode.Uri): Promise<string | undefined> {

@@ -10,6 +10,15 @@ export function isMemoryFileName(value: unknown): value is MemoryFileName {
   return value === 'MEMORY.md' || value === 'USER.md';
 }
 
+/** `file` of a command about the user memory (one USER.md read in every workspace). */
+export const USER_MEMORY = 'user-memory';
+/** What a command about one memory file takes: a workspace's file, or the user memory. */
+export type MemoryTarget = MemoryFileName | typeof USER_MEMORY;
+
+export function isMemoryTarget(value: unknown): value is MemoryTarget {
+  return isMemoryFileName(value) || value === USER_MEMORY;
+}
+
 /** How a size stands against its caps, as the server judges it. */
 export type UsageLevel = 'ok' | 'warning' | 'error';
 
@@ -30,7 +39,17 @@ export interface FileUsage {
   error?: string;
 }
 
-export type Usage = Record<MemoryFileName, FileUsage>;
+/** The user memory's usage: a file's, with its real path (and `file:` URI), and whether it is
+ * there yet (nothing makes it but a write: until then 0 B, `exists` false). */
+export interface UserMemoryUsage extends FileUsage {
+  path: string;
+  uri: string;
+  exists: boolean;
+}
+
+/** A workspace's two files, and the user memory every workspace's prompt holds (`userMemory`,
+ * sent once the server has read it). */
+export type Usage = Record<MemoryFileName, FileUsage> & { userMemory?: UserMemoryUsage };
 
 /** What a successful memoryAdd/Replace/Consolidate returns. */
 export interface WriteResult {
@@ -53,6 +72,8 @@ export interface WriteResult {
 /** `metis/memoryUpdated`: the spec's memory.updated payload plus the workspace folder URI. */
 export interface MemoryUpdatedParams {
   file: MemoryFileName;
+  /** "user" for a write of the user memory (`workspace` is then its folder's URI). */
+  scope?: 'user';
   operation: 'add' | 'replace' | 'consolidate';
   before_hash: string;
   after_hash: string;
@@ -64,6 +85,8 @@ export interface MemoryUpdatedParams {
 /** `metis/memoryEviction`: the spec's memory.eviction payload plus the workspace folder URI. */
 export interface MemoryEvictionParams {
   file: MemoryFileName;
+  /** "user" for the user memory (`workspace` is then its folder's URI). */
+  scope?: 'user';
   trigger: 'size_cap_exceeded' | 'manual';
   entries_evicted: number;
   size_before_bytes: number;
@@ -82,6 +105,8 @@ export interface UsageChangedParams {
 export interface ProposalUsageParams {
   uri: string;
   file: MemoryFileName;
+  /** "user": a proposal for the user memory. */
+  scope?: 'user';
   size_bytes: number;
   soft_cap: number;
   hard_cap: number;
@@ -90,7 +115,7 @@ export interface ProposalUsageParams {
 }
 
 export interface TidyResult {
-  file: MemoryFileName;
+  file: MemoryTarget;
   content: string;
   changed: boolean;
 }
@@ -131,6 +156,8 @@ export const ServerCommand = {
   setReview: 'metis.setReview',
   reviewAccept: 'metis.reviewAccept',
   reviewReject: 'metis.reviewReject',
+  openUserMemory: 'metis.openUserMemory',
+  moveToWorkspace: 'metis.moveToWorkspace',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -143,9 +170,16 @@ export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerComman
 export interface ServerCommandArgs {
   // via: the editor's language-model tools say so: the write is then an agent's (door
   // `language-model-tool`), staged for review when review is on (the answer is a StagedAnswer).
-  [ServerCommand.memoryAdd]: { file: MemoryFileName; entry: string; workspace?: string; via?: 'languageModelTool' };
+  // file: a workspace's MEMORY.md or USER.md, or the user memory ('user-memory': `workspace`
+  // is then not needed). (Spelt out: the contract test reads each field's type here.)
+  [ServerCommand.memoryAdd]: {
+    file: 'MEMORY.md' | 'USER.md' | 'user-memory';
+    entry: string;
+    workspace?: string;
+    via?: 'languageModelTool';
+  };
   [ServerCommand.memoryReplace]: {
-    file: MemoryFileName;
+    file: 'MEMORY.md' | 'USER.md' | 'user-memory';
     old: string;
     new: string;
     workspace?: string;
@@ -153,7 +187,7 @@ export interface ServerCommandArgs {
   };
   // expectedHash: sha256 of the file's bytes as last read; refused (`conflict`) if they changed.
   [ServerCommand.memoryConsolidate]: {
-    file: MemoryFileName;
+    file: 'MEMORY.md' | 'USER.md' | 'user-memory';
     content: string;
     workspace?: string;
     expectedHash?: string;
@@ -161,7 +195,7 @@ export interface ServerCommandArgs {
   };
   [ServerCommand.assemblePrompt]: { base: string; workspace?: string };
   [ServerCommand.usage]: { workspace?: string };
-  [ServerCommand.tidy]: { file: MemoryFileName; workspace?: string };
+  [ServerCommand.tidy]: { file: 'MEMORY.md' | 'USER.md' | 'user-memory'; workspace?: string };
   [ServerCommand.read]: { workspace?: string };
   // editorProvidesMcp: as connectAgents will be sent, so that `files` lists what it writes.
   [ServerCommand.agentHosts]: { workspace?: string; editorProvidesMcp?: boolean };
@@ -174,9 +208,9 @@ export interface ServerCommandArgs {
     expectedPlan?: string;
   };
   [ServerCommand.applyEdit]: { label: string; edit: Record<string, unknown> };
-  [ServerCommand.showConsolidationProposal]: { file: MemoryFileName; workspace?: string };
+  [ServerCommand.showConsolidationProposal]: { file: 'MEMORY.md' | 'USER.md' | 'user-memory'; workspace?: string };
   [ServerCommand.agentContext]: { workspace?: string };
-  [ServerCommand.consolidationPrompt]: { file: MemoryFileName; text: string };
+  [ServerCommand.consolidationPrompt]: { file: 'MEMORY.md' | 'USER.md' | 'user-memory'; text: string };
   // Both files when `files` is left out.
   [ServerCommand.createMemory]: { files?: MemoryFileName[]; workspace?: string };
   // refresh: only rewrite a launcher of ours that runs something else; never create one.
@@ -195,6 +229,11 @@ export interface ServerCommandArgs {
   [ServerCommand.setReview]: { workspace?: string; on: boolean };
   [ServerCommand.reviewAccept]: { workspace?: string; id: number };
   [ServerCommand.reviewReject]: { workspace?: string; id: number };
+  // Where the user memory is; nothing is created. (It takes an empty object.)
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  [ServerCommand.openUserMemory]: {};
+  // An entry of the user memory moved into a workspace's MEMORY.md (add there, then remove).
+  [ServerCommand.moveToWorkspace]: { entry: string; workspace: string; expectedHash?: string };
 }
 
 /** What each server command answers. */
@@ -225,6 +264,17 @@ export interface ServerCommandResults {
   [ServerCommand.setReview]: { on: boolean };
   [ServerCommand.reviewAccept]: WriteResult;
   [ServerCommand.reviewReject]: { rejected: number };
+  [ServerCommand.openUserMemory]: UserMemoryLocation;
+  [ServerCommand.moveToWorkspace]: unknown;
+}
+
+/** `metis.openUserMemory`: where the user memory is. `error`: it is there but not to be used
+ * (another user's folder, not a regular file), for people. */
+export interface UserMemoryLocation {
+  path: string;
+  uri: string;
+  exists: boolean;
+  error?: string;
 }
 
 /**
@@ -485,14 +535,14 @@ export const ServerNotification = {
 
 /** Arguments of `ClientCommand.openConsolidation`. */
 export interface OpenConsolidationArgs {
-  file: MemoryFileName;
+  file: MemoryTarget;
   workspace?: string;
   /** An entry's text, selected in the proposal (the entry a diagnostic is about). */
   select?: string;
 }
 
 export interface ReplaceEntryPromptArgs {
-  file: MemoryFileName;
+  file: MemoryTarget;
   old: string;
   workspace?: string;
 }

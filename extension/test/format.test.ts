@@ -9,14 +9,16 @@ import {
   formatUsage,
   percent,
   shownCap,
+  statusLabel,
   statusText,
   statusTooltip,
   stripFences,
   usageLine,
+  userMemoryLine,
   utf8Length,
   worstLevel,
 } from '../src/views/format';
-import type { FileUsage, Usage } from '../src/protocol';
+import type { FileUsage, Usage, UserMemoryUsage } from '../src/protocol';
 
 /** A payload as the server sends it: the level and its sentence are the server's. */
 function fu(size: number, soft: number, hard: number): FileUsage {
@@ -137,6 +139,62 @@ describe('level and status text', () => {
   });
   it('handles a zero cap without dividing by it', () => {
     assert.equal(percent(5, 0), '—');
+  });
+});
+
+describe('the user memory beside the workspace files', () => {
+  const PATH = '/home/ada/.config/metis-memory/USER.md';
+  const mine = (size: number, exists = true): UserMemoryUsage => ({
+    ...fu(size, 1536, 3072),
+    path: PATH,
+    uri: `file://${PATH}`,
+    exists,
+  });
+  it('shows its figure last, after the person icon, with its own level icon', () => {
+    assert.equal(
+      statusText({ ...usage(1843, 410), userMemory: mine(300) }),
+      'MEMORY 1.8/2 KB · USER 0.4/1.5 KB · $(account) 0.3/1.5 KB',
+    );
+    assert.equal(
+      statusText({ ...usage(100, 100), userMemory: mine(1600) }),
+      'MEMORY 0.1/2 KB · USER 0.1/1.5 KB · $(warning) $(account) 1.6/1.5 KB',
+    );
+    assert.equal(
+      statusLabel({ ...usage(100, 100), userMemory: mine(1600) }),
+      'MEMORY 0.1/2 KB · USER 0.1/1.5 KB · your user memory 1.6/1.5 KB',
+    );
+  });
+  it('counts in the item’s level once it is there, and not before', () => {
+    assert.equal(worstLevel({ ...usage(100, 100), userMemory: mine(1600) }), 'warning');
+    assert.equal(worstLevel({ ...usage(100, 100), userMemory: { ...mine(0, false), level: 'error' } }), 'ok');
+  });
+  it('is left out of the text before anything wrote it; the tooltip says where it will be', () => {
+    const none = { ...usage(1843, 410), userMemory: mine(0, false) };
+    assert.equal(statusText(none), 'MEMORY 1.8/2 KB · USER 0.4/1.5 KB');
+    assert.equal(
+      userMemoryLine(none.userMemory),
+      `Your user memory (\`${PATH}\`, read in every workspace): none yet; "Metis: Open User Memory" starts it`,
+    );
+    assert.match(statusTooltip('proj', none), /- Your user memory \(`\/home\/ada\/\.config\/metis-memory\/USER\.md`/);
+  });
+  it('names its real path in the tooltip line, with its bytes against its caps', () => {
+    assert.equal(
+      userMemoryLine(mine(312)),
+      `Your user memory (\`${PATH}\`, read in every workspace): 312 B — 20% of the 1,536 B soft cap ` +
+        '(the size to aim for), 10% of the 3,072 B hard cap (writes past it are refused); within budget',
+    );
+    assert.ok(statusTooltip('proj', { ...usage(1, 1), userMemory: mine(312) }).includes(userMemoryLine(mine(312))));
+    // A server from before the user memory sends no part: the tooltip is as it was.
+    assert.ok(!statusTooltip('proj', usage(1, 1)).includes('user memory'));
+  });
+  it('shows an unreadable user memory as such, with the server’s reason', () => {
+    const reason = 'the folder is not yours alone';
+    const broken = { ...mine(0), error: reason, level: 'error' as const, state: `cannot be read — ${reason}` };
+    assert.equal(
+      statusText({ ...usage(1, 1), userMemory: broken }),
+      'MEMORY 0.1/2 KB · USER 0.1/1.5 KB · $(error) $(account) unreadable',
+    );
+    assert.match(userMemoryLine(broken), /read in every workspace\): cannot be read — the folder is not yours alone$/);
   });
 });
 

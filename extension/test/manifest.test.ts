@@ -11,6 +11,7 @@ const root = path.resolve(__dirname, '..', '..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
   engines: { vscode: string };
   main: string;
+  activationEvents: string[];
   contributes: {
     languageModelTools: { name: string; modelDescription: string; inputSchema: unknown }[];
     commands: { command: string }[];
@@ -31,14 +32,21 @@ describe('package.json', () => {
   const py = JSON.parse(
     execFileSync(python, [
       '-c',
-      'import json; from metis_memory.tools.definitions import MEMORY_TOOL_DEFINITIONS as D; print(json.dumps([d.to_json() for d in D]))',
+      'import json; from metis_memory.tools.definitions import MEMORY_TOOL_DEFINITIONS as D, USER_MEMORY_TOOL_DEFINITIONS as U; print(json.dumps([d.to_json() for d in D + U]))',
     ]).toString(),
   ) as PyTool[];
 
-  it('contributes each memory tool with the schema and description the server uses', () => {
+  it('contributes each memory tool, the user memory’s too, with the schema and description the server uses', () => {
     assert.deepEqual(
       py.map((t) => t.name),
-      ['memory_add', 'memory_replace', 'memory_consolidate'],
+      [
+        'memory_add',
+        'memory_replace',
+        'memory_consolidate',
+        'user_memory_add',
+        'user_memory_replace',
+        'user_memory_consolidate',
+      ],
     );
     for (const t of py) {
       const contributed = tools.get(t.name);
@@ -73,6 +81,13 @@ describe('package.json', () => {
       properties: {},
       additionalProperties: false,
     });
+  });
+
+  it('activates for every language-model tool it contributes', () => {
+    const events = manifest.activationEvents;
+    for (const t of manifest.contributes.languageModelTools) {
+      assert.ok(events.includes(`onLanguageModelTool:${t.name}`), `no activation event for ${t.name}`);
+    }
   });
 
   it('does not register the server-owned command ids (vscode-languageclient does)', () => {

@@ -163,7 +163,16 @@ describe('the bundled server', () => {
         const tools = await client.listTools();
         assert.deepEqual(
           tools.map((t) => t.name).sort(),
-          ['memory_add', 'memory_assemble_prompt', 'memory_consolidate', 'memory_read', 'memory_replace'],
+          [
+            'memory_add',
+            'memory_assemble_prompt',
+            'memory_consolidate',
+            'memory_read',
+            'memory_replace',
+            'user_memory_add',
+            'user_memory_consolidate',
+            'user_memory_replace',
+          ],
           `Python ${version}`,
         );
         assert.deepEqual(tools.find((t) => t.name === 'memory_add')?.inputSchema, MEMORY_ADD_SCHEMA);

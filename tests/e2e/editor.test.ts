@@ -500,14 +500,16 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     assert.ok(!disk(memoryPath()).includes('- Consolidated in the e2e test.\n'));
   });
 
-  step('registers the four language-model tools', async () => {
+  step('registers the seven language-model tools (the user memory’s three among them)', async () => {
     // From here on the files are not open: the server reports what is on disk.
     await runCommand(page, 'View: Close All Editors');
     const tools = await waitFor(
       'vscode.lm.tools to list the Metis tools',
       async () => {
         const names = await bridge.call<string[]>('/tools');
-        return ['memory_add', 'memory_replace', 'memory_consolidate', 'memory_read'].every((n) => names.includes(n))
+        const ours = ['memory_add', 'memory_replace', 'memory_consolidate', 'memory_read'];
+        ours.push('user_memory_add', 'user_memory_replace', 'user_memory_consolidate');
+        return ours.every((n) => names.includes(n))
           ? names
           : undefined;
       },

@@ -18,7 +18,16 @@ import { launchBrowser, openWorkbench, runCommand, screenshot, waitForStatus } f
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
-const TOOL_NAMES = ['memory_add', 'memory_assemble_prompt', 'memory_consolidate', 'memory_read', 'memory_replace'];
+const TOOL_NAMES = [
+  'memory_add',
+  'memory_assemble_prompt',
+  'memory_consolidate',
+  'memory_read',
+  'memory_replace',
+  'user_memory_add',
+  'user_memory_consolidate',
+  'user_memory_replace',
+];
 
 interface Definition {
   label: string;

@@ -5,10 +5,11 @@
 
 import * as vscode from 'vscode';
 import { stripFences } from '../views/format';
-import { ServerCommand, type MemoryFileName } from '../protocol';
+import type { MemoryDoc } from '../folders';
+import { ServerCommand } from '../protocol';
 import type { MetisServer } from '../server/server';
 
-export async function draftWithModel(server: MetisServer, uri: vscode.Uri, file: MemoryFileName): Promise<void> {
+export async function draftWithModel(server: MetisServer, uri: vscode.Uri, target: MemoryDoc): Promise<void> {
   const [model] = await vscode.lm.selectChatModels();
   if (!model) {
     void vscode.window.showInformationMessage(
@@ -18,13 +19,13 @@ export async function draftWithModel(server: MetisServer, uri: vscode.Uri, file:
   }
   const doc = await vscode.workspace.openTextDocument(uri);
   const before = doc.getText();
-  const prompt = await server.command(ServerCommand.consolidationPrompt, { file, text: before });
+  const prompt = await server.command(ServerCommand.consolidationPrompt, { file: target.file, text: before });
   let draft: string | undefined;
   try {
     draft = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Drafting ${file} with ${model.name}…`,
+        title: `Drafting ${target.name} with ${model.name}…`,
         cancellable: true,
       },
       async (_progress, token) => {
@@ -40,7 +41,9 @@ export async function draftWithModel(server: MetisServer, uri: vscode.Uri, file:
   } catch (err) {
     if (err instanceof vscode.CancellationError) return;
     const reason = err instanceof Error ? err.message : String(err);
-    void vscode.window.showErrorMessage(`${model.name} could not draft ${file}: ${reason}. The proposal is unchanged.`);
+    void vscode.window.showErrorMessage(
+      `${model.name} could not draft ${target.name}: ${reason}. The proposal is unchanged.`,
+    );
     return;
   }
   if (draft === undefined) return; // cancelled: the proposal stays as it was

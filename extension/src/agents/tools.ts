@@ -1,7 +1,9 @@
 /**
  * Language-model tools for agents hosted in the editor: memory_add, memory_replace and
  * memory_consolidate forward to the server's commands (which validate the input against the
- * spec's schemas); memory_read returns the assembled memory sections. A failure comes back
+ * spec's schemas); user_memory_add, user_memory_replace and user_memory_consolidate do the same
+ * for the user memory (one USER.md read in every workspace: no workspace needed); memory_read
+ * returns the assembled memory sections. A failure comes back
  * as text the model can act on, not as an exception. Writes get no custom confirmation: they
  * follow VS Code's own tool-approval flow. They go as an agent's (`via`), so the log names the
  * door and, with review on, the server stages them: the model is then told so, with the id.
@@ -9,7 +11,7 @@
 
 import * as vscode from 'vscode';
 import { toolWorkspace } from '../folders';
-import { ServerCommand, type ServerCommandArgs, type StagedAnswer, type WriteResult } from '../protocol';
+import { ServerCommand, USER_MEMORY, type ServerCommandArgs, type StagedAnswer, type WriteResult } from '../protocol';
 import { MetisCommandError } from '../server/commandError';
 import type { MetisServer } from '../server/server';
 
@@ -19,7 +21,14 @@ const WRITE_TOOLS = {
   memory_consolidate: { command: ServerCommand.memoryConsolidate, verb: 'Consolidating' },
 } as const;
 
-export const TOOL_NAMES = [...Object.keys(WRITE_TOOLS), 'memory_read'] as const;
+/** The user memory's own three: the same commands, with `file` "user-memory". */
+const USER_MEMORY_TOOLS = {
+  user_memory_add: { command: ServerCommand.memoryAdd, verb: 'Adding an entry to your user memory' },
+  user_memory_replace: { command: ServerCommand.memoryReplace, verb: 'Replacing text in your user memory' },
+  user_memory_consolidate: { command: ServerCommand.memoryConsolidate, verb: 'Consolidating your user memory' },
+} as const;
+
+export const TOOL_NAMES = [...Object.keys(WRITE_TOOLS), ...Object.keys(USER_MEMORY_TOOLS), 'memory_read'] as const;
 
 function text(value: string): vscode.LanguageModelToolResult {
   return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(value)]);
@@ -54,6 +63,26 @@ export function registerTools(server: MetisServer): vscode.Disposable {
             });
             // The spec's line, then the file as it now is; or, staged for the user's review,
             // that it is and its id (both composed by the server).
+            return text(result.agent_text);
+          } catch (err) {
+            return failure(err);
+          }
+        },
+      }),
+    );
+  }
+  for (const [name, spec] of Object.entries(USER_MEMORY_TOOLS)) {
+    disposables.push(
+      vscode.lm.registerTool<object>(name, {
+        prepareInvocation: () => ({ invocationMessage: spec.verb }),
+        invoke: async (options) => {
+          try {
+            // The model's input as it came, and the file: the server validates the rest.
+            const input = { ...options.input, file: USER_MEMORY } as ServerCommandArgs[typeof spec.command];
+            const result: WriteResult | StagedAnswer = await server.command(spec.command, {
+              ...input,
+              via: 'languageModelTool',
+            });
             return text(result.agent_text);
           } catch (err) {
             return failure(err);

@@ -8,14 +8,14 @@
 
 import * as vscode from 'vscode';
 import { activeDocumentOf, closeEditorsOf } from './editorTabs';
-import { memoryFileUri, readDiskVersion, workspaceFromKey, type MemoryWorkspace } from '../folders';
+import { docArgs, readDiskVersion, sentenceName, type MemoryDoc } from '../folders';
 import { draftWithModel } from '../agents/modelDraft';
 import { showWritten } from './entryPrompts';
 import { formatBytes } from './format';
 import { applyProposal, DRAFT, type AppliedProposal } from './proposalApply';
 import { ProposalFileSystem } from './proposalFiles';
 import { ProposalStatus } from './proposalStatus';
-import { ServerCommand, type MemoryFileName, type ProposalUsageParams } from '../protocol';
+import { ServerCommand, type ProposalUsageParams } from '../protocol';
 import type { MetisServer } from '../server/server';
 
 export const PROPOSAL_SCHEME = 'metis-proposal';
@@ -66,54 +66,67 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     );
   }
 
-  /** The proposal's URI: its query is the workspace's key, which the server reads too. */
-  static uriFor(folder: MemoryWorkspace, file: MemoryFileName): vscode.Uri {
+  /** The proposal's URI: its query is the workspace's key (the user memory's: its folder's
+   * URI), which the server reads too, and its name says which file it is for. */
+  static uriFor(doc: MemoryDoc): vscode.Uri {
+    const file = doc.workspace ? doc.file.replace('.md', '') : 'USER';
     return vscode.Uri.from({
       scheme: PROPOSAL_SCHEME,
-      path: `/${folder.name}/${file.replace('.md', '')} proposal.md`,
-      query: folder.uri.toString(),
+      path: `/${doc.workspace?.name ?? 'user memory'}/${file} proposal.md`,
+      query: (doc.workspace?.uri ?? vscode.Uri.joinPath(doc.uri, '..')).toString(),
     });
   }
 
+  /** The diff's title: "MEMORY.md ↔ Proposal (shop)", "Your user memory ↔ Proposal". */
+  static titleFor(doc: MemoryDoc): string {
+    return doc.workspace ? `${doc.name} ↔ Proposal (${doc.workspace.name})` : `${sentenceName(doc)} ↔ Proposal`;
+  }
+
   /** Open the diff of the current file against a fresh proposal (the server's tidy result). */
-  async open(folder: MemoryWorkspace, file: MemoryFileName, select?: string): Promise<void> {
-    const fileUri = memoryFileUri(folder, file);
-    const { text: baseline, sha256: baselineHash } = await readDiskVersion(fileUri);
+  async open(target: MemoryDoc, select?: string): Promise<void> {
+    const { text: baseline, sha256: baselineHash } = await readDiskVersion(target.uri);
     if (baseline.trim() === '') {
-      void vscode.window.showInformationMessage(`${file} in ${folder.name} is empty: there is nothing to consolidate.`);
+      const where = target.workspace ? `${target.name} in ${target.workspace.name}` : sentenceName(target);
+      void vscode.window.showInformationMessage(`${where} is empty: there is nothing to consolidate.`);
       return;
     }
-    const tidy = await this.server.command(ServerCommand.tidy, { file, workspace: folder.uri.toString() });
-    const uri = Consolidation.uriFor(folder, file);
-    this.proposals.set(uri.toString(), {
-      workspace: folder,
-      file,
-      baseline,
-      baselineHash,
-    });
-    this.fs.set(uri, tidy.content);
+    const tidy = await this.server.command(ServerCommand.tidy, docArgs(target));
+    const uri = await this.show({ doc: target, baseline, baselineHash }, tidy.content, select);
+    if (!tidy.changed) this.tellNothingRemoved(uri, target);
+  }
+
+  /**
+   * Open `proposed` against `p.doc` in the diff, to edit and Apply (a compare-and-swap on
+   * `p.baselineHash`). `left` is what the diff shows on its left: the file itself, else (a file
+   * not written yet) a read-only empty document.
+   */
+  async show(p: AppliedProposal, proposed: string, select?: string, left?: vscode.Uri): Promise<vscode.Uri> {
+    const uri = Consolidation.uriFor(p.doc);
+    this.proposals.set(uri.toString(), p);
+    this.fs.set(uri, proposed);
     this.warned.delete(uri.toString());
     // A proposal already open in an editor keeps its buffer: reload it from the new content.
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     if (open?.isDirty) {
       const edit = new vscode.WorkspaceEdit();
-      edit.replace(uri, fullRange(open), tidy.content);
+      edit.replace(uri, fullRange(open), proposed);
       await vscode.workspace.applyEdit(edit);
     }
-    const title = `${file} ↔ Proposal (${folder.name})`;
-    await vscode.commands.executeCommand('vscode.diff', fileUri, uri, title, { preview: false });
+    await vscode.commands.executeCommand('vscode.diff', left ?? p.doc.uri, uri, Consolidation.titleFor(p.doc), {
+      preview: false,
+    });
     const doc = await vscode.workspace.openTextDocument(uri);
     if (select) selectIn(doc, select);
     this.updateContext();
-    if (!tidy.changed) this.tellNothingRemoved(uri, file);
+    return uri;
   }
 
   /** Both sides of the diff are the same: say why, once (it stands for the over-cap notice too). */
-  private tellNothingRemoved(uri: vscode.Uri, file: MemoryFileName): void {
+  private tellNothingRemoved(uri: vscode.Uri, target: MemoryDoc): void {
     this.warned.add(uri.toString());
     const model = this.modelAvailable;
     const text =
-      `${file} has no duplicate or empty entries, so the proposal starts as the file: merge, ` +
+      `${sentenceName(target)} has no duplicate or empty entries, so the proposal starts as the file: merge, ` +
       `shorten or drop entries in it, then Apply${model ? `, or ${DRAFT}` : ''}.`;
     void vscode.window.showInformationMessage(text, ...(model ? [DRAFT] : [])).then((choice) => {
       if (choice === DRAFT) void this.draftWithModel(uri);
@@ -133,7 +146,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
             title: `$(sparkle) ${DRAFT}`,
             command: 'metis.draftWithModel',
             arguments: [document.uri],
-            tooltip: `Let the editor's language model rewrite this proposal under the ${p.file} soft cap`,
+            tooltip: `Let the editor's language model rewrite this proposal under the soft cap of ${p.doc.name}`,
           }),
         );
       }
@@ -143,7 +156,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
         title: '$(check) Apply',
         command: 'metis.applyConsolidation',
         arguments: [document.uri],
-        tooltip: `Write this proposal to ${p.file}`,
+        tooltip: `Write this proposal to ${p.doc.name}`,
       }),
     );
     return lenses;
@@ -163,7 +176,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     this.warned.add(key);
     const model = this.modelAvailable;
     const text =
-      `The proposal for ${p.file} is still ${formatBytes(params.size_bytes)}, over the ` +
+      `The proposal for ${p.doc.name} is still ${formatBytes(params.size_bytes)}, over the ` +
       `${formatBytes(params.hard_cap)} hard cap by ${formatBytes(params.size_bytes - params.hard_cap)}: ` +
       `Apply would be refused. Remove or shorten entries in it${model ? `, or ${DRAFT}` : ''}.`;
     void vscode.window.showWarningMessage(text, ...(model ? [DRAFT] : [])).then((choice) => {
@@ -237,13 +250,14 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
     }
     const doc = await vscode.workspace.openTextDocument(uri);
     const draft = this.modelAvailable ? () => void this.draftWithModel(uri) : undefined;
-    const result = await applyProposal(this.server, p, doc.getText(), () => void this.open(p.workspace, p.file), draft);
+    const startOver = p.startOver ?? (() => void this.open(p.doc));
+    const result = await applyProposal(this.server, p, doc.getText(), startOver, draft);
     if (!result) return false;
     // The proposal is done: save it into its in-memory file (no "save changes?") and close it.
     if (doc.isDirty) await doc.save();
     await this.close(uri);
-    await showFromTop(memoryFileUri(p.workspace, p.file));
-    showWritten(p.workspace, p.file, result);
+    await showFromTop(p.doc.uri);
+    showWritten(p.doc, result);
     return true;
   }
 
@@ -263,18 +277,7 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       void vscode.window.showWarningMessage('Open a consolidation proposal first ("Metis: Consolidate MEMORY.md…").');
       return;
     }
-    await draftWithModel(this.server, uri, p.file);
-  }
-
-  /** For callers that only know a workspace's key (code actions pass the one the server names). */
-  async openFor(
-    workspace: string | undefined,
-    file: MemoryFileName,
-    fallback: () => Promise<MemoryWorkspace | undefined>,
-    select?: string,
-  ): Promise<void> {
-    const folder = workspace ? workspaceFromKey(workspace) : await fallback();
-    if (folder) await this.open(folder, file, select);
+    await draftWithModel(this.server, uri, p.doc);
   }
 
   dispose(): void {

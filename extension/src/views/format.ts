@@ -4,7 +4,7 @@
  * Whether a size is within its caps is the server's call (`level`, `state`): only shown here.
  */
 
-import type { FileUsage, MemoryFileName, Usage, UsageLevel } from '../protocol';
+import type { FileUsage, Usage, UsageLevel, UserMemoryUsage } from '../protocol';
 
 /** 2311 -> "2,311 B": the same grouping the server's messages use, whatever the locale. */
 export function formatBytes(bytes: number): string {
@@ -37,11 +37,12 @@ export function formatUsage(size: number, cap: number): string {
 
 const LEVELS: readonly UsageLevel[] = ['ok', 'warning', 'error'];
 
-/** The worse of the two files' levels (the server's), for the one status bar item. */
+/** The worst of the files' levels (the server's), the user memory's too once it is there: for
+ * the one status bar item. */
 export function worstLevel(usage: Usage): UsageLevel {
-  const a = usage['MEMORY.md'].level;
-  const b = usage['USER.md'].level;
-  return LEVELS.indexOf(a) >= LEVELS.indexOf(b) ? a : b;
+  const levels = [usage['MEMORY.md'].level, usage['USER.md'].level];
+  if (usage.userMemory?.exists) levels.push(usage.userMemory.level);
+  return levels.reduce((a, b) => (LEVELS.indexOf(a) >= LEVELS.indexOf(b) ? a : b));
 }
 
 /**
@@ -55,16 +56,30 @@ export function shownCap(u: FileUsage): { cap: number; kind: 'soft' | 'hard' } {
 
 const ICONS: Record<UsageLevel, string> = { ok: '', warning: '$(warning) ', error: '$(error) ' };
 
+/** The user memory's mark in the status bar (a person): its figure follows it. */
+export const USER_MEMORY_ICON = '$(account)';
+
 /**
- * `MEMORY 1.8/2 KB · $(warning) USER 1.6/1.5 KB · …`: each file against the cap its state is
- * about (`shownCap`), with its own icon in front, so that the icon sits by the file it is about.
+ * `MEMORY 1.8/2 KB · $(warning) USER 1.6/1.5 KB · $(account) 0.3/1.5 KB`: each file against the
+ * cap its state is about (`shownCap`), with its own icon in front, so that the icon sits by the
+ * file it is about; the user memory last, once it is there (a user memory not written yet is
+ * named in the tooltip only).
  */
 export function statusText(usage: Usage): string {
   const part = (label: string, u: FileUsage): string => {
     if (u.error !== undefined) return `${ICONS[u.level]}${label} unreadable`;
     return `${ICONS[u.level]}${label} ${formatUsage(u.size_bytes, shownCap(u).cap)}`;
   };
-  return `${part('MEMORY', usage['MEMORY.md'])} · ${part('USER', usage['USER.md'])}`;
+  const parts = [part('MEMORY', usage['MEMORY.md']), part('USER', usage['USER.md'])];
+  if (usage.userMemory?.exists) parts.push(part(USER_MEMORY_ICON, usage.userMemory));
+  return parts.join(' · ');
+}
+
+/** What a screen reader says for `statusText`: the icons dropped, the user memory named. */
+export function statusLabel(usage: Usage): string {
+  return statusText(usage)
+    .replace(`${USER_MEMORY_ICON} `, 'your user memory ')
+    .replace(/\$\([a-z-]+\) /g, '');
 }
 
 export function percent(size: number, cap: number): string {
@@ -76,7 +91,7 @@ export function percent(size: number, cap: number): string {
  * One tooltip line: the bytes, each cap with what it means and the share of it used, the cap
  * the status bar's figure is against first, and the server's word on the state.
  */
-export function usageLine(file: MemoryFileName, u: FileUsage): string {
+export function usageLine(file: string, u: FileUsage): string {
   if (u.error !== undefined) return `${file}: ${u.state}`;
   const source = u.source === 'buffer' ? ' (as in the open editor)' : '';
   const soft = `${percent(u.size_bytes, u.soft_cap)} of the ${formatBytes(u.soft_cap)} soft cap (the size to aim for)`;
@@ -85,12 +100,25 @@ export function usageLine(file: MemoryFileName, u: FileUsage): string {
   return `${file}: ${formatBytes(u.size_bytes)}${source} — ${caps}; ${u.state}`;
 }
 
+/**
+ * The user memory's tooltip line: its usage and its real path (Markdown code, so that no
+ * character of a path is taken for markup), or, before anything wrote it, where it will be.
+ */
+export function userMemoryLine(u: UserMemoryUsage): string {
+  const where = `\`${u.path.replace(/`/g, "'")}\``;
+  if (!u.exists) {
+    return `Your user memory (${where}, read in every workspace): none yet; "Metis: Open User Memory" starts it`;
+  }
+  return usageLine(`Your user memory (${where}, read in every workspace)`, u);
+}
+
 export function statusTooltip(folderName: string, usage: Usage): string {
   return [
     `**Metis Memory** — ${folderName}`,
     '',
     `- ${usageLine('MEMORY.md', usage['MEMORY.md'])}`,
     `- ${usageLine('USER.md', usage['USER.md'])}`,
+    ...(usage.userMemory ? [`- ${userMemoryLine(usage.userMemory)}`] : []),
     '',
     'The status bar shows each file against its soft cap, or against its hard cap once over it.',
     '',

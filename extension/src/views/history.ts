@@ -8,7 +8,7 @@
  */
 
 import * as vscode from 'vscode';
-import { activeWorkspace, workspaceKey, type MemoryWorkspace } from '../folders';
+import { activeWorkspace, workspaceDoc, workspaceKey, type MemoryWorkspace } from '../folders';
 import {
   MEMORY_FILES,
   ServerCommand,
@@ -300,7 +300,7 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     const result = await ownWrite(ref.file, () =>
       this.server.command(ServerCommand.undo, { workspace: ref.workspace.uri.toString(), id: ref.id }),
     );
-    showWritten(ref.workspace, ref.file, result);
+    showWritten(workspaceDoc(ref.workspace, ref.file), result);
     this.historyChanged();
   }
 
@@ -311,7 +311,7 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     const result = await ownWrite(ref.file, () =>
       this.server.command(ServerCommand.restore, { workspace: ref.workspace.uri.toString(), id: ref.id }),
     );
-    showWritten(ref.workspace, ref.file, result);
+    showWritten(workspaceDoc(ref.workspace, ref.file), result);
     this.historyChanged();
   }
 
@@ -322,7 +322,7 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     const result = await ownWrite(entry.file, () =>
       this.server.command(ServerCommand.unarchive, { workspace: workspace.uri.toString(), id: entry.id }),
     );
-    showWritten(workspace, entry.file, result);
+    showWritten(workspaceDoc(workspace, entry.file), result);
     this.historyChanged();
   }
 

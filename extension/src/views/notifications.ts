@@ -4,7 +4,8 @@
 import * as vscode from 'vscode';
 import { toUpdatedEvent, type MemoryUpdatedEvent } from '../api';
 import type { Consolidation } from './consolidation';
-import { chooseWorkspace, workspaceFromKey } from '../folders';
+import { workspaceFromKey } from '../folders';
+import { ClientCommand, USER_MEMORY } from '../protocol';
 import { formatBytes } from './format';
 import type { PromptDocuments } from './prompt';
 import {
@@ -58,31 +59,37 @@ export function handleNotifications(srv: MetisServer, views: Views): void {
   });
   srv.onNotification(ServerNotification.memoryUpdated, (params) => {
     const p = params as MemoryUpdatedParams;
-    log.info(`${p.file}: ${p.operation} ${formatBytes(p.before_size_bytes)} -> ${formatBytes(p.after_size_bytes)}`);
-    prompts.refresh(p.workspace);
+    const what = p.scope === 'user' ? 'the user memory' : p.file;
+    log.info(`${what}: ${p.operation} ${formatBytes(p.before_size_bytes)} -> ${formatBytes(p.after_size_bytes)}`);
+    // (The user memory's write brings every workspace's usage again, which refreshes each prompt.)
+    if (p.scope !== 'user') prompts.refresh(p.workspace);
     updated.fire(toUpdatedEvent(p, workspaceFromKey(p.workspace).uri));
   });
   // One eviction message per file at a time: an agent's burst of writes must not stack toasts.
   const evictionShown = new Set<string>();
   srv.onNotification(ServerNotification.memoryEviction, (params) => {
     const p = params as MemoryEvictionParams;
+    const user = p.scope === 'user';
     const key = `${p.workspace}|${p.file}`;
-    if (ownWrites.has(p.file)) return; // its writer says so itself
+    if (ownWrites.has(user ? USER_MEMORY : p.file)) return; // its writer says so itself
     if (evictionShown.has(key)) return;
     evictionShown.add(key);
     const folder = workspaceFromKey(p.workspace);
-    const cap = statusBar.get(folder.uri)?.[p.file]?.soft_cap;
+    const cap = user ? statusBar.userMemorySoftCap() : statusBar.get(folder.uri)?.[p.file].soft_cap;
     const capText = cap !== undefined ? `, over its ${formatBytes(cap)} soft cap` : ', over its soft cap';
     const consolidate = 'Consolidate…';
+    const what = user ? 'Your user memory' : `${p.file} in ${folder.name}`;
     void vscode.window
       .showWarningMessage(
-        `${p.file} in ${folder.name} is now ${formatBytes(p.size_after_bytes)}${capText}: ` +
+        `${what} is now ${formatBytes(p.size_after_bytes)}${capText}: ` +
           'consolidate it so memory stays sharp (writes past the hard cap will be refused).',
         consolidate,
       )
       .then((choice) => {
         evictionShown.delete(key);
-        if (choice === consolidate) void consolidation.openFor(p.workspace, p.file, chooseWorkspace);
+        if (choice !== consolidate) return;
+        const args = user ? { file: USER_MEMORY } : { file: p.file, workspace: p.workspace };
+        void vscode.commands.executeCommand(ClientCommand.openConsolidation, args);
       });
   });
 }

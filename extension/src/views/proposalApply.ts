@@ -7,8 +7,8 @@
  */
 
 import * as vscode from 'vscode';
-import type { MemoryWorkspace } from '../folders';
-import { ServerCommand, type MemoryFileName, type WriteResult } from '../protocol';
+import { docArgs, sentenceName, type MemoryDoc } from '../folders';
+import { ServerCommand, type WriteResult } from '../protocol';
 import { MetisCommandError, textForPeople } from '../server/commandError';
 import { ownWrite } from './notifications';
 
@@ -17,12 +17,15 @@ export const DRAFT = 'Draft with Language Model';
 import type { MetisServer } from '../server/server';
 
 export interface AppliedProposal {
-  workspace: MemoryWorkspace;
-  file: MemoryFileName;
+  /** The file it is for: a workspace's, or the user memory. */
+  doc: MemoryDoc;
   /** The file's content on disk when the proposal was opened ("" when missing). */
   baseline: string;
   /** sha256 of those bytes: the write is refused if the file no longer hashes to it. */
   baselineHash: string;
+  /** What a refused Apply (the file changed since) opens instead: a fresh proposal of the same
+   * kind (an import's is made again). Left out: the file's tidy proposal. */
+  startOver?: () => void;
 }
 
 /** The write's result, or undefined when nothing was written (the user has been told why).
@@ -37,13 +40,8 @@ export async function applyProposal(
 ): Promise<WriteResult | undefined> {
   try {
     // Its eviction, if any, is in the one message the caller shows (`ownWrite`).
-    return await ownWrite(p.file, () =>
-      server.command(ServerCommand.memoryConsolidate, {
-        file: p.file,
-        content,
-        workspace: p.workspace.uri.toString(),
-        expectedHash: p.baselineHash,
-      }),
+    return await ownWrite(p.doc.file, () =>
+      server.command(ServerCommand.memoryConsolidate, { ...docArgs(p.doc), content, expectedHash: p.baselineHash }),
     );
   } catch (err) {
     if (err instanceof MetisCommandError && err.code === 'conflict') {
@@ -54,7 +52,7 @@ export async function applyProposal(
         () => '',
       );
       void vscode.window.showWarningMessage(
-        `Not applied: ${p.file} changed on disk since this proposal was opened, and applying it would ` +
+        `Not applied: ${sentenceName(p.doc)} changed on disk since this proposal was opened, and applying it would ` +
           `have overwritten that change. The proposal was reopened on the current file.${kept}`,
       );
       startOver();

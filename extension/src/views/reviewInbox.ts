@@ -9,7 +9,7 @@
  */
 
 import * as vscode from 'vscode';
-import { activeWorkspace, workspaceFromKey, workspaceKey, type MemoryWorkspace } from '../folders';
+import { activeWorkspace, workspaceDoc, workspaceFromKey, workspaceKey, type MemoryWorkspace } from '../folders';
 import { ServerCommand, ServerNotification, type ReviewChangedParams, type StagedChange } from '../protocol';
 import { inertLinks } from '../plainText';
 import { textForPeople } from '../server/commandError';
@@ -194,7 +194,7 @@ export class ReviewInbox implements vscode.Disposable {
         this.server.command(ServerCommand.reviewAccept, { workspace: workspace.uri.toString(), id: change.id }),
       );
       await this.closeDiff(workspace, change);
-      showWritten(workspace, change.file, result);
+      showWritten(workspaceDoc(workspace, change.file), result);
     } finally {
       await this.load(workspace);
     }

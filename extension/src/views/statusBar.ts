@@ -6,10 +6,10 @@
  */
 
 import * as vscode from 'vscode';
-import { statusText, statusTooltip, worstLevel } from './format';
+import { statusLabel, statusText, statusTooltip, worstLevel } from './format';
 import { reviewCountText } from './historyFormat';
 import { CREATE_COMMAND, type MemoryPresence } from './firstRun';
-import { activeWorkspace, workspaceKey, workspaceReported, type MemoryWorkspace } from '../folders';
+import { activeWorkspace, userMemoryReported, workspaceKey, workspaceReported, type MemoryWorkspace } from '../folders';
 import { ServerCommand, type BudgetLevel, type Usage } from '../protocol';
 import type { MetisServer } from '../server/server';
 
@@ -63,9 +63,16 @@ export class UsageStatusBar implements vscode.Disposable {
     return this.usage.get(workspaceKey(folder));
   }
 
+  /** The user memory's soft cap, as the last usage the server sent says (undefined before). */
+  userMemorySoftCap(): number | undefined {
+    for (const usage of this.usage.values()) if (usage.userMemory) return usage.userMemory.soft_cap;
+    return undefined;
+  }
+
   /** The server's usage of a workspace, under the URI it names it by. */
   update(workspace: string, usage: Usage): void {
     workspaceReported(workspace);
+    if (usage.userMemory) userMemoryReported(usage.userMemory.uri);
     this.usage.set(workspaceKey(workspace), usage);
     // A burst of keystrokes brings a burst of reports: draw once per turn of the event loop.
     if (this.scheduled) return;
@@ -100,6 +107,7 @@ export class UsageStatusBar implements vscode.Disposable {
         const workspace = folder.uri.toString();
         const usage = await this.server.command(ServerCommand.usage, { workspace });
         workspaceReported(workspace);
+        if (usage.userMemory) userMemoryReported(usage.userMemory.uri);
         this.usage.set(workspaceKey(workspace), usage);
       } catch (err) {
         this.server.log.warn(`usage of ${folder.name}: ${String(err)}`);
@@ -150,7 +158,7 @@ export class UsageStatusBar implements vscode.Disposable {
     }
     const tooltip = new vscode.MarkdownString(markdown);
     this.item.tooltip = tooltip;
-    this.item.accessibilityInformation = { label: `Metis Memory: ${statusText(usage).replace(/\$\([a-z-]+\) /g, '')}` };
+    this.item.accessibilityInformation = { label: `Metis Memory: ${statusLabel(usage)}` };
     this.item.backgroundColor =
       level === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')
