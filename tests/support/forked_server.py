@@ -86,10 +86,23 @@ def forked_command(args: list[str], zygote_env: dict[str, str] | None) -> list[s
     return [sys.executable, "-I", "-S", str(LAUNCHER_SCRIPT), socket, *args]
 
 
+PER_TEST_VARIABLES = (
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "QWEN_HOME",
+    "COPILOT_HOME",
+)
+"""What a server takes from the test's environment as it is when the server starts, not as
+it was when `server_env` was made: the user config folder (the autouse `user_config_home`
+fixture's), and where the agent hosts keep memory (a test lays one out; unset, none)."""
+
+
 class ForkedServerConfig(ClientServerConfig):
     """A `ClientServerConfig` whose `python -m metis_memory ARGS` runs as a forked server,
-    in `server_env` with the test's own user config folder: the `user_config_home` fixture's
-    `XDG_CONFIG_HOME`, set after `server_env` was made (the zygote keeps its own
+    in `server_env` with `PER_TEST_VARIABLES` as the test has them (the zygote keeps its own
     environment; a forked server takes its launcher's)."""
 
     async def start(self, devtools: str | None = None) -> Any:
@@ -99,9 +112,12 @@ class ForkedServerConfig(ClientServerConfig):
 
     def session_env(self) -> dict[str, str]:
         env = dict(self.server_env if self.server_env is not None else os.environ)
-        xdg = os.environ.get("XDG_CONFIG_HOME")
-        if xdg is not None:
-            env["XDG_CONFIG_HOME"] = xdg
+        for name in PER_TEST_VARIABLES:
+            value = os.environ.get(name)
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         return env
 
     def get_server_command(self, devtools: str | None = None) -> list[str]:

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
         CreateMemoryArgs,
         FileArgs,
         HistoryArgs,
+        HostFolderArgs,
+        ImportHostMemoryArgs,
         InstallLauncherArgs,
         MemoryAddArgs,
         MemoryConsolidateArgs,
@@ -84,6 +86,8 @@ REVIEW_ACCEPT: Command[StagedArgs] = Command("metis.reviewAccept")
 REVIEW_REJECT: Command[StagedArgs] = Command("metis.reviewReject")
 OPEN_USER_MEMORY: Command[OpenUserMemoryArgs] = Command("metis.openUserMemory")
 MOVE_TO_WORKSPACE: Command[MoveToWorkspaceArgs] = Command("metis.moveToWorkspace")
+HOST_MEMORY_FOUND: Command[HostFolderArgs] = Command("metis.hostMemoryFound")
+IMPORT_HOST_MEMORY: Command[ImportHostMemoryArgs] = Command("metis.importHostMemory")
 
 SERVER_COMMANDS = frozenset(
     {
@@ -115,6 +119,8 @@ SERVER_COMMANDS = frozenset(
         REVIEW_REJECT,
         OPEN_USER_MEMORY,
         MOVE_TO_WORKSPACE,
+        HOST_MEMORY_FOUND,
+        IMPORT_HOST_MEMORY,
     }
 )
 
@@ -183,4 +189,6 @@ def argument_models() -> dict[str, type[BaseModel]]:
         REVIEW_REJECT: args.StagedArgs,
         OPEN_USER_MEMORY: args.OpenUserMemoryArgs,
         MOVE_TO_WORKSPACE: args.MoveToWorkspaceArgs,
+        HOST_MEMORY_FOUND: args.HostFolderArgs,
+        IMPORT_HOST_MEMORY: args.ImportHostMemoryArgs,
     }
