@@ -158,7 +158,8 @@ def run_cli(workspace: str, tool: str, tool_input: dict[str, str]) -> tuple[str,
     reply = json.loads(proc.stdout)
     if proc.returncode == 1:
         return str(reply["error"]["code"]), None
-    event = {k: reply[k] for k in MemoryUpdated.model_fields if k != "event_type"}
+    # (The spec's fields: `scope` is said only of the user memory's writes, store/events.py.)
+    event = {k: reply[k] for k in MemoryUpdated.model_fields if k not in ("event_type", "scope")}
     return "ack", event
 
 
