@@ -62,8 +62,11 @@ command run there writes as that agent; these tests run as the user."""
 
 def sanitised(path: str) -> str:
     """Claude Code's and Qwen Code's folder name for a path: every character but ASCII letters
-    and digits made `-` (`w()` in Claude Code's binary, `sanitizeCwd` in Qwen Code's bundle)."""
-    return re.sub(r"[^A-Za-z0-9]", "-", path)
+    and digits made `-` (`w()` in Claude Code's binary, `sanitizeCwd` in Qwen Code's bundle),
+    as JavaScript's regular expressions see characters: UTF-16 code units, two for an emoji."""
+    units = path.encode("utf-16-le")
+    chars = [units[i : i + 2].decode("utf-16-le", "surrogatepass") for i in range(0, len(units), 2)]
+    return "".join(c if re.fullmatch(r"[A-Za-z0-9]", c) else "-" for c in chars)
 
 
 def vscode_id(folder: Path) -> str:
@@ -89,7 +92,8 @@ class Machine:
         """The environment a host (or `metis-memory`) would see on this machine."""
         drop = set(HOST_VARIABLES) | set(AGENT_SHELL_VARIABLES)
         env = {k: v for k, v in os.environ.items() if k not in drop}
-        env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(self.config), **extra)
+        env.update(HOME=str(self.home), XDG_CONFIG_HOME=str(self.config))
+        env.update(extra)
         return env
 
     def names(self) -> Mapping[str, str]:

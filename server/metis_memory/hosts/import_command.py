@@ -224,7 +224,7 @@ def diff(target: TargetProposal) -> list[str]:
     lines = difflib.unified_diff(
         target.current.splitlines(keepends=True),
         target.proposed.splitlines(keepends=True),
-        fromfile=f"{shown} (now)",
+        fromfile=f"{shown} ({'now' if target.exists else 'not there yet'})",
         tofile=f"{shown} (proposed)",
     )
     return [line if line.endswith("\n") else line + "\n" for line in lines]

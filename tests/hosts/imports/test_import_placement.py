@@ -9,7 +9,7 @@ from pathlib import Path
 
 from metis_memory import MemoryStore
 from metis_memory.hosts.imports import ImportProposal, Target, propose
-from support.host_memory import Machine, tree_digest
+from support.host_memory import Machine, sanitised, tree_digest
 
 
 def proposal(machine: Machine, *hosts: str) -> ImportProposal:
@@ -258,3 +258,23 @@ def test_nothing_found_reads_nothing_and_proposes_nothing(machine: Machine) -> N
     assert found.read == []
     assert str(machine.home / ".claude" / "CLAUDE.md") in found.looked_in
     assert str(machine.home / ".codex" / "memories") in found.looked_in
+
+
+def test_a_workspace_named_with_an_emoji_is_found_under_the_hosts_names(
+    machine: Machine, tmp_path: Path
+) -> None:
+    # JavaScript replaces each UTF-16 unit: an emoji becomes two dashes in Claude Code's and
+    # Qwen Code's folder names.
+    machine.workspace = tmp_path / "shop-🛒 café"
+    machine.workspace.mkdir()
+    machine.install("claude")
+    machine.install("qwen")
+
+    found = proposal(machine, "claude", "qwen")
+
+    assert "-shop----caf-" in sanitised(str(machine.workspace))
+    freeze = "- Merge freeze for non-critical changes begins 2026-12-04 for the mobile release cut."
+    assert freeze in added(found, "MEMORY.md")
+    assert "- The user wrote most of the worker package and needs no introduction to it." in (
+        added(found, "USER.md")
+    )

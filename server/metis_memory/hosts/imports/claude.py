@@ -8,8 +8,8 @@ code.claude.com/docs/en/memory):
   imports are not followed: they name other files, which stay where they are.
 - **Auto memory, this workspace**: `<config>/projects/<sanitised root>/memory/`, the root
   being the git repository's (a linked worktree's main repository), every character but ASCII
-  letters and digits made `-` (`w(e) = e.replace(/[^a-zA-Z0-9]/g, "-")`; over 200 characters
-  cut and given a hash, found here by its prefix); with `$CLAUDE_CONFIG_DIR` set,
+  letters and digits made `-` (`w(e) = e.replace(/[^a-zA-Z0-9]/g, "-")`, per UTF-16 unit;
+  over 200 cut and given a hash, found here by its prefix); with `$CLAUDE_CONFIG_DIR` set,
   `$CLAUDE_CODE_PROJECT_DIR_NAME` names the folder instead; `autoMemoryDirectory` in the
   user's `settings.json` moves it (project settings may not: "Ignored if set in
   projectSettings ... for security"). It holds `MEMORY.md`, an index of one-line pointers
@@ -32,13 +32,15 @@ import json
 import re
 from pathlib import Path
 
-from ...budgets.paths import MAX_CLAUDE_PROJECT, claude_project
-from .memories import TYPES, Location, Memory, topic_file, without_pointers
+from ...budgets.paths import canonical_repository_root
+from .memories import TYPES, Location, Memory, js_sanitised, topic_file, without_pointers
 from .reading import MAX_LISTED, Context, Reader
 
 NAME = "claude"
 TITLE = "Claude Code"
 INDEX = "MEMORY.md"
+MAX_NAME = 200
+"""A longer folder name is cut here and given a hash (`KN` and `_oe = 200` in the binary)."""
 _PROJECT_DIR_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _RESERVED = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9])", re.IGNORECASE)
 
@@ -59,9 +61,10 @@ def auto_memory_dir(ctx: Context, reader: Reader | None = None) -> Path | None:
     projects = base / "projects"
     name = _named_by_variable(ctx) if base == config_dir(ctx) else None
     if name is None:
-        name = claude_project(ctx.workspace)
-        if name.endswith("*"):
-            name = _hashed(projects, name[:MAX_CLAUDE_PROJECT])
+        root = canonical_repository_root(ctx.workspace) or ctx.workspace
+        name = js_sanitised(str(root))
+        if len(name) > MAX_NAME:  # (`-` per UTF-16 unit: the lengths agree)
+            name = _hashed(projects, name[:MAX_NAME])
             if name is None:
                 return None
     return projects / name / "memory"

@@ -134,6 +134,15 @@ def _section(
     return heading, text[begin:end], first + 1
 
 
+def js_sanitised(path: str) -> str:
+    """`path.replace(/[^a-zA-Z0-9]/g, "-")` as JavaScript runs it, on UTF-16 code units: a
+    character outside the Basic Multilingual Plane (an emoji) is two units, so two `-` (Claude
+    Code's and Qwen Code's folder names for a workspace)."""
+    return "".join(
+        ch if ch.isascii() and ch.isalnum() else "--" if ord(ch) > 0xFFFF else "-" for ch in path
+    )
+
+
 @dataclass(frozen=True)
 class Location:
     """A place a host keeps memory (a file or a folder), for `found` and for "looked in"."""

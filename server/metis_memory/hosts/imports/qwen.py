@@ -35,8 +35,17 @@ import os
 from pathlib import Path
 
 from ...budgets.paths import repository_root
-from .memories import TYPES, Location, Memory, Scope, sections, topic_file, without_pointers
-from .reading import Context, Reader
+from .memories import (
+    TYPES,
+    Location,
+    Memory,
+    Scope,
+    js_sanitised,
+    sections,
+    topic_file,
+    without_pointers,
+)
+from .reading import MAX_FILE_BYTES, Context, Reader
 
 NAME = "qwen"
 TITLE = "Qwen Code"
@@ -59,7 +68,7 @@ def sanitise(path: str) -> str:
     Windows)."""
     if os.name == "nt":  # pragma: no cover - Windows
         path = path.lower()
-    return "".join(ch if ch.isascii() and ch.isalnum() else "-" for ch in path)
+    return js_sanitised(path)
 
 
 def project_memory(ctx: Context) -> tuple[Path, Path]:
@@ -78,8 +87,17 @@ def locations(ctx: Context) -> list[Location]:
     found = [Location(NAME, str(home / name), "user") for name in CONTEXT_FILES]
     found.append(Location(NAME, str(memory_base(ctx) / "memories"), "user"))
     found.append(Location(NAME, str(project_memory(ctx)[0]), "workspace"))
-    found.append(Location(NAME, str(ctx.workspace / "QWEN.md"), "workspace"))
+    shared = ctx.workspace / "QWEN.md"
+    if _has_added_memories(shared):  # the team's instructions alone are not memory
+        found.append(Location(NAME, str(shared), "workspace"))
     return found
+
+
+def _has_added_memories(path: Path) -> bool:
+    from ...store.reading import read_bounded
+
+    text = read_bounded(path, MAX_FILE_BYTES).text
+    return text is not None and f"## {SECTION}" in text
 
 
 def read(ctx: Context, reader: Reader) -> list[Memory]:
