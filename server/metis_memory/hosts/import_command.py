@@ -79,7 +79,7 @@ def import_command(
     store = MemoryStore(folder)
     proposal = propose(store, hosts)
     if args.json:
-        return _as_json(store, proposal, args, stdin, out, err)
+        return _as_json(store, proposal, args, out, err)
     if proposal.found_nothing:
         print(nothing_found(proposal), file=out)
         _skipped(proposal, out)
@@ -128,7 +128,6 @@ def _as_json(
     store: MemoryStore,
     proposal: ImportProposal,
     args: argparse.Namespace,
-    stdin: TextIO,
     out: TextIO,
     err: TextIO,
 ) -> int:
@@ -136,17 +135,22 @@ def _as_json(
     if proposal.found_nothing:
         document["message"] = nothing_found(proposal)
     code = EXIT_OK
-    if proposal.changed and not args.dry_run:
-        answer = _confirmed(args, stdin, err)
-        if answer is None:
-            return EXIT_USAGE
-        if answer:
-            from .actor import cli_provenance
+    if proposal.changed and not args.dry_run and not args.yes:
+        # The proposal goes to a program, not before a person's eyes: nobody is asked.
+        message = (
+            "import writes only what you confirm: with --json, pass --yes to apply the "
+            "proposal, or --dry-run to only get it. Nothing was written."
+        )
+        document["error"] = {"code": "confirmation_required", "message": message}
+        print(f"metis-memory: {message}", file=err)
+        code = EXIT_USAGE
+    elif proposal.changed and not args.dry_run:
+        from .actor import cli_provenance
 
-            applied = apply(store, proposal, cli_provenance())
-            document["applied"] = [a.to_json() for a in applied]
-            if not all(a.outcome in ("written", "staged") for a in applied):
-                code = EXIT_FAIL
+        applied = apply(store, proposal, cli_provenance())
+        document["applied"] = [a.to_json() for a in applied]
+        if not all(a.outcome in ("written", "staged") for a in applied):
+            code = EXIT_FAIL
     print(json.dumps(document, ensure_ascii=False), file=out)
     return code
 

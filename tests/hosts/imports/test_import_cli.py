@@ -292,3 +292,40 @@ def test_from_names_hosts_in_every_form(machine: Machine) -> None:
     missing = machine.run("import")
     assert missing.returncode == 2
     assert "--from" in missing.stderr
+
+
+def test_json_applies_with_yes_and_asks_nobody_without_it(machine: Machine) -> None:
+    machine.install("codex")
+
+    refused = machine.run("import", "--from", "codex", "--json")
+    assert refused.returncode == 2
+    document = json.loads(refused.stdout)
+    assert document["error"]["code"] == "confirmation_required"
+    assert document["applied"] == []
+    assert not machine.user_memory.exists()
+
+    applied = machine.run("import", "--from", "codex", "--json", "--yes")
+    assert applied.returncode == 0, applied.stderr
+    outcomes = {a["target"]: a["outcome"] for a in json.loads(applied.stdout)["applied"]}
+    assert outcomes == {"MEMORY.md": "written", "USER.md": "written", "user-memory": "written"}
+    assert machine.user_memory.read_text().startswith("- Prefer ripgrep over grep.\n")
+
+
+def test_run_from_an_agents_shell_with_review_on_it_waits_for_the_user(
+    machine: Machine,
+) -> None:
+    machine.install("gemini")
+    MemoryStore(machine.workspace).set_review(True)
+
+    run = machine.run("import", "--from", "gemini", "--yes", CLAUDECODE="1")
+
+    assert run.returncode == 0, run.stderr
+    assert "waiting for review" in run.stdout
+    assert not (machine.workspace / ".metis" / "MEMORY.md").exists()
+    (waiting,) = MemoryStore(machine.workspace).staged()
+    assert (waiting.file, waiting.door) == ("MEMORY.md", "cli")
+    assert waiting.actor.startswith("claude")
+    # The user memory waits too: review is on for the workspace the agent imports from.
+    (user_waiting,) = MemoryStore.for_user().staged()
+    assert user_waiting.file == "USER.md"
+    assert not machine.user_memory.exists()

@@ -5,6 +5,7 @@ written anywhere."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from metis_memory import MemoryStore
@@ -278,3 +279,28 @@ def test_a_workspace_named_with_an_emoji_is_found_under_the_hosts_names(
     assert "- The user wrote most of the worker package and needs no introduction to it." in (
         added(found, "USER.md")
     )
+
+
+def test_a_workspace_in_a_repository_has_the_repositorys_auto_memory(
+    machine: Machine, tmp_path: Path
+) -> None:
+    # Claude Code and Qwen Code key auto memory to the git root: every folder of the
+    # repository shares it.
+    repository = tmp_path / "mono"
+    (repository / ".git").mkdir(parents=True)
+    machine.workspace = repository / "services" / "api"
+    machine.workspace.mkdir(parents=True)
+    root = os.path.realpath(repository)
+    for host, folder in (("claude", ".claude"), ("qwen", ".qwen")):
+        memory = machine.home / folder / "projects" / sanitised(root) / "memory"
+        memory.mkdir(parents=True)
+        (memory / f"{host}.md").write_text(
+            f"---\ntype: project\n---\nThe monorepo's {host} fact.\n"
+        )
+
+    found = proposal(machine, "claude", "qwen")
+
+    assert added(found, "MEMORY.md") == [
+        "- The monorepo's claude fact.",
+        "- The monorepo's qwen fact.",
+    ]
