@@ -531,3 +531,31 @@ async def test_a_multi_line_entry_with_crlf_moves_whole(
     await client.command("metis.moveToWorkspace", {"entry": entry, "workspace": file_uri(shop)})
     assert (shop / ".metis" / "MEMORY.md").read_bytes() == (entry + "\r\n").encode()
     assert path.read_bytes() == b"# About me\r\n\r\n- Answer in British English\r\n"
+
+
+async def test_an_agents_write_of_the_user_memory_waits_for_review_on_in_its_workspace(
+    client: MetisClient, user_config_home: Path, workspace: Path
+) -> None:
+    """Review on where the agent works covers the user memory it writes: a write that
+    reaches every workspace is never less reviewed than one that stays in this one."""
+    path = write_user_memory(user_config_home, "- a\n")
+    await client.start_session([workspace])
+    await client.command("metis.setReview", {"on": True})
+    answer = await client.command(
+        "metis.memoryAdd",
+        {
+            "file": "user-memory",
+            "entry": "- Answer in British English",
+            "workspace": file_uri(workspace),
+            "via": "languageModelTool",
+        },
+    )
+    assert "staged" in answer and answer["scope"] == "user"
+    assert path.read_text() == "- a\n"
+    told = await client.wait_for_note("metis/reviewChanged", lambda p: p.get("scope") == "user")
+    assert told["count"] == 1 and told["workspace"] == file_uri(path.parent)
+    # The person's own write is never staged.
+    await client.command(
+        "metis.memoryAdd", {"file": "user-memory", "entry": "- b", "workspace": file_uri(workspace)}
+    )
+    assert path.read_text() == "- a\n- b\n"

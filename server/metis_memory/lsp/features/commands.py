@@ -126,6 +126,13 @@ async def memory_write(
     folder, file = take_file(ls, command, params.file, params.workspace)
     await refuse_unsaved(ls, folder, file, _OPERATION_OF[command])
     dispatcher = folder.dispatcher()
+    if folder.user_memory and params.via is not None:
+        # An agent's write of the user memory waits for review when review is on for it, or
+        # for the workspace the agent writes from (whose dispatcher holds the user memory's
+        # tools too, so reviewed): one that reaches every workspace is never less reviewed.
+        origin = _origin(ls, params.workspace)
+        if origin is not None:
+            dispatcher = origin.dispatcher()
     expected = params.expectedHash if isinstance(params, MemoryConsolidateArgs) else None
     tool, given = TOOL_OF[command], tool_input(params)
     if folder.user_memory:  # its own tools: the same input less `file`
@@ -147,6 +154,14 @@ async def memory_write(
         return answer
     write_landed(ls, folder, written)
     return answer
+
+
+def _origin(ls: ServerContext, workspace: str | None) -> Folder | None:
+    """The workspace a write command's `workspace` names, if it names one."""
+    try:
+        return ls.folders.resolve(workspace)
+    except WorkspaceArgumentError:
+        return None
 
 
 async def in_writer(write: Callable[[], T]) -> T:

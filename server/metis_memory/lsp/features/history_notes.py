@@ -142,4 +142,8 @@ async def review_changed(
             arrived = staged_json(newest)
         elif newest is None:
             arrived = None
-        ls.notify(REVIEW_CHANGED, {"workspace": folder.uri, "count": len(ids), "arrived": arrived})
+        scope = {"scope": "user"} if folder.user_memory else {}  # (the user memory's inbox)
+        ls.notify(
+            REVIEW_CHANGED,
+            {"workspace": folder.uri, "count": len(ids), "arrived": arrived, **scope},
+        )
