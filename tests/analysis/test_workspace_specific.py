@@ -149,3 +149,20 @@ def test_resolves_tells_files_from_folders(shop: Path, tmp_path: Path) -> None:
     assert facts.resolves("linked/")
     (shop / "dangling.py").symlink_to(tmp_path / "gone.py")
     assert facts.resolves("dangling.py")  # the link itself is there, as `exists` says
+
+
+def test_unicode_and_punctuation_in_names(tmp_path: Path) -> None:
+    root = tmp_path / "d'Artagnan ✓"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "café.md").write_text("")
+    ((span, message, names),) = found("- Notes in `docs/café.md`.\n", open_workspace(root))
+    assert span == "docs/café.md"
+    assert message.endswith("Move it to d'Artagnan ✓'s MEMORY.md.")
+    assert names == "d'Artagnan ✓"
+
+
+def test_a_hostile_line_is_not_scanned(shop: Path) -> None:
+    """A line past the references' bound (2,000 characters) names nothing: the patterns'
+    cost grows with the square of such a line."""
+    line = "- " + "`src/app.py` " * 200 + "\n"
+    assert found(line, open_workspace(shop)) == []

@@ -559,3 +559,19 @@ async def test_an_agents_write_of_the_user_memory_waits_for_review_on_in_its_wor
         "metis.memoryAdd", {"file": "user-memory", "entry": "- b", "workspace": file_uri(workspace)}
     )
     assert path.read_text() == "- a\n- b\n"
+
+
+async def test_a_move_into_a_memory_with_unsaved_edits_is_refused(
+    client: MetisClient, user_config_home: Path, shop: Path
+) -> None:
+    target = write_memory(shop, "MEMORY.md", "- a\n")
+    path = write_user_memory(user_config_home, SPECIFIC)
+    await client.start_session([shop])
+    client.open(target)
+    client.replace_all(target, "- a\n- typed, not saved\n")
+    entry = "- The shop's entry point is `src/app.py`"
+    error = await client.command_error(
+        "metis.moveToWorkspace", {"entry": entry, "workspace": file_uri(shop)}
+    )
+    assert data(error)["code"] == "unsaved_changes"
+    assert target.read_text() == "- a\n" and path.read_text() == SPECIFIC
