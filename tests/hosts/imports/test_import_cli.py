@@ -206,6 +206,10 @@ def test_over_the_hard_cap_nothing_is_written_to_that_file(machine: Machine) -> 
         "3,072: nothing will be written to it."
     ) in run.stdout
     assert "Draft prompt to shorten it:" in run.stdout
+    assert run.stderr == (
+        f"{machine.user_memory}: nothing written: it would be {over:,} bytes over its hard cap "
+        "of 3,072.\n"
+    )
     assert "    Rewrite it to at most 1,536 B of UTF-8" in run.stdout
     assert not machine.user_memory.exists()
     # Codex's workspace block fits MEMORY.md: that file is written.

@@ -55,7 +55,13 @@ def apply(store: MemoryStore, proposal: ImportProposal, by: Provenance) -> list[
 
 def _apply_one(store: MemoryStore, target: TargetProposal, by: Provenance) -> Applied:
     if target.over_by:
-        return Applied(target.target, target.path, "over-cap", target.over_cap_statement() or "")
+        return Applied(
+            target.target,
+            target.path,
+            "over-cap",
+            f"{target.path}: nothing written: it would be {target.over_by:,} bytes over its hard "
+            f"cap of {target.hard_cap:,}.",
+        )
     user = target.target == "user-memory"
     owner = store.user_memory if user else store
     tool = "user_memory_consolidate" if user else "memory_consolidate"
