@@ -81,7 +81,7 @@ def import_command(
     if args.json:
         return _as_json(store, proposal, args, out, err)
     if proposal.found_nothing:
-        print(nothing_found(proposal), file=out)
+        _say(out, nothing_found(proposal))
         _skipped(proposal, out)
         return EXIT_OK
     report(proposal, out)
@@ -101,7 +101,7 @@ def import_command(
 
     applied = apply(store, proposal, cli_provenance())
     for result in applied:
-        print(result.message, file=out if result.outcome in ("written", "staged") else err)
+        _say(out if result.outcome in ("written", "staged") else err, result.message)
     return EXIT_OK if all(a.outcome in ("written", "staged") for a in applied) else EXIT_FAIL
 
 
@@ -186,9 +186,9 @@ def _target(target: TargetProposal, out: TextIO) -> None:
         if target.target == "user-memory"
         else (f"{target.target} ({target.path})")
     )
-    print(f"== {title}", file=out)
+    _say(out, f"== {title}")
     if target.problem is not None:
-        print(f"Not proposed: {target.problem}.", file=out)
+        _say(out, f"Not proposed: {target.problem}.")
     if target.added:
         count = len(target.added)
         hosts = sorted({a.host for a in target.added})
@@ -198,27 +198,29 @@ def _target(target: TargetProposal, out: TextIO) -> None:
             f"{target.hard_cap:,}):",
             file=out,
         )
-        out.writelines(diff(target))
+        for line in diff(target):
+            _say(out, line.rstrip("\r\n"))
     for duplicate in target.duplicates:
-        print(
+        _say(
+            out,
             f"Left out, already in {duplicate.of}: {_first_line(duplicate.text)} "
             f"({_home_relative(duplicate.source)}:{duplicate.line})",
-            file=out,
         )
     for refused in target.refused:
-        print(
+        _say(
+            out,
             f"Refused: {_home_relative(refused.source)} line {refused.line} ({refused.host}) "
             f"holds what looks like {_article(refused.rule)} {refused.rule}. Not imported: "
             "memory goes into every prompt; keep the credential in a secret store and remember "
             "where it lives.",
-            file=out,
         )
     statement = target.over_cap_statement()
     if statement is not None:
-        print(statement, file=out)
-        print("Draft prompt to shorten it:", file=out)
+        _say(out, statement)
+        _say(out, "Draft prompt to shorten it:")
         prompt = target.draft_prompt() or ""
-        out.writelines(f"    {line}\n" for line in prompt.splitlines())
+        for line in prompt.splitlines():
+            _say(out, f"    {line}")
     print(file=out)
 
 
@@ -236,7 +238,19 @@ def diff(target: TargetProposal) -> list[str]:
 
 def _skipped(proposal: ImportProposal, out: TextIO) -> None:
     for skipped in proposal.skipped:
-        print(f"Not read: {_home_relative(skipped.path)}: {skipped.reason}.", file=out)
+        _say(out, f"Not read: {_home_relative(skipped.path)}: {skipped.reason}.")
+
+
+def _say(stream: TextIO, text: str = "") -> None:
+    """Write `text` for a terminal: a host's file or a memory file may hold control characters
+    (an escape sequence in a cloned repository's QWEN.md, in a file's name), shown as escapes,
+    never sent to the terminal to act on."""
+    for line in text.split("\n"):
+        shown = "".join(
+            ch if ch == "\t" or ch.isprintable() else ch.encode("unicode_escape").decode()
+            for ch in line
+        )
+        stream.write(shown + "\n")
 
 
 def _article(kind: str) -> str:

@@ -333,3 +333,19 @@ def test_run_from_an_agents_shell_with_review_on_it_waits_for_the_user(
     (user_waiting,) = MemoryStore.for_user().staged()
     assert user_waiting.file == "USER.md"
     assert not machine.user_memory.exists()
+
+
+def test_control_characters_from_a_repository_are_shown_never_sent_to_the_terminal(
+    machine: Machine,
+) -> None:
+    # A cloned repository's QWEN.md, its added memories holding an escape sequence that would
+    # clear the screen and retitle the terminal.
+    (machine.workspace / "QWEN.md").write_text(
+        "## Qwen Added Memories\n- Builds are fast\x1b[2J\x1b]0;pwned\x07 on this machine.\n"
+    )
+
+    run = machine.run("import", "--from", "qwen", "--dry-run")
+
+    assert run.returncode == 0, run.stderr
+    assert "\x1b" not in run.stdout and "\x07" not in run.stdout
+    assert "+- Builds are fast\\x1b[2J\\x1b]0;pwned\\x07 on this machine.\n" in run.stdout

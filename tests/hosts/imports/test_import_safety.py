@@ -150,13 +150,16 @@ def test_a_folder_of_too_many_files_is_read_up_to_its_bound(machine: Machine) ->
     )
 
 
-def test_a_fifo_or_a_file_not_utf8_is_reported_and_nothing_waits(machine: Machine) -> None:
+def test_a_fifo_a_file_not_utf8_or_holding_nul_is_reported_and_nothing_waits(
+    machine: Machine,
+) -> None:
     gemini = machine.home / ".gemini"
     gemini.mkdir()
     os.mkfifo(gemini / "GEMINI.md")  # a writer never comes: opening it must not wait
     qwen = machine.home / ".qwen"
     qwen.mkdir()
     (qwen / "QWEN.md").write_bytes(b"- Caf\xe9 opens at eight.\n")
+    (qwen / "AGENTS.md").write_bytes(b"- A binary\x00 pasted in.\n")
 
     found = proposal(machine, "gemini", "qwen")
 
@@ -164,6 +167,7 @@ def test_a_fifo_or_a_file_not_utf8_is_reported_and_nothing_waits(machine: Machin
     assert reasons(found)[str(qwen / "QWEN.md")] == (
         "it is not valid UTF-8 (first bad byte at offset 5)"
     )
+    assert reasons(found)[str(qwen / "AGENTS.md")] == "it holds a NUL character: not text, not read"
     assert not found.changed
 
 

@@ -121,6 +121,9 @@ class Reader:
             else:
                 self.skip(path, f"{found.problem}" if found.problem else "it cannot be read")
             return None
+        if "\x00" in found.text:
+            self.skip(path, "it holds a NUL character: not text, not read")
+            return None
         self.read.append(str(path))
         return found.text
 
