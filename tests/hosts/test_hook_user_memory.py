@@ -24,6 +24,7 @@ from metis_memory.hosts.context import (
 from metis_memory.hosts.sessions import Record, SessionLog, session_workspace
 from metis_memory.store import fingerprint
 from metis_memory.store.cache import CACHE_ENV
+from metis_memory.store.files import MemoryFile
 from metis_memory.store.prompt import USER_HEADING, USER_MEMORY_HEADING, compose_prompt
 from support.hooks import Hook
 from support.host_inputs import CLAUDE_PROMPT, CLAUDE_SESSION_START, GEMINI_BEFORE_AGENT, filled
@@ -345,3 +346,23 @@ def test_the_record_holds_the_user_memory_only_while_its_file_exists(
     assert changed.startswith("<metis-memory>\n" + CHANGED_HEADER)
     assert EVERYWHERE.strip() not in changed
     assert context(prompt(hook, workspace, "s-1")) == ""
+
+
+def test_no_home_folder_digests_as_no_user_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The hook's quick look and its full read agree when there is no home to look in."""
+    import pwd
+
+    from metis_memory.hosts.context import read_context
+    from metis_memory.store.fingerprint import quick_digest
+
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.delenv("HOME")
+
+    def no_entry(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    MemoryStore(tmp_path).add_entry(MemoryFile.MEMORY, "Build with make.")
+    assert quick_digest(str(tmp_path)) == read_context(MemoryStore(tmp_path), stale=False).digest

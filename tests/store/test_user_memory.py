@@ -12,7 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from metis_memory.store.errors import MemoryHardCapExceeded, NotInUserMemory, UnsafePath
+from metis_memory.store.errors import (
+    MemoryHardCapExceeded,
+    NotInUserMemory,
+    StorageError,
+    UnsafePath,
+)
 from metis_memory.store.files import CAPS, MemoryFile
 from metis_memory.store.memory_store import MemoryStore
 from metis_memory.store.owners import ForeignMemory
@@ -141,3 +146,30 @@ def test_a_symlink_leading_out_is_refused(user_config_home: Path, tmp_path: Path
     with pytest.raises(UnsafePath, match=said):
         store.add_entry(MemoryFile.USER, "More.")
     assert (outside / "USER.md").read_text() == "planted\n"
+
+
+def test_no_home_folder_reads_nothing_and_refuses_writes_saying_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An account with no home (HOME unset, no passwd entry: a container's bare uid) has no
+    user memory; the workspace's memory still works, and a write to the user memory says why."""
+    import pwd
+
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.delenv("HOME")
+
+    def no_entry(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    workspace = MemoryStore(tmp_path)
+    workspace.add_entry(MemoryFile.MEMORY, "Build with make.")
+    assert workspace.assemble_system_prompt("") == (
+        "## Workspace memory (MEMORY.md)\n\nBuild with make."
+    )
+    user = workspace.user_memory
+    assert user.read(MemoryFile.USER) == ""
+    assert user.history() == []
+    with pytest.raises(StorageError, match=r"no home folder.*Set XDG_CONFIG_HOME or HOME"):
+        user.add_entry(MemoryFile.USER, "Answer in British English.")
+    assert not (Path("/") / "metis-memory").exists()

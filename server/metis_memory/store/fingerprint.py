@@ -105,7 +105,10 @@ def _user_memory_parts(config_home: str | None) -> list[str] | None:
     for anything else. The config folder is opened as the store opens it (following links:
     it is the user's to name), the folder and file in it without following any."""
     if config_home is None:
-        config_home = user_config_home()
+        try:
+            config_home = user_config_home()
+        except OSError:
+            return []  # no home folder: no user memory (the store reads it as missing too)
     try:
         root = os.open(config_home, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     except FileNotFoundError:

@@ -179,6 +179,7 @@ class MemoryStore:
         )
         """The files this store holds: any other is refused before the disk is touched."""
         self._user: MemoryStore | None = self if user_memory else None
+        self._no_home: OSError | None = None
 
     @classmethod
     def for_user(cls, config_home: str | None = None) -> MemoryStore:
@@ -187,7 +188,14 @@ class MemoryStore:
         keeps every guarantee of a workspace's USER.md, and one more: a folder or file there
         that is not the user's alone is neither read nor written, since what it says reaches
         every session of every workspace. MEMORY.md is refused: workspace facts stay there."""
-        return cls(user_config_home() if config_home is None else config_home, user_memory=True)
+        if config_home is not None:
+            return cls(config_home, user_memory=True)
+        try:
+            return cls(user_config_home(), user_memory=True)
+        except OSError as exc:  # no home folder to be found: reads find nothing, writes say why
+            store = cls(os.sep, user_memory=True)
+            store._no_home = exc
+            return store
 
     @property
     def is_user_memory(self) -> bool:
@@ -218,7 +226,7 @@ class MemoryStore:
         """Before a write: the user memory's config folder is made as the XDG spec asks
         (0700) when it is missing, since a fresh account may have none (a failure is the
         write's to report, naming the folder); a workspace is the user's to make."""
-        if self._is_user:
+        if self._is_user and self._no_home is None:
             with contextlib.suppress(OSError):
                 os.makedirs(self._workspace, 0o700, exist_ok=True)
 
@@ -841,6 +849,13 @@ class MemoryStore:
         return data
 
     def _root(self) -> str:
+        if self._no_home is not None:
+            raise StorageError(
+                "find",
+                "your user memory's folder",
+                self._no_home,
+                "Set XDG_CONFIG_HOME or HOME to a folder of yours, then retry.",
+            )
         return _resolve(self._workspace)
 
     @contextlib.contextmanager

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -24,7 +25,7 @@ def user_config_home(env: Mapping[str, str] | None = None) -> str:
     `XDG_CONFIG_HOME`, else `~/.config` under an absolute `HOME`, else the account's home),
     and pinned equal to it by tests: importing platformdirs costs a hook ~19 ms (it loads
     `pathlib` and `typing`), more than half of what the whole hook may. Elsewhere
-    platformdirs decides."""
+    platformdirs decides. Raises FileNotFoundError when no home folder can be found."""
     environ = os.environ if env is None else env
     if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
         xdg = environ.get("XDG_CONFIG_HOME", "")
@@ -48,4 +49,14 @@ def _home(environ: Mapping[str, str]) -> str:
         return home.rstrip("/") or "/"
     import pwd
 
-    return pwd.getpwuid(os.getuid()).pw_dir.rstrip("/") or "/"
+    try:
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        home = ""
+    if not home.startswith("/"):
+        raise FileNotFoundError(
+            errno.ENOENT,
+            f"no home folder: HOME is unset or relative, and uid {os.getuid()} has no account "
+            "entry with an absolute home",
+        )
+    return home.rstrip("/") or "/"
