@@ -345,3 +345,13 @@ def test_globs_too_costly_to_match_are_a_problem_on_their_line(
     )
     config = parse_config(text)
     assert any(problem in p.message for p in config.problems), config.problems
+
+
+def test_claude_project_counts_a_character_past_the_bmp_twice(tmp_path: Path) -> None:
+    """Claude Code makes the folder name in JavaScript, one `-` per UTF-16 unit: an emoji in
+    the workspace's path is two (a folder named per Python character was never found)."""
+    workspace = tmp_path / "caf\u00e9-\U0001f680"
+    workspace.mkdir()
+    name = claude_project(workspace)
+    assert name.endswith("caf--" + "--")
+    assert len(name) == len(str(workspace).encode("utf-16-le")) // 2

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,8 +37,17 @@ def claude_project(workspace: Path) -> str:
     worktrees and subdirectories within the same git repository share one auto memory
     directory", so a linked worktree is named after its main repository."""
     root = canonical_repository_root(workspace) or workspace
-    name = re.sub(r"[^A-Za-z0-9]", "-", str(root))
+    name = js_sanitised(str(root))
     return name if len(name) <= MAX_CLAUDE_PROJECT else name[:MAX_CLAUDE_PROJECT] + "-*"
+
+
+def js_sanitised(path: str) -> str:
+    """`path.replace(/[^a-zA-Z0-9]/g, "-")` as JavaScript runs it, on UTF-16 code units: a
+    character outside the Basic Multilingual Plane (an emoji) is two units, so two `-` (Claude
+    Code's and Qwen Code's folder names for a workspace)."""
+    return "".join(
+        ch if ch.isascii() and ch.isalnum() else "--" if ord(ch) > 0xFFFF else "-" for ch in path
+    )
 
 
 @functools.lru_cache(maxsize=8192)

@@ -11,6 +11,7 @@ from typing import Literal
 
 from ...analysis.agent_rules import frontmatter
 from ...analysis.entries import LineKind, parse
+from ...budgets.paths import js_sanitised as js_sanitised
 
 Scope = Literal["user", "workspace"]
 """Whose memory the host keeps it as: the user's (every project), or this workspace's."""
@@ -132,15 +133,6 @@ def _section(
     begin = starts[first] if first < len(starts) else len(text)
     end = starts[end_line] if end_line is not None else len(text)
     return heading, text[begin:end], first + 1
-
-
-def js_sanitised(path: str) -> str:
-    """`path.replace(/[^a-zA-Z0-9]/g, "-")` as JavaScript runs it, on UTF-16 code units: a
-    character outside the Basic Multilingual Plane (an emoji) is two units, so two `-` (Claude
-    Code's and Qwen Code's folder names for a workspace)."""
-    return "".join(
-        ch if ch.isascii() and ch.isalnum() else "--" if ord(ch) > 0xFFFF else "-" for ch in path
-    )
 
 
 @dataclass(frozen=True)
