@@ -166,3 +166,18 @@ def test_a_hostile_line_is_not_scanned(shop: Path) -> None:
     cost grows with the square of such a line."""
     line = "- " + "`src/app.py` " * 200 + "\n"
     assert found(line, open_workspace(shop)) == []
+
+
+def test_resolves_is_remembered_while_watched_and_asked_again_when_told(shop: Path) -> None:
+    """As `exists`: while the editor watches every path asked about, answers are kept (a
+    keystroke costs no `lstat`), and a change it reports (`forget`) asks the disk again."""
+    facts = WorkspaceFacts(shop)
+    facts.remember()
+    assert not facts.resolves("src/new.py")
+    (shop / "src" / "new.py").write_text("")
+    assert not facts.resolves("src/new.py"), "kept until the watcher says it changed"
+    facts.forget()
+    assert facts.resolves("src/new.py")
+    facts.stop_remembering()
+    (shop / "src" / "new.py").unlink()
+    assert not facts.resolves("src/new.py")

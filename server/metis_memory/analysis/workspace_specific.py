@@ -16,6 +16,7 @@ the disk by `workspace/facts.py`; nothing here reads a file.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
@@ -114,6 +115,9 @@ def workspace_specific_findings(
 def _scan(
     outline: Outline, workspaces: Sequence[OpenWorkspace], keys: set[tuple[str, str]]
 ) -> list[Finding]:
+    # Each workspace's declared targets, asked once a scan (a Makefile's answer costs a
+    # `stat` of every file it was read from, each time it is asked).
+    workspaces = [ws._replace(declared=functools.cache(ws.declared)) for ws in workspaces]
     findings: list[Finding] = []
     for entry in outline.entries:
         if "`" not in entry.text and "](" not in entry.text:
@@ -134,17 +138,39 @@ def _scan(
 
 def _references(entry: Entry) -> list[Named]:
     """The entry's references that could name something of a workspace."""
-    out: list[Named] = []
-    for kind, target, a, b, from_file in entry_references(entry.text):
+    at = entry.start
+    return [Named(k, t, at + a, at + b) for k, t, a, b in _relative_references(entry.text)]
+
+
+MAX_CACHED_ENTRY_CHARS = 2_048
+"""Entries up to this long have their references kept by text (a keystroke asks again about
+every entry of the file), as the stale check keeps its own (`stale.py`)."""
+
+
+def _relative_references(text: str) -> tuple[tuple[Kind, str, int, int], ...]:
+    if len(text) > MAX_CACHED_ENTRY_CHARS:
+        return _scan_entry(text)
+    return _cached_scan_entry(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_scan_entry(text: str) -> tuple[tuple[Kind, str, int, int], ...]:
+    return _scan_entry(text)
+
+
+def _scan_entry(text: str) -> tuple[tuple[Kind, str, int, int], ...]:
+    """(kind, workspace path or target, start, end) of each reference, offsets in `text`."""
+    out: list[tuple[Kind, str, int, int]] = []
+    for kind, target, a, b, from_file in entry_references(text):
         if kind != "path":
-            out.append(Named(kind, target, entry.start + a, entry.start + b))
+            out.append((kind, target, a, b))
             continue
         if from_file:
             continue  # a link: relative to the user memory's own folder
         path = _workspace_path(target)
         if path is not None:
-            out.append(Named(kind, path, entry.start + a, entry.start + b))
-    return out
+            out.append((kind, path, a, b))
+    return tuple(out)
 
 
 def _workspace_path(target: str) -> str | None:

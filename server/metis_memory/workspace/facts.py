@@ -65,21 +65,23 @@ class WorkspaceFacts:
         self._ignores = Ignores(root)
         self._known: dict[str, bool] | None = None
         """Remembered `exists` answers, while the editor watches those paths."""
+        self._resolved: dict[str, bool] | None = None
+        """Remembered `resolves` answers, likewise."""
 
     def remember(self) -> None:
         """Keep `exists` answers until `forget`: only once the editor watches every path asked
         about and each of their folders (`lsp/stale_refs.py`), so that no change goes unseen."""
         if self._known is None:
-            self._known = {}
+            self._known, self._resolved = {}, {}
 
     def forget(self) -> None:
         """A watched path changed: ask the disk again."""
         if self._known is not None:
-            self._known = {}
+            self._known, self._resolved = {}, {}
 
     def stop_remembering(self) -> None:
         """The watchers are being replaced: answers from the disk until they are back."""
-        self._known = None
+        self._known = self._resolved = None
 
     def exists(self, rel: str) -> bool:
         """Whether `rel` (relative, normalised, a trailing `/` for a folder) names something.
@@ -136,7 +138,16 @@ class WorkspaceFacts:
         workspace_specific.py`) claims an entry for this workspace on it, so what cannot be
         told (permission denied, a git-ignored path that is not there, an answer not read
         yet) is False, where `exists` says True to claim nothing. One `lstat` (and a `stat`
-        for a folder link), never a read."""
+        for a folder link), never a read; remembered as `exists` answers are."""
+        known = self._resolved
+        if known is None:
+            return self._resolves(rel)
+        answer = known.get(rel)
+        if answer is None:
+            answer = known[rel] = self._resolves(rel)
+        return answer
+
+    def _resolves(self, rel: str) -> bool:
         folder = rel.endswith("/")
         path = os.path.join(self.root, rel.rstrip("/"))
         try:
