@@ -90,6 +90,13 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
       void vscode.window.showInformationMessage(`${where} is empty: there is nothing to consolidate.`);
       return;
     }
+    if (!(await bufferCaughtUp(target.uri, baseline))) {
+      void vscode.window.showWarningMessage(
+        `${sentenceName(target)} changed on disk and its editor has not shown the change yet, so no proposal ` +
+          'was made from it: try again in a moment.',
+      );
+      return;
+    }
     const tidy = await this.server.command(ServerCommand.tidy, docArgs(target));
     const uri = await this.show({ doc: target, baseline, baselineHash }, tidy.content, select);
     if (!tidy.changed) this.tellNothingRemoved(uri, target);
@@ -283,6 +290,41 @@ export class Consolidation implements vscode.Disposable, vscode.CodeLensProvider
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** How long an open editor may take to show a change made on disk (VS Code reloads it about a
+ * second after its file watcher sees it). */
+const RELOAD_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether the file's editor, if one is open and unsaved changes hold nothing, shows `disk`:
+ * waited for (at most `RELOAD_TIMEOUT_MS`) when it does not yet. The server's tidy reads an open
+ * file's buffer, and Apply is checked against the disk's hash: a proposal made from a buffer a
+ * write on disk has not reached yet would drop that write once applied. (A buffer with unsaved
+ * changes is the server's to refuse.)
+ */
+async function bufferCaughtUp(uri: vscode.Uri, disk: string): Promise<boolean> {
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  const same = (d: vscode.TextDocument) => d.isDirty || normalised(d.getText()) === normalised(disk);
+  if (!doc || same(doc)) return true;
+  return new Promise((resolve) => {
+    const done = (caughtUp: boolean) => {
+      clearTimeout(timer);
+      listener.dispose();
+      resolve(caughtUp);
+    };
+    const timer = setTimeout(() => {
+      done(same(doc));
+    }, RELOAD_TIMEOUT_MS);
+    const listener = vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.document === doc && same(doc)) done(true);
+    });
+  });
+}
+
+/** Text as an editor and the disk both hold it: line ends and a byte-order mark aside. */
+function normalised(text: string): string {
+  return text.replace(/^\uFEFF/, '').replace(/\r\n/g, '\n');
 }
 
 /** Select `text` (an entry) in the proposal's editor and scroll to it, when it is there. */
