@@ -8,6 +8,7 @@ import { connectAgents } from './agents/connect';
 import type { Consolidation } from './views/consolidation';
 import type { HistoryNode, HistoryView } from './views/history';
 import type { ReviewInbox, StagedTarget } from './views/reviewInbox';
+import type { HostMemoryImport } from './views/importMemory';
 import { chooseWorkspace, workspaceDoc } from './folders';
 import { formatBytes, utf8Length } from './views/format';
 import { addEntry, docFor, openMemoryFile, openUserMemoryFile, replaceEntry } from './views/entryPrompts';
@@ -26,6 +27,7 @@ export function registerCommands(
   agentContext: AgentContextView,
   history: HistoryView,
   inbox: ReviewInbox,
+  imports: HostMemoryImport,
 ): void {
   const run = (fn: () => Promise<unknown>) => async () => {
     try {
@@ -109,6 +111,7 @@ export function registerCommands(
   );
   register('metis.review.on', () => inbox.setReview(true));
   register('metis.review.off', () => inbox.setReview(false));
+  register('metis.importAgentMemory', () => imports.run());
   register('metis.setUpAgents', async () => {
     const folder = await chooseWorkspace();
     if (folder) await connectAgents(srv, folder, log);
@@ -133,6 +136,7 @@ async function showActions(): Promise<void> {
     { label: '$(fold) Consolidate USER.md…', command: 'metis.consolidate.user' },
     { label: '$(fold) Consolidate User Memory…', command: 'metis.consolidate.userMemory' },
     { label: '$(plug) Connect Agents…', command: 'metis.setUpAgents' },
+    { label: '$(cloud-download) Import Agent Memory…', command: 'metis.importAgentMemory' },
     { label: '$(history) Show Memory History', command: 'metis.showHistory' },
     { label: '$(inbox) Show Changes to Review', command: 'metis.review.show' },
     { label: '$(preview) Show Assembled Prompt…', command: 'metis.showPrompt' },

@@ -8,7 +8,8 @@
  *
  * It activates in every window once VS Code has started (`onStartupFinished`), so that a folder
  * with no memory yet shows "Create Memory" in the status bar; what costs anything (the Python
- * server, the language-model query) waits until memory is in sight.
+ * server, the language-model query) waits until memory is in sight, or, once per folder ever,
+ * until it has looked for agents' memory to offer to bring in (views/importMemory.ts).
  */
 
 import * as fs from 'node:fs';
@@ -31,6 +32,7 @@ import { UsageStatusBar } from './views/statusBar';
 import { HistoryDocuments } from './views/historyDiff';
 import { HistoryView } from './views/history';
 import { ReviewInbox } from './views/reviewInbox';
+import { HostMemoryImport } from './views/importMemory';
 import { registerTools } from './agents/tools';
 
 let server: MetisServer | undefined;
@@ -52,6 +54,7 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
   const inbox = new ReviewInbox(srv, statusBar);
   const historyDocuments = new HistoryDocuments(srv, (workspace, id) => inbox.find(workspace, id));
   const history = new HistoryView(srv, historyDocuments, inbox);
+  const imports = new HostMemoryImport(context, srv, consolidation, log);
   context.subscriptions.push(
     log,
     srv,
@@ -64,6 +67,7 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
     inbox,
     historyDocuments,
     history,
+    imports,
     updated.event(() => {
       history.refresh();
     }),
@@ -71,7 +75,7 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
   );
 
   handleNotifications(srv, { log, statusBar, prompts, consolidation, updated });
-  registerCommands(context, srv, log, consolidation, agentContext, history, inbox);
+  registerCommands(context, srv, log, consolidation, agentContext, history, inbox, imports);
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -95,8 +99,9 @@ export function activate(context: vscode.ExtensionContext): MetisMemoryApi {
     context.subscriptions.push(vscode.lm.onDidChangeChatModels(() => void updateModelContext()));
   };
   registerFirstRun(context, { srv, presence, startServer });
+  // …or once per folder ever, to look for agents' memory to bring in (views/importMemory.ts).
   const startIfInSight = async () => {
-    if (await memoryInSight()) startServer();
+    if ((await memoryInSight()) || imports.wantsToLook()) startServer();
   };
   context.subscriptions.push(
     vscode.workspace.onDidOpenTextDocument((doc) => {

@@ -158,6 +158,8 @@ export const ServerCommand = {
   reviewReject: 'metis.reviewReject',
   openUserMemory: 'metis.openUserMemory',
   moveToWorkspace: 'metis.moveToWorkspace',
+  hostMemoryFound: 'metis.hostMemoryFound',
+  importHostMemory: 'metis.importHostMemory',
 } as const;
 
 export type ServerCommandName = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -234,6 +236,9 @@ export interface ServerCommandArgs {
   [ServerCommand.openUserMemory]: {};
   // An entry of the user memory moved into a workspace's MEMORY.md (add there, then remove).
   [ServerCommand.moveToWorkspace]: { entry: string; workspace: string; expectedHash?: string };
+  // A workspace folder's URI; every host whose memory is found when `hosts` is left out.
+  [ServerCommand.hostMemoryFound]: { folder: string };
+  [ServerCommand.importHostMemory]: { folder: string; hosts?: string[] };
 }
 
 /** What each server command answers. */
@@ -266,6 +271,64 @@ export interface ServerCommandResults {
   [ServerCommand.reviewReject]: { rejected: number };
   [ServerCommand.openUserMemory]: UserMemoryLocation;
   [ServerCommand.moveToWorkspace]: unknown;
+  [ServerCommand.hostMemoryFound]: HostMemoryFound;
+  [ServerCommand.importHostMemory]: ImportProposal;
+}
+
+/** `metis.hostMemoryFound`: which agent hosts keep memory for a folder or for the user (names
+ * as `metis-memory import --from` takes them), where, and whether the folder has memory of
+ * ours. */
+export interface HostMemoryFound {
+  folder: string;
+  hosts: string[];
+  ours: boolean;
+  locations: { host: string; path: string; scope: 'user' | 'workspace' }[];
+}
+
+/** An entry an import brings in, or leaves out as already there (`of`: where it is). */
+export interface ImportedEntry {
+  text: string;
+  host: string;
+  /** The host's file it was read from. */
+  source: string;
+  line: number;
+  of?: string;
+}
+
+/** One file's part of an import: the file as it is and as it would be, and the hash of its
+ * bytes to apply it against (of no bytes for a file not there yet). */
+export interface ImportTarget {
+  target: MemoryTarget;
+  path: string;
+  exists: boolean;
+  current: string;
+  proposed: string;
+  expected_hash: string;
+  size_bytes: number;
+  soft_cap_bytes: number;
+  hard_cap_bytes: number;
+  /** Bytes the proposed text is over the hard cap (0 within it). */
+  over_by: number;
+  applicable: boolean;
+  /** "USER.md would be 3,500 bytes, 428 over its hard cap of 3,072: …" */
+  over_cap_statement: string | null;
+  /** Why nothing can be proposed for this file (it cannot be read as it is). */
+  problem: string | null;
+  added: ImportedEntry[];
+  duplicates: ImportedEntry[];
+  /** Entries refused as secrets: the rule, never the value. */
+  refused: { rule: string; host: string; source: string; line: number }[];
+}
+
+/** `metis.importHostMemory`: a proposal per file (MEMORY.md, USER.md, the user memory). */
+export interface ImportProposal {
+  workspace: string;
+  hosts: string[];
+  found_nothing: boolean;
+  targets: ImportTarget[];
+  looked_in: string[];
+  read: string[];
+  skipped: { path: string; reason: string }[];
 }
 
 /** `metis.openUserMemory`: where the user memory is. `error`: it is there but not to be used

@@ -47,7 +47,8 @@ export interface CodeServer {
   dir: string;
   bridgeFile: string;
   logFile: string;
-  /** The extension's log ("Metis Memory" output channel) so far, '' before it exists. */
+  /** The extension's log ("Metis Memory" output channel) so far, every window's in the order
+   * they opened; '' before it exists. */
   metisLog(): string;
   /**
    * Change user settings, as the user's settings.json would: the start's settings with
@@ -243,8 +244,10 @@ const BASE_SETTINGS: Record<string, unknown> = {
   'workbench.editor.enablePreview': false,
   'window.commandCenter': false,
   'metis.trace.server': 'messages',
-  // Tests that want the one-time agent set-up offer turn it on (first-run.test.ts).
+  // Tests that want the one-time agent set-up offer turn it on (first-run.test.ts), and the
+  // import offer (user-memory.test.ts): the machine's own agents' memory must not show.
   'metis.offerAgentSetup': false,
+  'metis.offerImport': false,
   'git.enabled': false,
   'git.openRepositoryInParentFolders': 'never',
 };
@@ -328,8 +331,7 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
       userSettings(settings);
     },
     metisLog() {
-      const file = findFile(path.join(userData, 'logs'), 'Metis Memory.log');
-      return file ? fs.readFileSync(file, 'utf8') : '';
+      return metisLogs(userData);
     },
     async stop() {
       // The process group we started (code-server and the extension host it spawned), by id.
@@ -356,24 +358,31 @@ export async function startCodeServer(opts: StartOptions): Promise<CodeServer> {
       const artifacts = path.join(ROOT, 'tests', 'e2e', 'artifacts');
       fs.mkdirSync(artifacts, { recursive: true });
       fs.copyFileSync(logFile, path.join(artifacts, `${opts.label}-code-server.log`));
-      const metisLog = findFile(path.join(userData, 'logs'), 'Metis Memory.log');
-      if (metisLog) fs.copyFileSync(metisLog, path.join(artifacts, `${opts.label}-metis-memory.log`));
+      const metisLog = metisLogs(userData);
+      if (metisLog) fs.writeFileSync(path.join(artifacts, `${opts.label}-metis-memory.log`), metisLog);
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-function findFile(dir: string, name: string): string | undefined {
-  if (!fs.existsSync(dir)) return undefined;
+/** Every file named `name` under `dir`. */
+function findFiles(dir: string, name: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  const found: string[] = [];
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name);
-    if (entry.isFile() && entry.name === name) return p;
-    if (entry.isDirectory()) {
-      const found = findFile(p, name);
-      if (found) return found;
-    }
+    if (entry.isFile() && entry.name === name) found.push(p);
+    if (entry.isDirectory()) found.push(...findFiles(p, name));
   }
-  return undefined;
+  return found;
+}
+
+/** The "Metis Memory" output channel of each window a run opened (`logs/<start>/window<N>/…`),
+ * joined in the order the windows opened (window2 before window10). */
+function metisLogs(userData: string): string {
+  const files = findFiles(path.join(userData, 'logs'), 'Metis Memory.log');
+  files.sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  return files.map((f) => fs.readFileSync(f, 'utf8')).join('');
 }
 
 /** A copy of examples/workspace for one test run; `remove()` deletes it. */
