@@ -218,19 +218,20 @@ export interface ServerCommandArgs {
   // refresh: only rewrite a launcher of ours that runs something else; never create one.
   [ServerCommand.installLauncher]: { refresh?: boolean };
   [ServerCommand.hostPrompts]: { workspace?: string };
-  // Newest first; both files when `file` is left out.
-  [ServerCommand.history]: { workspace?: string; file?: MemoryFileName; limit?: number };
-  [ServerCommand.historyDiff]: { workspace?: string; id: number };
-  [ServerCommand.blame]: { workspace?: string; file: MemoryFileName };
-  [ServerCommand.undo]: { workspace?: string; id: number };
+  // Newest first; both files when `file` is left out. file 'user-memory' (here and below):
+  // the user memory's own log and review inbox, whose ids are its own (`workspace` not needed).
+  [ServerCommand.history]: { workspace?: string; file?: 'MEMORY.md' | 'USER.md' | 'user-memory'; limit?: number };
+  [ServerCommand.historyDiff]: { workspace?: string; file?: 'user-memory'; id: number };
+  [ServerCommand.blame]: { workspace?: string; file: 'MEMORY.md' | 'USER.md' | 'user-memory' };
+  [ServerCommand.undo]: { workspace?: string; file?: 'user-memory'; id: number };
   // The file as it was after record `id`.
-  [ServerCommand.restore]: { workspace?: string; id: number };
+  [ServerCommand.restore]: { workspace?: string; file?: 'user-memory'; id: number };
   // An archived entry's id, "<record id>:<n>".
-  [ServerCommand.unarchive]: { workspace?: string; id: string };
-  [ServerCommand.review]: { workspace?: string };
-  [ServerCommand.setReview]: { workspace?: string; on: boolean };
-  [ServerCommand.reviewAccept]: { workspace?: string; id: number };
-  [ServerCommand.reviewReject]: { workspace?: string; id: number };
+  [ServerCommand.unarchive]: { workspace?: string; file?: 'user-memory'; id: string };
+  [ServerCommand.review]: { workspace?: string; file?: 'user-memory' };
+  [ServerCommand.setReview]: { workspace?: string; file?: 'user-memory'; on: boolean };
+  [ServerCommand.reviewAccept]: { workspace?: string; file?: 'user-memory'; id: number };
+  [ServerCommand.reviewReject]: { workspace?: string; file?: 'user-memory'; id: number };
   // Where the user memory is; nothing is created. (It takes an empty object.)
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   [ServerCommand.openUserMemory]: {};
@@ -448,6 +449,8 @@ export interface ReviewState {
 export interface HistoryChangedParams {
   workspace: string;
   file: MemoryFileName;
+  /** "user": in the user memory's log (`workspace` is then its folder's URI). */
+  scope?: 'user';
 }
 
 /** `metis/reviewChanged`: how many changes wait for review; `arrived` is the one just staged. */
@@ -455,6 +458,8 @@ export interface ReviewChangedParams {
   workspace: string;
   count: number;
   arrived: StagedChange | null;
+  /** "user": the user memory's inbox (`workspace` is then its folder's URI). */
+  scope?: 'user';
 }
 
 /** `metis.createMemory`: the files written from the template, and those left as they were. */

@@ -80,15 +80,9 @@ class AgentHostsArgs(_Workspace):
     """As `metis.connectAgents` will be sent it: the files listed leave out what it skips."""
 
 
-class FileArgs(_Workspace):
-    """Commands about one workspace memory file (blame)."""
-
-    file: FileName
-
-
 class TargetArgs(_Workspace):
     """Commands about one memory file, the user memory too (tidy, show the consolidation
-    proposal)."""
+    proposal, blame)."""
 
     file: Target
 
@@ -173,31 +167,40 @@ MAX_ID = 2**63 - 1
 
 
 class HistoryArgs(_Workspace):
-    """The write log, newest first: one file's, or both files' when `file` is left out."""
+    """The write log, newest first: one file's, or both files' when `file` is left out;
+    "user-memory" is the user memory's own log."""
 
-    file: FileName | None = None
+    file: Target | None = None
     limit: int = Field(default=50, ge=1, le=1000, description="how many records, 1 to 1,000")
 
 
-class RecordArgs(_Workspace):
+class LogArgs(_Workspace):
+    """Commands on a write log or a review inbox: the workspace's, or with `file`
+    "user-memory" the user memory's own (its records and staged changes are numbered apart
+    from any workspace's; `workspace` is then not needed)."""
+
+    file: Literal["user-memory"] | None = None
+
+
+class RecordArgs(LogArgs):
     """One record of the write log (`metis.history` lists their ids)."""
 
     id: int = Field(ge=1, le=MAX_ID, description="record id")
 
 
-class ArchivedArgs(_Workspace):
+class ArchivedArgs(LogArgs):
     """An archived entry: `<record id>:<n>`, the n-th entry that record removed."""
 
     id: str = Field(min_length=1, max_length=40, description="archived entry id, as 12:1")
 
 
-class StagedArgs(_Workspace):
+class StagedArgs(LogArgs):
     """A change waiting for review (`metis.review` lists their ids)."""
 
     id: int = Field(ge=1, le=MAX_ID, description="staged change id")
 
 
-class SetReviewArgs(_Workspace):
+class SetReviewArgs(LogArgs):
     on: bool
 
 

@@ -21,11 +21,11 @@ if TYPE_CHECKING:
         ConnectAgentsArgs,
         ConsolidationPromptArgs,
         CreateMemoryArgs,
-        FileArgs,
         HistoryArgs,
         HostFolderArgs,
         ImportHostMemoryArgs,
         InstallLauncherArgs,
+        LogArgs,
         MemoryAddArgs,
         MemoryConsolidateArgs,
         MemoryReplaceArgs,
@@ -46,7 +46,7 @@ class Command(str, Generic[M]):
     also says, to the type checker, which model its one argument parses into: each constant
     below names its model in its annotation, and `argument_models()` maps it at run time
     (`tests/lsp/test_arguments.py` holds the two equal). `arguments.parse(TIDY, args)` is
-    then a `FileArgs` with no model named again at the handler."""
+    then a `TargetArgs` with no model named again at the handler."""
 
     __slots__ = ()
 
@@ -76,11 +76,11 @@ CREATE_MEMORY: Command[CreateMemoryArgs] = Command("metis.createMemory")
 HOST_PROMPTS: Command[WorkspaceArgs] = Command("metis.hostPrompts")
 HISTORY: Command[HistoryArgs] = Command("metis.history")
 HISTORY_DIFF: Command[RecordArgs] = Command("metis.historyDiff")
-BLAME: Command[FileArgs] = Command("metis.blame")
+BLAME: Command[TargetArgs] = Command("metis.blame")
 UNDO: Command[RecordArgs] = Command("metis.undo")
 RESTORE: Command[RecordArgs] = Command("metis.restore")
 UNARCHIVE: Command[ArchivedArgs] = Command("metis.unarchive")
-REVIEW: Command[WorkspaceArgs] = Command("metis.review")
+REVIEW: Command[LogArgs] = Command("metis.review")
 SET_REVIEW: Command[SetReviewArgs] = Command("metis.setReview")
 REVIEW_ACCEPT: Command[StagedArgs] = Command("metis.reviewAccept")
 REVIEW_REJECT: Command[StagedArgs] = Command("metis.reviewReject")
@@ -179,11 +179,11 @@ def argument_models() -> dict[str, type[BaseModel]]:
         INSTALL_LAUNCHER: args.InstallLauncherArgs,
         HISTORY: args.HistoryArgs,
         HISTORY_DIFF: args.RecordArgs,
-        BLAME: args.FileArgs,
+        BLAME: args.TargetArgs,
         UNDO: args.RecordArgs,
         RESTORE: args.RecordArgs,
         UNARCHIVE: args.ArchivedArgs,
-        REVIEW: args.WorkspaceArgs,
+        REVIEW: args.LogArgs,
         SET_REVIEW: args.SetReviewArgs,
         REVIEW_ACCEPT: args.StagedArgs,
         REVIEW_REJECT: args.StagedArgs,

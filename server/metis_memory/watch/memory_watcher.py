@@ -28,8 +28,10 @@ a retried watch is taken.
 With `on_user_memory`, the user memory's folder (`set_folders(..., user_memory=...)`, the folder
 holding its USER.md, `metis-memory/` in the user config folder) is watched the same way,
 non-recursively beside its parent, and a change of its USER.md reported to `on_user_memory()`:
-another workspace's agent, or the CLI, wrote what every workspace reads. Its `history/` is not
-watched (what the user memory's log holds is read on demand).
+another workspace's agent, or the CLI, wrote what every workspace reads. With `on_user_inbox`
+too, its `history/` is watched as a workspace's is, and a change of the inbox stamp there
+reported to `on_user_inbox()`: an agent in another process staged a change of the user memory
+(from any workspace), or one was accepted or rejected in another window or a terminal.
 """
 
 from __future__ import annotations
@@ -87,8 +89,9 @@ class Spot(NamedTuple):
 class MemoryWatcher:
     """Reports, through `on_change(folder_path)`, folders whose memory files may have
     changed on disk, through `on_inbox(folder_path)`, if given, folders whose review
-    inbox may have changed, and through `on_user_memory()`, if given, a change of the user
-    memory. All run in the watcher thread."""
+    inbox may have changed, through `on_user_memory()`, if given, a change of the user
+    memory, and through `on_user_inbox()`, if given, a change of its review inbox. All run
+    in the watcher thread."""
 
     def __init__(
         self,
@@ -96,10 +99,12 @@ class MemoryWatcher:
         on_inbox: Callable[[Path], None] | None = None,
         *,
         on_user_memory: Callable[[], None] | None = None,
+        on_user_inbox: Callable[[], None] | None = None,
     ) -> None:
         self._on_change = on_change
         self._on_inbox = on_inbox
         self._on_user_memory = on_user_memory
+        self._on_user_inbox = on_user_inbox
         self._lock = threading.Lock()
         self._spots: tuple[Spot, ...] = ()
         self._loop = WatchLoop(
@@ -155,10 +160,13 @@ class MemoryWatcher:
             polled=_in_folders(what, len(present)),
         )
 
+    def _wants_inbox(self, spot: Spot) -> bool:
+        return (self._on_user_inbox if spot.user else self._on_inbox) is not None
+
     def _layout(self, spot: Spot) -> Layout:
         metis = spot.memory.is_dir()
-        inbox = metis and not spot.user and self._on_inbox is not None
-        return Layout(metis, inbox and _has_history(spot.folder))
+        inbox = metis and self._wants_inbox(spot)
+        return Layout(metis, inbox and _has_history(spot.memory))
 
     def _changed(self, batch: Batch, present: dict[Spot, Layout]) -> bool:
         """Report the spots a batch of events touches; True when the watch is stale."""
@@ -184,7 +192,7 @@ class MemoryWatcher:
                 path.name == INBOX_STAMP
                 and parent.name == TRACE_DIR
                 and parent.parent in by_memory
-                and not by_memory[parent.parent].user
+                and self._wants_inbox(by_memory[parent.parent])
             ):
                 inbox.add(by_memory[parent.parent])  # the review inbox's stamp, and nothing else
         for spot, had in present.items():
@@ -223,7 +231,7 @@ class MemoryWatcher:
 
     def _stamp(self, spot: Spot) -> tuple[int, int, int, int] | None:
         """The inbox stamp's identity and times, for polling (None when not wanted)."""
-        if self._on_inbox is None or spot.user:
+        if not self._wants_inbox(spot):
             return None
         return _stat_key(spot.memory / TRACE_DIR / INBOX_STAMP)
 
@@ -233,16 +241,15 @@ class MemoryWatcher:
         self._report_inbox(spots)
 
     def _report_inbox(self, spots: Iterable[Spot]) -> None:
-        on_inbox = self._on_inbox
-        if on_inbox is None:
-            return
         for spot in spots:
-            if spot.user:
-                continue
             try:
-                on_inbox(spot.folder)
+                if spot.user:
+                    if self._on_user_inbox is not None:
+                        self._on_user_inbox()
+                elif self._on_inbox is not None:
+                    self._on_inbox(spot.folder)
             except Exception:  # pragma: no cover - never let a callback kill the thread
-                log.exception("inbox callback failed for %s", spot.folder)
+                log.exception("inbox callback failed for %s", spot.memory)
 
     def _report(self, spots: Iterable[Spot]) -> None:
         for spot in spots:
@@ -256,11 +263,11 @@ class MemoryWatcher:
                 log.exception("watch callback failed for %s", spot.memory)
 
 
-def _has_history(folder: Path) -> bool:
-    """`.metis/history/` is a directory of its own, not a symlink to one (`store.trace` never
-    reads the log through one either)."""
+def _has_history(memory: Path) -> bool:
+    """`history/` of a memory folder (`.metis/`, or the user memory's) is a directory of its
+    own, not a symlink to one (`store.trace` never reads the log through one either)."""
     try:
-        return stat.S_ISDIR(os.lstat(folder / METIS_DIR / TRACE_DIR).st_mode)
+        return stat.S_ISDIR(os.lstat(memory / TRACE_DIR).st_mode)
     except OSError:
         return False
 

@@ -2,6 +2,11 @@
 hover's line), undo, restore, putting an archived entry back, and the review inbox; and the
 outside changes the `.metis/` watcher finds, recorded as they are seen.
 
+The user memory (one USER.md read in every workspace) has a log and an inbox of its own,
+beside it: a command names them with `file` "user-memory" (as the write commands name the
+user memory), and acts on `Workspaces.user`, its records and changes numbered apart from
+every workspace's.
+
 Everything here reads or writes through `tools.history` and `tools.review`, off the event
 loop: the store takes its lock and fsyncs, and replaying a log of 1,000 records for blame
 takes a while the first time (`BlameCache` keeps each file's until the disk or the log
@@ -35,7 +40,15 @@ from ..protocol import (
     UNARCHIVE,
     UNDO,
 )
-from .commands import from_store_error, from_tool_error, in_writer, refuse_unsaved, take_folder
+from .commands import (
+    USER_MEMORY,
+    from_store_error,
+    from_tool_error,
+    in_writer,
+    named,
+    refuse_unsaved,
+    take_folder,
+)
 from .history_notes import (
     BY_USER,
     HistorySeen,
@@ -48,6 +61,7 @@ from .lifecycle import MemoryWatching
 
 if TYPE_CHECKING:
     from ...analysis.entries import Outline
+    from ...store.events import Scope
     from ...store.memory_store import MemoryStore, WriteResult
     from ...store.trace import TraceRecord
     from ...tools.history import Blamed
@@ -60,55 +74,86 @@ NOT_SAVED = "Not saved yet"
 """The hover on an entry the buffer has and the file on disk has not."""
 
 
-# ---- running the tools -------------------------------------------------------------------
-def _refused(exc: Exception) -> CommandError:
-    from ...tools import ToolExecutionError
+# ---- whose log ---------------------------------------------------------------------------
+def take_log(ls: ServerContext, command: str, file: str | None, workspace: str | None) -> Folder:
+    """The folder whose log (or inbox) a command names: the user memory's with `file`
+    "user-memory", whatever the workspace; else the workspace's."""
+    if file == USER_MEMORY:
+        return ls.folders.user
+    return take_folder(ls, command, workspace)
 
+
+def _scope(folder: Folder) -> Scope:
+    return "user" if folder.user_memory else "workspace"
+
+
+def _user_path(folder: Folder) -> str | None:
+    """The user memory's real path, when `folder` is it (what its messages name)."""
+    return str(folder.store.path(MemoryFile.USER)) if folder.user_memory else None
+
+
+# ---- running the tools -------------------------------------------------------------------
+def _refused(exc: Exception, folder: Folder) -> CommandError:
+    from ...tools import ToolExecutionError
+    from ...tools.dispatch import to_tool_error, user_memory_error
+
+    path = _user_path(folder)
+    if path is not None:  # said of the user memory: its path, its tools, `--user`
+        error = exc if isinstance(exc, ToolExecutionError) else to_tool_error(_store_error(exc))
+        return from_tool_error(user_memory_error(error, path))
     if isinstance(exc, ToolExecutionError):
         return from_tool_error(exc)
+    return from_store_error(_store_error(exc))
+
+
+def _store_error(exc: Exception) -> MemoryStoreError:
     assert isinstance(exc, MemoryStoreError)
-    return from_store_error(exc)
+    return exc
 
 
-async def _read(call: Callable[[], T]) -> T:
-    """A read of the log or the files, in a worker thread; its refusal as a CommandError."""
+async def _read(folder: Folder, call: Callable[[], T]) -> T:
+    """A read of the folder's log or files, in a worker thread; its refusal as a
+    CommandError."""
     from ...tools import ToolExecutionError
 
     try:
         return await asyncio.to_thread(call)
     except (ToolExecutionError, MemoryStoreError) as exc:
-        raise _refused(exc) from None
+        raise _refused(exc, folder) from None
 
 
-async def _write(call: Callable[[], T]) -> T:
-    """A write, in the writers' pool (see `commands.in_writer`)."""
+async def _write(folder: Folder, call: Callable[[], T]) -> T:
+    """A write of the folder's, in the writers' pool (see `commands.in_writer`)."""
     from ...tools import ToolExecutionError
 
     try:
         return await in_writer(call)
     except (ToolExecutionError, MemoryStoreError) as exc:
-        raise _refused(exc) from None
+        raise _refused(exc, folder) from None
 
 
 # ---- reading the log ---------------------------------------------------------------------
 async def history(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
-    """`metis.history {file?, limit?}`: records newest first, and what the archive keeps."""
+    """`metis.history {file?, limit?}`: records newest first, and what the archive keeps
+    (`file` "user-memory": the user memory's)."""
     from ...tools.history import archived, record_json
 
     params = parse(HISTORY, args)
-    folder = take_folder(ls, HISTORY, params.workspace)
+    folder = take_log(ls, HISTORY, params.file, params.workspace)
     store = folder.store
+    file = None if params.file == USER_MEMORY else params.file
+    user = folder.user_memory
 
     def read() -> dict[str, object]:
-        records = store.history(params.file, params.limit)
+        records = store.history(file, params.limit)
         try:
-            kept = [a.to_json() for a in archived(store, params.file)]
+            kept = [a.to_json() for a in archived(store, file)]
         except MemoryStoreError as exc:  # a file unreadable now: its records still show
             log.info("the archive of %s cannot be listed: %s", folder.path, exc)
             kept = []
-        return {"records": [record_json(r) for r in records], "archived": kept}
+        return {"records": [record_json(r, user_memory=user) for r in records], "archived": kept}
 
-    return await _read(read)
+    return await _read(folder, read)
 
 
 async def history_diff(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
@@ -116,14 +161,14 @@ async def history_diff(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, ob
     from ...tools.history import find_record
 
     params = parse(HISTORY_DIFF, args)
-    folder = take_folder(ls, HISTORY_DIFF, params.workspace)
-    record = await _read(lambda: find_record(folder.store, params.id))
+    folder = take_log(ls, HISTORY_DIFF, params.file, params.workspace)
+    record = await _read(folder, lambda: find_record(folder.store, params.id))
     return {
         "id": record.id,
         "file": record.file,
         "before": _side(record.before_text, record.before_size_bytes),
         "after": _side(record.after_text, record.after_size_bytes),
-        "title": diff_title(record),
+        "title": diff_title(record, user_memory=folder.user_memory),
     }
 
 
@@ -135,21 +180,24 @@ def _side(text: str | None, size: int) -> str:
     return redact(text)
 
 
-def diff_title(record: TraceRecord) -> str:
-    """ "MEMORY.md: change #12 by Claude Code 2.1.4, 2 days ago" (the diff editor's title)."""
+def diff_title(record: TraceRecord, *, user_memory: bool = False) -> str:
+    """ "MEMORY.md: change #12 by Claude Code 2.1.4, 2 days ago" (the diff editor's title;
+    "Your user memory: change #3 by you, just now" for a record of its log)."""
     from ...tools.history import actor_name, ago
 
     who = "an outside edit" if record.door == "outside" else actor_name(record.actor)
-    return f"{record.file}: change #{record.id} by {who}, {ago(record.time)}"
+    name = "Your user memory" if user_memory else record.file
+    return f"{name}: change #{record.id} by {who}, {ago(record.time)}"
 
 
 async def blame_command(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     """`metis.blame {file}`: who added each entry of the file as it is on disk."""
     from ...tools.history import blame
+    from .commands import take_file
 
     params = parse(BLAME, args)
-    folder = take_folder(ls, BLAME, params.workspace)
-    found = await _read(lambda: blame(folder.store, params.file))
+    folder, file = take_file(ls, BLAME, params.file, params.workspace)
+    found = await _read(folder, lambda: blame(folder.store, file))
     return {"entries": [b.to_json() for b in found]}
 
 
@@ -162,19 +210,24 @@ def _sizes(result: WriteResult) -> str:
     )
 
 
-def _written(result: WriteResult, said: str) -> dict[str, object]:
+def _written(folder: Folder, result: WriteResult, said: str) -> dict[str, object]:
     """The write result JSON (as `metis.memoryConsolidate` answers) of an undo, a restore or a
-    put-back: `said` is what happened, for the agent and the person alike."""
+    put-back: `said` is what happened, for the agent and the person alike (of the user
+    memory: in its words, `scope` "user" and its `path`)."""
     from ...tools.dispatch import SOFT_CAP_HINT, ToolResult
     from ...tools.people import EDITOR
+    from ...tools.user_words import for_agent, for_person
 
     line = f"{said}: {_sizes(result)}"
     text = f"{line} {SOFT_CAP_HINT}" if result.over_soft_cap else f"{line}."
-    answer = ToolResult(text=text, write=result, operation="consolidate").to_json(EDITOR)
     shorten = EDITOR.shorten.format(file=result.file.value)
-    answer["person_text"] = (
-        f"{line}, over the soft cap: {shorten}." if result.over_soft_cap else f"{line}."
-    )
+    person = f"{line}, over the soft cap: {shorten}." if result.over_soft_cap else f"{line}."
+    path = _user_path(folder)
+    if path is not None:
+        text, person = for_agent(text), for_person(person, path)
+    done = ToolResult(text=text, write=result, operation="consolidate", user_memory=path)
+    answer = done.to_json(EDITOR)
+    answer["person_text"] = person
     return answer
 
 
@@ -183,7 +236,7 @@ def _announce(ls: ServerContext, folder: Folder, result: WriteResult) -> None:
     `metis/historyChanged`."""
     from ...store.events import events_for_write
 
-    for event in events_for_write("consolidate", result):
+    for event in events_for_write("consolidate", result, scope=_scope(folder)):
         ls.fan_out.store_event(folder, event)
     write_landed(ls, folder, result)
 
@@ -191,7 +244,7 @@ def _announce(ls: ServerContext, folder: Folder, result: WriteResult) -> None:
 async def _record_file(folder: Folder, record_id: int) -> MemoryFile:
     from ...tools.history import find_record
 
-    record = await _read(lambda: find_record(folder.store, record_id))
+    record = await _read(folder, lambda: find_record(folder.store, record_id))
     return MemoryFile(record.file)
 
 
@@ -200,12 +253,12 @@ async def undo(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     from ...tools import history as tools
 
     params = parse(UNDO, args)
-    folder = take_folder(ls, UNDO, params.workspace)
+    folder = take_log(ls, UNDO, params.file, params.workspace)
     file = await _record_file(folder, params.id)
     await refuse_unsaved(ls, folder, file, "undo")
-    result = await _write(lambda: tools.undo(folder.store, params.id, BY_USER))
+    result = await _write(folder, lambda: tools.undo(folder.store, params.id, BY_USER))
     _announce(ls, folder, result)
-    return _written(result, f"Undid change #{params.id} to {file.value}")
+    return _written(folder, result, f"Undid change #{params.id} to {file.value}")
 
 
 async def restore(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
@@ -213,12 +266,12 @@ async def restore(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]
     from ...tools import history as tools
 
     params = parse(RESTORE, args)
-    folder = take_folder(ls, RESTORE, params.workspace)
+    folder = take_log(ls, RESTORE, params.file, params.workspace)
     file = await _record_file(folder, params.id)
     await refuse_unsaved(ls, folder, file, "restore")
-    result = await _write(lambda: tools.restore(folder.store, params.id, BY_USER))
+    result = await _write(folder, lambda: tools.restore(folder.store, params.id, BY_USER))
     _announce(ls, folder, result)
-    return _written(result, f"Restored {file.value} as it was after change #{params.id}")
+    return _written(folder, result, f"Restored {file.value} as it was after change #{params.id}")
 
 
 async def unarchive(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
@@ -227,7 +280,7 @@ async def unarchive(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, objec
     from ..command_args import MAX_ID
 
     params = parse(UNARCHIVE, args)
-    folder = take_folder(ls, UNARCHIVE, params.workspace)
+    folder = take_log(ls, UNARCHIVE, params.file, params.workspace)
     head = params.id.partition(":")[0]
     if head.isdigit():  # else put_back says what an archived entry's id looks like
         if int(head) > MAX_ID:
@@ -236,33 +289,37 @@ async def unarchive(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, objec
             )
         file = await _record_file(folder, int(head))
         await refuse_unsaved(ls, folder, file, "put-back")
-    result = await _write(lambda: tools.put_back(folder.store, params.id, BY_USER))
+    result = await _write(folder, lambda: tools.put_back(folder.store, params.id, BY_USER))
     _announce(ls, folder, result)
-    return _written(result, f"Put an archived entry back in {result.file.value}")
+    return _written(folder, result, f"Put an archived entry back in {result.file.value}")
 
 
 # ---- the review inbox --------------------------------------------------------------------
 async def review(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
-    """`metis.review`: whether agents' writes wait, and what waits (oldest first)."""
+    """`metis.review`: whether agents' writes wait, and what waits (oldest first); `file`
+    "user-memory": the user memory's own review, and its inbox (where an agent's write of it
+    waits, whichever workspace's review held it)."""
     from ...tools.history import staged_json
 
-    folder = take_folder(ls, REVIEW, parse(REVIEW, args).workspace)
+    params = parse(REVIEW, args)
+    folder = take_log(ls, REVIEW, params.file, params.workspace)
     store = folder.store
+    user = folder.user_memory
 
     def read() -> dict[str, object]:
         return {
             "on": store.review_enabled(),
-            "staged": [staged_json(change) for change in store.staged()],
+            "staged": [staged_json(change, user_memory=user) for change in store.staged()],
         }
 
-    return await _read(read)
+    return await _read(folder, read)
 
 
 async def set_review(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, object]:
     """`metis.setReview {on}`: make agents' writes wait for the user, or stop."""
     params = parse(SET_REVIEW, args)
-    folder = take_folder(ls, SET_REVIEW, params.workspace)
-    await _write(lambda: folder.store.set_review(params.on))
+    folder = take_log(ls, SET_REVIEW, params.file, params.workspace)
+    await _write(folder, lambda: folder.store.set_review(params.on))
     return {"on": params.on}
 
 
@@ -274,12 +331,12 @@ async def review_accept(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, o
     from ...tools.people import EDITOR
 
     params = parse(REVIEW_ACCEPT, args)
-    folder = take_folder(ls, REVIEW_ACCEPT, params.workspace)
-    change = await _read(lambda: inbox.waiting(folder.store, params.id))
+    folder = take_log(ls, REVIEW_ACCEPT, params.file, params.workspace)
+    change = await _read(folder, lambda: inbox.waiting(folder.store, params.id))
     await refuse_unsaved(ls, folder, MemoryFile(change.file), "accepted change")
     sink = EventSink()  # its memory.updated reaches the client as every write's does
     sink.subscribe(lambda event: ls.fan_out.store_event(folder, event))
-    result = await _write(lambda: inbox.accept(folder.store, params.id, sink))
+    result = await _write(folder, lambda: inbox.accept(folder.store, params.id, sink))
     written = result.write
     assert written is not None
     write_landed(ls, folder, written)
@@ -297,14 +354,14 @@ async def review_reject(ls: ServerContext, args: tuple[Any, ...]) -> dict[str, o
     from ...tools.history import actor_name
 
     params = parse(REVIEW_REJECT, args)
-    folder = take_folder(ls, REVIEW_REJECT, params.workspace)
-    change = await _write(lambda: inbox.reject(folder.store, params.id))
+    folder = take_log(ls, REVIEW_REJECT, params.file, params.workspace)
+    change = await _write(folder, lambda: inbox.reject(folder.store, params.id))
     await review_changed(ls, folder, arrived=None)
+    name = named(folder, MemoryFile(change.file))
     return {
         "rejected": change.id,
         "message": (
-            f"Rejected change #{change.id} by {actor_name(change.actor)}: {change.file} is "
-            "unchanged."
+            f"Rejected change #{change.id} by {actor_name(change.actor)}: {name} is unchanged."
         ),
     }
 
@@ -529,7 +586,10 @@ def register(server: ServerContext) -> None:
     server.fan_out.disk_changes.append(lambda folder: disk_changed(server, folder))
     inbox = server.state(MemoryWatching).inbox_changes
     inbox.append(lambda folder: inbox_changed(server, folder))
-    server.fan_out.folders_added.append(lambda added: review_began(server, added))
+    # The user memory's inbox is followed from the first folder on, as each workspace's.
+    server.fan_out.folders_added.append(
+        lambda added: review_began(server, [*added, server.folders.user])
+    )
 
     @server.command(HISTORY)
     async def history_command(ls: ServerContext, *args: Any) -> dict[str, object]:

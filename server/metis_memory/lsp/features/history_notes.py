@@ -139,7 +139,7 @@ async def review_changed(
         new = [change for change in waiting if change.id not in (told or ())]
         newest = max(new, key=lambda change: change.id) if new else None
         if newest is not None and (arrived is None or arrived.get("id") != newest.id):
-            arrived = staged_json(newest)
+            arrived = staged_json(newest, user_memory=folder.user_memory)
         elif newest is None:
             arrived = None
         scope = {"scope": "user"} if folder.user_memory else {}  # (the user memory's inbox)

@@ -36,6 +36,7 @@ def start(ls: ServerContext) -> None:
         lambda path: ls.call_on_loop(disk_changed, ls, folder_key(path)),
         on_inbox=lambda path: ls.call_on_loop(inbox_changed, ls, folder_key(path)),
         on_user_memory=lambda: ls.call_on_loop(disk_changed, ls, USER_MEMORY_KEY),
+        on_user_inbox=lambda: ls.call_on_loop(inbox_changed, ls, USER_MEMORY_KEY),
     )
     folders_changed(ls, added=ls.folders.all())
 
