@@ -108,7 +108,7 @@ def _configured_dir(ctx: Context, reader: Reader | None) -> Path | None:
         return None
     try:
         value = json.loads(text).get("autoMemoryDirectory")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return None
     if not isinstance(value, str) or not value.strip():
         return None

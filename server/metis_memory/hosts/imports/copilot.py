@@ -113,7 +113,7 @@ def _names(folder: Path, workspace: Path) -> bool:
         return False
     try:
         uri = json.loads(text).get("folder")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return False
     if not isinstance(uri, str):
         return False
@@ -180,7 +180,7 @@ def _stored_fact(text: str) -> str | None:
         return None
     try:
         value = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     fact = value.get("fact") if isinstance(value, dict) else None
     return fact if isinstance(fact, str) and fact.strip() else None

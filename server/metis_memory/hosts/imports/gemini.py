@@ -65,7 +65,7 @@ def context_filename(ctx: Context, reader: Reader | None = None) -> str:
         return DEFAULT_CONTEXT_FILENAME
     try:
         value = json.loads(text).get("context", {}).get("fileName")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return DEFAULT_CONTEXT_FILENAME  # (Gemini CLI allows comments; then: the default)
     if isinstance(value, list):
         value = value[0] if value else None
@@ -87,7 +87,7 @@ def project_dir(ctx: Context) -> Path | None:
     if text:
         try:
             slug = json.loads(text).get("projects", {}).get(key)
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             slug = None
         if isinstance(slug, str) and _SLUG.fullmatch(slug) and slug not in (".", ".."):
             marker = _marker(tmp / slug)
