@@ -183,7 +183,7 @@ export class HostMemoryImport implements vscode.Disposable {
     });
     const t = proposal.targets.find((p) => p.target === target);
     if (t && t.added.length > 0 && t.problem === null) await this.show(folder, hosts, t);
-    else void vscode.window.showInformationMessage(importSummary(proposal));
+    else void vscode.window.showInformationMessage(inertLinks(importSummary(proposal)));
   }
 
   /** What was read, and each entry with where it came from, in the log. */
