@@ -13,6 +13,7 @@ import {
   relativeTime,
   reviewCountText,
   sidePath,
+  stagedAgent,
   stagedNotice,
 } from '../src/views/historyFormat';
 import { ServerCommand, type HistoryRecord, type StagedChange } from '../src/protocol';
@@ -136,6 +137,13 @@ describe('the review inbox', () => {
     assert.equal(agentOf(' through x'), ' through x');
   });
 
+  it('names the agent of a staged change, however it came', () => {
+    assert.equal(stagedAgent('Claude Code 2.1.4 through memory_add over MCP'), 'Claude Code 2.1.4');
+    assert.equal(stagedAgent('Claude Code with metis-memory add --user'), 'Claude Code');
+    assert.equal(stagedAgent('Codex with metis-memory replace through x'), 'Codex');
+    assert.equal(stagedAgent(' with metis-memory add'), ' with metis-memory add');
+  });
+
   it('names the agent, what it wants and the entry', () => {
     assert.equal(
       stagedNotice(staged(), 'Claude Code'),
@@ -163,6 +171,18 @@ describe('the review inbox', () => {
     assert.equal(
       stagedNotice(staged({ operation: 'str_replace', summary: 'replace 2 entries' }), 'Claude'),
       'Claude wants to change MEMORY.md: replace 2 entries',
+    );
+  });
+
+  it('names the user memory as a person reads it, not as its USER.md', () => {
+    const user = staged({ file: 'USER.md', added: ['- Answer in British English'] });
+    assert.equal(
+      stagedNotice(user, 'VS Code chat agent', 'your user memory'),
+      'VS Code chat agent wants to add an entry to your user memory: “- Answer in British English”',
+    );
+    assert.equal(
+      stagedNotice({ ...user, operation: 'consolidate', removed: ['- b'] }, 'Codex', 'your user memory'),
+      'Codex wants to rewrite your user memory: one entry removed, one added.',
     );
   });
 

@@ -5,14 +5,19 @@
  * Selecting a write opens its diff (before ↔ after); Undo This Change, Restore This Version
  * and Put Back ask the server, whose answer (or refusal, with what blocks it) is shown as it
  * says it. Refreshed when the server records a write (`metis/historyChanged`).
+ *
+ * The user memory (one USER.md read in every workspace) has a log of its own: beside the
+ * folder's files it is a group, "Your user memory", with its writes and its archive, and what
+ * agents wait to write to it is in To Review with the folder's.
  */
 
 import * as vscode from 'vscode';
-import { activeWorkspace, workspaceDoc, workspaceKey, type MemoryWorkspace } from '../folders';
+import { activeWorkspace, workspaceKey, type MemoryWorkspace } from '../folders';
 import {
   MEMORY_FILES,
   ServerCommand,
   ServerNotification,
+  USER_MEMORY,
   type ArchivedEntry,
   type HistoryRecord,
   type MemoryFileName,
@@ -20,11 +25,23 @@ import {
 } from '../protocol';
 import type { MetisServer } from '../server/server';
 import { activeDocumentOf } from './editorTabs';
-import { HISTORY_SCHEME, parseSideUri, sideUri, type HistoryDocuments } from './historyDiff';
+import {
+  HISTORY_SCHEME,
+  logArgs,
+  logDoc,
+  logFileName,
+  ownWriteKey,
+  parseSideUri,
+  sideUri,
+  userMemoryLog,
+  type HistoryDocuments,
+  type UserMemoryLog,
+} from './historyDiff';
 import { archivedDescription, recordDescription, recordTooltip, relativeTime } from './historyFormat';
 import { showWritten } from './entryPrompts';
 import { ownWrite } from './notifications';
 import type { ReviewInbox } from './reviewInbox';
+import { locateUserMemory } from './userMemory';
 
 export const HISTORY_VIEW = 'metis.memoryHistory';
 /** Records shown per file: the newest; `metis-memory log` has the rest. */
@@ -33,12 +50,15 @@ const RECORDS_PER_FILE = 50;
 const RELABEL_MS = 60_000;
 const REFRESH_DELAY_MS = 100;
 
+/** A node's `workspace` is the log it belongs to: a workspace's, or the user memory's
+ * (`UserMemoryLog`). */
 export type HistoryNode =
   | { kind: 'file'; workspace: MemoryWorkspace; file: MemoryFileName; records: HistoryRecord[] }
+  | { kind: 'user'; workspace: UserMemoryLog; records: HistoryRecord[]; archived: ArchivedEntry[] }
   | { kind: 'record'; workspace: MemoryWorkspace; record: HistoryRecord }
   | { kind: 'archive'; workspace: MemoryWorkspace; archived: ArchivedEntry[] }
   | { kind: 'archived'; workspace: MemoryWorkspace; entry: ArchivedEntry }
-  | { kind: 'inbox'; workspace: MemoryWorkspace; staged: StagedChange[] }
+  | { kind: 'inbox'; workspace: MemoryWorkspace; staged: { workspace: MemoryWorkspace; change: StagedChange }[] }
   | { kind: 'staged'; workspace: MemoryWorkspace; change: StagedChange };
 
 const ICONS: Record<string, string> = {
@@ -52,9 +72,12 @@ const ICONS: Record<string, string> = {
 };
 
 interface Loaded {
-  workspace: MemoryWorkspace;
+  /** The active folder's log (none with no folder open). */
+  workspace: MemoryWorkspace | undefined;
   records: Map<MemoryFileName, HistoryRecord[]>;
   archived: ArchivedEntry[];
+  /** The user memory's log, when the server could say where it is. */
+  user: { workspace: UserMemoryLog; records: HistoryRecord[]; archived: ArchivedEntry[] } | undefined;
 }
 
 export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode.Disposable {
@@ -88,7 +111,8 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
       vscode.window.onDidChangeActiveTextEditor(() => {
         // Only another folder's history is worth asking for.
         const folder = activeWorkspace();
-        if (folder && this.loaded && workspaceKey(folder.uri) === workspaceKey(this.loaded.workspace.uri)) return;
+        const shown = this.loaded?.workspace;
+        if (folder && shown && workspaceKey(folder.uri) === workspaceKey(shown.uri)) return;
         this.refresh();
       }),
       inbox.onDidChange(() => {
@@ -142,24 +166,36 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     const folder = activeWorkspace();
     let next: Loaded | undefined;
     let state: 'listed' | 'empty' | 'failed' | 'none' = 'none';
-    if (folder && this.server.running) {
+    if (this.server.running) {
       try {
-        const answers = await Promise.all(
-          MEMORY_FILES.map((file) =>
-            this.server.command(ServerCommand.history, { workspace: folder.target, file, limit: RECORDS_PER_FILE }),
-          ),
-        );
+        const [answers, user] = await Promise.all([
+          folder
+            ? Promise.all(
+                MEMORY_FILES.map((file) =>
+                  this.server.command(ServerCommand.history, {
+                    workspace: folder.target,
+                    file,
+                    limit: RECORDS_PER_FILE,
+                  }),
+                ),
+              )
+            : [],
+          this.loadUser(),
+        ]);
         const records = new Map<MemoryFileName, HistoryRecord[]>();
         const archived = new Map<string, ArchivedEntry>();
         MEMORY_FILES.forEach((file, i) => {
           records.set(file, answers[i]?.records ?? []);
           for (const entry of answers[i]?.archived ?? []) archived.set(entry.id, entry);
         });
-        next = { workspace: folder, records, archived: [...archived.values()] };
-        const any = [...records.values()].some((r) => r.length > 0) || archived.size > 0;
-        state = any ? 'listed' : 'empty';
+        next = { workspace: folder, records, archived: [...archived.values()], user };
+        const any =
+          [...records.values()].some((r) => r.length > 0) ||
+          archived.size > 0 ||
+          (user !== undefined && (user.records.length > 0 || user.archived.length > 0));
+        state = any ? 'listed' : folder ? 'empty' : 'none';
       } catch (err) {
-        this.server.log.warn(`history of ${folder.name}: ${String(err)}`);
+        this.server.log.warn(`history of ${folder?.name ?? 'your user memory'}: ${String(err)}`);
         state = 'failed';
       }
     } else if (this.server.failure.text) {
@@ -167,40 +203,71 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
     }
     if (seq !== this.requests) return; // a later refresh answers instead
     this.loaded = next;
-    this.view.description = next && (vscode.workspace.workspaceFolders?.length ?? 0) > 1 ? next.workspace.name : '';
+    const shown = next?.workspace;
+    this.view.description = shown && (vscode.workspace.workspaceFolders?.length ?? 0) > 1 ? shown.name : '';
     void vscode.commands.executeCommand('setContext', 'metis.history.state', state);
     this.changed.fire(undefined);
+  }
+
+  /** The user memory's log (undefined when the server cannot say where it is: its folder is
+   * another user's, say; the folder's history still shows). */
+  private async loadUser(): Promise<Loaded['user']> {
+    let workspace: UserMemoryLog;
+    try {
+      workspace = this.inbox.userLog() ?? userMemoryLog((await locateUserMemory(this.server)).uri);
+      const answer = await this.server.command(ServerCommand.history, {
+        file: USER_MEMORY,
+        limit: RECORDS_PER_FILE,
+      });
+      return { workspace, records: answer.records, archived: answer.archived };
+    } catch (err) {
+      this.server.log.warn(`history of your user memory: ${String(err)}`);
+      return undefined;
+    }
   }
 
   getChildren(node?: HistoryNode): HistoryNode[] {
     const loaded = this.loaded;
     if (!loaded) return [];
-    const workspace = loaded.workspace;
     if (!node) {
       const top: HistoryNode[] = [];
-      const staged = this.inbox.stagedOf(workspace);
-      if (staged.length > 0) top.push({ kind: 'inbox', workspace, staged });
-      if (!this.isEmpty()) {
+      const { workspace, user } = loaded;
+      // What waits, the folder's and the user memory's: each row names its own log.
+      const logs = [workspace, user?.workspace ?? this.inbox.userLog()];
+      const staged = logs.flatMap((log) =>
+        log ? this.inbox.stagedOf(log).map((change) => ({ workspace: log, change })) : [],
+      );
+      const first = workspace ?? user?.workspace;
+      if (staged.length > 0 && first) top.push({ kind: 'inbox', workspace: first, staged });
+      if (workspace && !this.isEmpty()) {
         for (const file of MEMORY_FILES) {
           top.push({ kind: 'file', workspace, file, records: loaded.records.get(file) ?? [] });
         }
         if (loaded.archived.length > 0) top.push({ kind: 'archive', workspace, archived: loaded.archived });
       }
+      // The user memory's group once it has a history (most people's user memory has none).
+      if (user && (user.records.length > 0 || user.archived.length > 0)) top.push({ kind: 'user', ...user });
       return top;
     }
+    const workspace = node.workspace;
     switch (node.kind) {
       case 'file':
         return node.records.map((record) => ({ kind: 'record', workspace, record }));
+      case 'user': {
+        const rows: HistoryNode[] = node.records.map((record) => ({ kind: 'record', workspace, record }));
+        if (node.archived.length > 0) rows.push({ kind: 'archive', workspace, archived: node.archived });
+        return rows;
+      }
       case 'archive':
         return node.archived.map((entry) => ({ kind: 'archived', workspace, entry }));
       case 'inbox':
-        return node.staged.map((change) => ({ kind: 'staged', workspace, change }));
+        return node.staged.map(({ workspace: log, change }) => ({ kind: 'staged', workspace: log, change }));
       default:
         return [];
     }
   }
 
-  /** Nothing recorded: the view shows its welcome text instead of two empty files. */
+  /** Nothing recorded in the folder: the view shows its welcome text instead of two empty files. */
   private isEmpty(): boolean {
     const loaded = this.loaded;
     if (!loaded) return true;
@@ -218,6 +285,15 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
   private itemOf(node: HistoryNode): vscode.TreeItem {
     const now = Date.now();
     switch (node.kind) {
+      case 'user': {
+        const item = new vscode.TreeItem('Your user memory', vscode.TreeItemCollapsibleState.Expanded);
+        const n = node.records.length;
+        item.description = `USER.md in every workspace · ${n}${n === RECORDS_PER_FILE ? '+' : ''} write${n === 1 ? '' : 's'}`;
+        item.iconPath = new vscode.ThemeIcon('account');
+        item.contextValue = 'userMemory';
+        item.tooltip = `Your user memory, ${vscode.Uri.parse(node.workspace.file).fsPath}: facts about you that every workspace's agents read. Its writes, newest first; select one to see it, then Undo This Change or Restore This Version from its menu.`;
+        return item;
+      }
       case 'inbox': {
         const item = new vscode.TreeItem('To Review', vscode.TreeItemCollapsibleState.Expanded);
         item.description = `${node.staged.length} change${node.staged.length === 1 ? '' : 's'} waiting`;
@@ -229,10 +305,11 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
       case 'staged': {
         const { change } = node;
         const item = new vscode.TreeItem(change.summary, vscode.TreeItemCollapsibleState.None);
-        item.description = `${change.file} · ${relativeTime(change.time, now)} · ${this.inbox.who(change)}`;
+        const file = logFileName(node.workspace, change.file);
+        item.description = `${file} · ${relativeTime(change.time, now)} · ${this.inbox.who(change)}`;
         item.iconPath = new vscode.ThemeIcon('git-pull-request-draft');
         item.contextValue = 'staged';
-        item.tooltip = `${this.inbox.notice(change)}\n\nSelect it to see the change, then Accept or Reject it.`;
+        item.tooltip = `${this.inbox.notice(change, node.workspace)}\n\nSelect it to see the change, then Accept or Reject it.`;
         item.command = {
           command: 'metis.review.open',
           title: 'Review',
@@ -253,7 +330,7 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
         const { record } = node;
         const item = new vscode.TreeItem(record.summary, vscode.TreeItemCollapsibleState.None);
         item.description = recordDescription(record, now);
-        item.tooltip = recordTooltip(record);
+        item.tooltip = recordTooltip(record, logFileName(node.workspace, record.file));
         item.iconPath = new vscode.ThemeIcon(ICONS[record.operation] ?? 'circle-outline');
         item.contextValue = 'record';
         item.command = { command: 'metis.history.open', title: 'Show the Change', arguments: [node] };
@@ -275,7 +352,8 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
           vscode.TreeItemCollapsibleState.None,
         );
         item.description = archivedDescription(entry, now);
-        item.tooltip = `${entry.text}\n\nRemoved from ${entry.file} by ${entry.operation} (#${entry.record}), ${relativeTime(entry.time, now)}. Put Back adds it to ${entry.file} again.`;
+        const file = logFileName(node.workspace, entry.file);
+        item.tooltip = `${entry.text}\n\nRemoved from ${file} by ${entry.operation} (#${entry.record}), ${relativeTime(entry.time, now)}. Put Back adds it to ${file} again.`;
         item.iconPath = new vscode.ThemeIcon('trash');
         item.contextValue = 'archived';
         return item;
@@ -297,10 +375,10 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
   async undo(target?: HistoryNode | vscode.Uri): Promise<void> {
     const ref = this.recordOf(target);
     if (!ref) return;
-    const result = await ownWrite(ref.file, () =>
-      this.server.command(ServerCommand.undo, { workspace: ref.workspace.uri.toString(), id: ref.id }),
+    const result = await ownWrite(ownWriteKey(ref.workspace, ref.file), () =>
+      this.server.command(ServerCommand.undo, { ...logArgs(ref.workspace), id: ref.id }),
     );
-    showWritten(workspaceDoc(ref.workspace, ref.file), result);
+    showWritten(logDoc(ref.workspace, ref.file), result);
     this.historyChanged();
   }
 
@@ -308,10 +386,10 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
   async restore(target?: HistoryNode | vscode.Uri): Promise<void> {
     const ref = this.recordOf(target);
     if (!ref) return;
-    const result = await ownWrite(ref.file, () =>
-      this.server.command(ServerCommand.restore, { workspace: ref.workspace.uri.toString(), id: ref.id }),
+    const result = await ownWrite(ownWriteKey(ref.workspace, ref.file), () =>
+      this.server.command(ServerCommand.restore, { ...logArgs(ref.workspace), id: ref.id }),
     );
-    showWritten(workspaceDoc(ref.workspace, ref.file), result);
+    showWritten(logDoc(ref.workspace, ref.file), result);
     this.historyChanged();
   }
 
@@ -319,10 +397,10 @@ export class HistoryView implements vscode.TreeDataProvider<HistoryNode>, vscode
   async putBack(target?: HistoryNode): Promise<void> {
     if (target?.kind !== 'archived') return;
     const { entry, workspace } = target;
-    const result = await ownWrite(entry.file, () =>
-      this.server.command(ServerCommand.unarchive, { workspace: workspace.uri.toString(), id: entry.id }),
+    const result = await ownWrite(ownWriteKey(workspace, entry.file), () =>
+      this.server.command(ServerCommand.unarchive, { ...logArgs(workspace), id: entry.id }),
     );
-    showWritten(workspaceDoc(workspace, entry.file), result);
+    showWritten(logDoc(workspace, entry.file), result);
     this.historyChanged();
   }
 
@@ -354,6 +432,8 @@ function nodeKey(node: HistoryNode): string {
   switch (node.kind) {
     case 'file':
       return `file|${node.file}`;
+    case 'user':
+      return 'user';
     case 'record':
       return `record|${node.record.id}`;
     case 'archive':

@@ -63,11 +63,12 @@ function entries(list: readonly string[], sign: string): string[] {
   return list.map((e) => `    ${sign} ${e.trim().split(/\r?\n/)[0] ?? ''}`);
 }
 
-/** The Markdown-free tooltip of a record: what, who, when, the sizes and the entries. */
-export function recordTooltip(record: HistoryRecord): string {
+/** The Markdown-free tooltip of a record: what, who, when, the sizes and the entries (`file`:
+ * how the file is named, "your user memory" for the user memory's USER.md). */
+export function recordTooltip(record: HistoryRecord, file: string = record.file): string {
   const size = `${record.before_size_bytes.toLocaleString('en-US')} B → ${record.after_size_bytes.toLocaleString('en-US')} B`;
   const lines = [
-    `${record.file} #${record.id}: ${record.summary}`,
+    `${file.charAt(0).toUpperCase()}${file.slice(1)} #${record.id}: ${record.summary}`,
     `${record.person}, ${absoluteTime(record.time)}`,
     ...(record.detail ? [record.detail] : []),
     size,
@@ -97,16 +98,27 @@ export function agentOf(person: string): string {
 }
 
 /**
- * The notification for a change an agent asks to make: "Claude Code 2.1.4 wants to add an
- * entry to MEMORY.md: “Use pnpm…”". `who` is the server's name for the agent. What the agent
- * wrote, and the name it gave, are never a link there (`inertLinks`).
+ * The agent that asks for a staged change, from the server's `person`: "Claude Code" of
+ * "Claude Code through memory_add over MCP" and of "Claude Code with metis-memory add --user"
+ * (its shell ran the command); how it came is in the diff and the tooltip.
  */
-export function stagedNotice(change: StagedChange, who: string): string {
-  return inertLinks(noticeText(change, who));
+export function stagedAgent(person: string): string {
+  const cut = [' through ', ' with metis-memory '].map((s) => person.indexOf(s)).filter((i) => i > 0);
+  return cut.length > 0 ? person.slice(0, Math.min(...cut)) : person;
 }
 
-function noticeText(change: StagedChange, who: string): string {
-  const { file, added, removed } = change;
+/**
+ * The notification for a change an agent asks to make: "Claude Code 2.1.4 wants to add an
+ * entry to MEMORY.md: “Use pnpm…”". `who` is the server's name for the agent; `file` how the
+ * file is named ("your user memory" for the user memory's USER.md). What the agent wrote, and
+ * the name it gave, are never a link there (`inertLinks`).
+ */
+export function stagedNotice(change: StagedChange, who: string, file: string = change.file): string {
+  return inertLinks(noticeText(change, who, file));
+}
+
+function noticeText(change: StagedChange, who: string, file: string): string {
+  const { added, removed } = change;
   switch (change.operation) {
     case 'add':
       return added.length === 1 && added[0] !== undefined

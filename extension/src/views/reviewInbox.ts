@@ -6,20 +6,43 @@
  * diff (the file when staged ↔ with the change) with Accept and Reject in its title bar. What
  * is staged, and whether it can still be applied, is the server's: its refusal is shown as it
  * says it.
+ *
+ * The user memory has an inbox of its own (an agent's write of it waits there, whichever
+ * workspace's review held it): it is listed, counted and announced beside the active
+ * workspace's, as "your user memory".
  */
 
 import * as vscode from 'vscode';
-import { activeWorkspace, workspaceDoc, workspaceFromKey, workspaceKey, type MemoryWorkspace } from '../folders';
-import { ServerCommand, ServerNotification, type ReviewChangedParams, type StagedChange } from '../protocol';
+import { activeWorkspace, workspaceFromKey, workspaceKey, type MemoryWorkspace } from '../folders';
+import {
+  ServerCommand,
+  ServerNotification,
+  USER_MEMORY,
+  type ReviewChangedParams,
+  type StagedChange,
+} from '../protocol';
 import { inertLinks } from '../plainText';
 import { textForPeople } from '../server/commandError';
 import type { MetisServer } from '../server/server';
 import { activeDocumentOf, closeEditorsOf } from './editorTabs';
-import { parseSideUri, REVIEW_SCHEME, sideUri } from './historyDiff';
-import { agentOf, stagedNotice } from './historyFormat';
+import {
+  isUserMemoryLog,
+  logArgs,
+  logDoc,
+  logFileName,
+  logFromKey,
+  ownWriteKey,
+  parseSideUri,
+  REVIEW_SCHEME,
+  sideUri,
+  userMemoryLog,
+  type UserMemoryLog,
+} from './historyDiff';
+import { stagedAgent, stagedNotice } from './historyFormat';
 import { showWritten } from './entryPrompts';
 import { ownWrite } from './notifications';
 import type { UsageStatusBar } from './statusBar';
+import { locateUserMemory } from './userMemory';
 
 export const REVIEW_SETTING = 'reviewAgentWrites';
 
@@ -39,6 +62,8 @@ export class ReviewInbox implements vscode.Disposable {
   private readonly on = new Map<string, boolean>();
   /** When each workspace's unanswered arrival notification was shown (see `announce`). */
   private readonly showing = new Map<string, number>();
+  /** The user memory's log, once the server said where it is. */
+  private user: UserMemoryLog | undefined;
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [];
@@ -64,19 +89,24 @@ export class ReviewInbox implements vscode.Disposable {
     );
   }
 
-  /** What waits in a workspace. */
+  /** What waits in a workspace (or the user memory's inbox). */
   stagedOf(workspace: MemoryWorkspace): StagedChange[] {
     return this.lists.get(workspaceKey(workspace.uri)) ?? [];
   }
 
-  /** Who asks for a change, in the server's words ("Claude Code 2.1.4"). */
-  who(change: StagedChange): string {
-    return agentOf(change.person);
+  /** The user memory's log, once known (its inbox is listed from the start). */
+  userLog(): UserMemoryLog | undefined {
+    return this.user;
   }
 
-  /** "Claude Code wants to add an entry to MEMORY.md: …". */
-  notice(change: StagedChange): string {
-    return stagedNotice(change, this.who(change));
+  /** Who asks for a change, in the server's words ("Claude Code 2.1.4"). */
+  who(change: StagedChange): string {
+    return stagedAgent(change.person);
+  }
+
+  /** "Claude Code wants to add an entry to MEMORY.md: …" ("… to your user memory: …"). */
+  notice(change: StagedChange, workspace: MemoryWorkspace): string {
+    return stagedNotice(change, this.who(change), logFileName(workspace, change.file));
   }
 
   /** A staged change by id: the list held, else the server's latest. */
@@ -87,8 +117,15 @@ export class ReviewInbox implements vscode.Disposable {
     return this.stagedOf(workspace).find((c) => c.id === id);
   }
 
-  /** After a (re)start: each folder's review state and inbox, and the setting where it is set. */
+  /** After a (re)start: each folder's review state and inbox, and the setting where it is set;
+   * and the user memory's inbox. */
   private async seed(): Promise<void> {
+    try {
+      this.user = userMemoryLog((await locateUserMemory(this.server)).uri);
+      await this.load(this.user);
+    } catch (err) {
+      this.server.log.warn(`review inbox of your user memory: ${String(err)}`);
+    }
     for (const folder of vscode.workspace.workspaceFolders ?? []) {
       const inspected = vscode.workspace.getConfiguration('metis', folder.uri).inspect<boolean>(REVIEW_SETTING);
       const explicit =
@@ -121,7 +158,7 @@ export class ReviewInbox implements vscode.Disposable {
     const key = workspaceKey(workspace.uri);
     let same: boolean;
     try {
-      const state = await this.server.command(ServerCommand.review, { workspace: workspace.uri.toString() });
+      const state = await this.server.command(ServerCommand.review, logArgs(workspace));
       const ids = (list: readonly StagedChange[] | undefined) => list?.map((c) => c.id).join(',');
       same = this.on.get(key) === state.on && ids(this.lists.get(key)) === ids(state.staged);
       this.on.set(key, state.on);
@@ -130,17 +167,18 @@ export class ReviewInbox implements vscode.Disposable {
       this.server.log.warn(`review inbox of ${workspace.name}: ${String(err)}`);
       return;
     }
-    this.statusBar.setReviewCount(key, this.stagedOf(workspace).length);
+    this.statusBar.setReviewCount(countKey(workspace), this.stagedOf(workspace).length);
     this.updateContext();
     // The views are drawn again only for news: a redraw under the pointer loses a click.
     if (!same) this.changed.fire();
   }
 
   private async reviewChanged(p: ReviewChangedParams): Promise<void> {
-    const workspace = workspaceFromKey(p.workspace);
+    const workspace = logFromKey(p.workspace, p.scope);
+    if (isUserMemoryLog(workspace)) this.user = workspace;
     const arrived = p.arrived ? `; #${p.arrived.id} arrived` : '';
     this.server.log.info(`review inbox of ${workspace.name}: ${p.count} waiting${arrived}`);
-    this.statusBar.setReviewCount(workspaceKey(p.workspace), p.count);
+    this.statusBar.setReviewCount(countKey(workspace), p.count);
     await this.load(workspace);
     if (p.arrived) this.announce(workspace, p.arrived);
   }
@@ -160,17 +198,19 @@ export class ReviewInbox implements vscode.Disposable {
     }
     const at = Date.now();
     this.showing.set(key, at);
-    void vscode.window.showInformationMessage(this.notice(change), REVIEW, ACCEPT, REJECT).then(async (choice) => {
-      if (this.showing.get(key) === at) this.showing.delete(key);
-      try {
-        if (choice === REVIEW) await this.open({ change, workspace });
-        else if (choice === ACCEPT) await this.accept({ change, workspace });
-        else if (choice === REJECT) await this.reject({ change, workspace });
-      } catch (err) {
-        this.server.log.error(err instanceof Error ? err.message : String(err));
-        void vscode.window.showErrorMessage(textForPeople(err));
-      }
-    });
+    void vscode.window
+      .showInformationMessage(this.notice(change, workspace), REVIEW, ACCEPT, REJECT)
+      .then(async (choice) => {
+        if (this.showing.get(key) === at) this.showing.delete(key);
+        try {
+          if (choice === REVIEW) await this.open({ change, workspace });
+          else if (choice === ACCEPT) await this.accept({ change, workspace });
+          else if (choice === REJECT) await this.reject({ change, workspace });
+        } catch (err) {
+          this.server.log.error(err instanceof Error ? err.message : String(err));
+          void vscode.window.showErrorMessage(textForPeople(err));
+        }
+      });
   }
 
   /** The diff of a staged change: the file when it was staged ↔ with the change. */
@@ -180,7 +220,8 @@ export class ReviewInbox implements vscode.Disposable {
     const { change, workspace } = found;
     const before = sideUri(REVIEW_SCHEME, workspace, change.id, 'before', change.file);
     const after = sideUri(REVIEW_SCHEME, workspace, change.id, 'after', change.file);
-    const title = `${change.file} ↔ ${this.who(change)}'s change (to review)`;
+    const name = isUserMemoryLog(workspace) ? 'Your user memory' : change.file;
+    const title = `${name} ↔ ${this.who(change)}'s change (to review)`;
     await vscode.commands.executeCommand('vscode.diff', before, after, title, { preview: false });
   }
 
@@ -190,11 +231,11 @@ export class ReviewInbox implements vscode.Disposable {
     if (!found) return;
     const { change, workspace } = found;
     try {
-      const result = await ownWrite(change.file, () =>
-        this.server.command(ServerCommand.reviewAccept, { workspace: workspace.uri.toString(), id: change.id }),
+      const result = await ownWrite(ownWriteKey(workspace, change.file), () =>
+        this.server.command(ServerCommand.reviewAccept, { ...logArgs(workspace), id: change.id }),
       );
       await this.closeDiff(workspace, change);
-      showWritten(workspaceDoc(workspace, change.file), result);
+      showWritten(logDoc(workspace, change.file), result);
     } finally {
       await this.load(workspace);
     }
@@ -206,23 +247,33 @@ export class ReviewInbox implements vscode.Disposable {
     if (!found) return;
     const { change, workspace } = found;
     try {
-      await this.server.command(ServerCommand.reviewReject, { workspace: workspace.uri.toString(), id: change.id });
+      await this.server.command(ServerCommand.reviewReject, { ...logArgs(workspace), id: change.id });
       await this.closeDiff(workspace, change);
+      const file = logFileName(workspace, change.file);
       void vscode.window.showInformationMessage(
-        inertLinks(`Rejected ${this.who(change)}'s change to ${change.file}: nothing was written.`),
+        inertLinks(`Rejected ${this.who(change)}'s change to ${file}: nothing was written.`),
       );
     } finally {
       await this.load(workspace);
     }
   }
 
-  /** What waits in the active folder, to pick one and see it (the status bar item). */
+  /** What waits in the active folder and in the user memory, to pick one and see it (the
+   * status bar item). */
   async show(): Promise<void> {
     const workspace = activeWorkspace();
-    if (!workspace) return;
-    await this.load(workspace);
-    const staged = this.stagedOf(workspace);
+    const user = this.user;
+    if (!workspace && !user) return;
+    if (workspace) await this.load(workspace);
+    if (user) await this.load(user);
+    const staged = [workspace, user].flatMap((log) =>
+      log ? this.stagedOf(log).map((change) => ({ change, workspace: log })) : [],
+    );
     if (staged.length === 0) {
+      if (!workspace) {
+        void vscode.window.showInformationMessage("No agent's write to your user memory waits for review.");
+        return;
+      }
       const on = this.on.get(workspaceKey(workspace.uri)) === true;
       void vscode.window.showInformationMessage(
         on
@@ -231,12 +282,16 @@ export class ReviewInbox implements vscode.Disposable {
       );
       return;
     }
-    if (staged.length === 1 && staged[0]) return this.open({ change: staged[0], workspace });
+    if (staged.length === 1 && staged[0]) return this.open(staged[0]);
     const picked = await vscode.window.showQuickPick(
-      staged.map((change) => ({ label: this.notice(change), description: `#${change.id}`, change })),
+      staged.map((target) => ({
+        label: this.notice(target.change, target.workspace),
+        description: `#${target.change.id}`,
+        target,
+      })),
       { placeHolder: `${staged.length} changes of agents wait for your review: see which?`, matchOnDescription: true },
     );
-    if (picked) await this.open({ change: picked.change, workspace });
+    if (picked) await this.open(picked.target);
   }
 
   /** "Metis: Review Agent Writes: On/Off": the active folder's review, in the server. */
@@ -271,7 +326,7 @@ export class ReviewInbox implements vscode.Disposable {
     let workspace: MemoryWorkspace;
     let id: number;
     if (target && !(target instanceof vscode.Uri)) {
-      workspace = workspaceFromKey(target.workspace);
+      workspace = logFromKey(target.workspace);
       id = target.id;
     } else {
       const uri = target ?? activeDocumentOf(REVIEW_SCHEME);
@@ -307,4 +362,10 @@ export class ReviewInbox implements vscode.Disposable {
   dispose(): void {
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** The status bar's count of a log: the user memory's is every workspace's (statusBar.ts adds
+ * it to the active folder's). */
+function countKey(workspace: MemoryWorkspace): string {
+  return isUserMemoryLog(workspace) ? USER_MEMORY : workspaceKey(workspace.uri);
 }

@@ -10,7 +10,7 @@ import { statusLabel, statusText, statusTooltip, worstLevel } from './format';
 import { reviewCountText } from './historyFormat';
 import { CREATE_COMMAND, type MemoryPresence } from './firstRun';
 import { activeWorkspace, userMemoryReported, workspaceKey, workspaceReported, type MemoryWorkspace } from '../folders';
-import { ServerCommand, type BudgetLevel, type Usage } from '../protocol';
+import { ServerCommand, USER_MEMORY, type BudgetLevel, type Usage } from '../protocol';
 import type { MetisServer } from '../server/server';
 
 export class UsageStatusBar implements vscode.Disposable {
@@ -89,9 +89,10 @@ export class UsageStatusBar implements vscode.Disposable {
     this.render();
   }
 
-  /** How many changes wait for review in a workspace (the server's count). */
+  /** How many changes wait for review in a workspace, or (`USER_MEMORY`) in the user
+   * memory's inbox, counted in every workspace (the server's count). */
   setReviewCount(workspace: string, count: number): void {
-    this.reviewCounts.set(workspaceKey(workspace), count);
+    this.reviewCounts.set(workspace === USER_MEMORY ? USER_MEMORY : workspaceKey(workspace), count);
     this.render();
   }
 
@@ -169,14 +170,17 @@ export class UsageStatusBar implements vscode.Disposable {
   }
 
   private renderReview(active: MemoryWorkspace | undefined): void {
-    const count = active ? (this.reviewCounts.get(workspaceKey(active.uri)) ?? 0) : 0;
+    const here = active ? (this.reviewCounts.get(workspaceKey(active.uri)) ?? 0) : 0;
+    const user = this.server.failure.text ? 0 : (this.reviewCounts.get(USER_MEMORY) ?? 0);
+    const count = here + user;
     if (count === 0) {
       this.review.hide();
       return;
     }
     this.review.text = reviewCountText(count);
     const changes = count === 1 ? 'A change of an agent waits' : `${count} changes of agents wait`;
-    this.review.tooltip = `${changes} for your review in ${active?.name ?? ''}: click to see and accept or reject.`;
+    const where = [here > 0 ? active?.name : undefined, user > 0 ? 'your user memory' : undefined];
+    this.review.tooltip = `${changes} for your review in ${where.filter(Boolean).join(' and ')}: click to see and accept or reject.`;
     this.review.accessibilityInformation = { label: `Metis Memory: ${count} to review` };
     this.review.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
     this.review.show();
