@@ -85,7 +85,13 @@ def import_command(
         _skipped(proposal, out)
         return EXIT_OK
     report(proposal, out)
+    # Entries held back from a file that cannot be read: never "nothing to add", and a
+    # command that was asked to apply them did not do all it was asked.
+    held_back = EXIT_FAIL if proposal.withheld and not args.dry_run else EXIT_OK
     if not proposal.changed:
+        if proposal.withheld:
+            print("Nothing else to add. Nothing was written.", file=out)
+            return held_back
         print("Nothing to add: no entry found is missing from your memory.", file=out)
         return EXIT_OK
     if args.dry_run:
@@ -102,7 +108,9 @@ def import_command(
     applied = apply(store, proposal, cli_provenance())
     for result in applied:
         _say(out if result.outcome in ("written", "staged") else err, result.message)
-    return EXIT_OK if all(a.outcome in ("written", "staged") for a in applied) else EXIT_FAIL
+    if not all(a.outcome in ("written", "staged") for a in applied):
+        return EXIT_FAIL
+    return held_back
 
 
 def _confirmed(args: argparse.Namespace, stdin: TextIO, err: TextIO) -> bool | None:
@@ -149,8 +157,10 @@ def _as_json(
 
         applied = apply(store, proposal, cli_provenance())
         document["applied"] = [a.to_json() for a in applied]
-        if not all(a.outcome in ("written", "staged") for a in applied):
+        if not all(a.outcome in ("written", "staged") for a in applied) or proposal.withheld:
             code = EXIT_FAIL
+    elif proposal.withheld and not args.dry_run:
+        code = EXIT_FAIL  # (its targets' "withheld" and "problem" say what and why)
     print(json.dumps(document, ensure_ascii=False), file=out)
     return code
 
@@ -181,6 +191,7 @@ def report(proposal: ImportProposal, out: TextIO) -> None:
 def _target(target: TargetProposal, out: TextIO) -> None:
     if not (target.added or target.duplicates or target.refused or target.problem):
         return
+    name = "your user memory" if target.target == "user-memory" else target.target
     title = (
         f"Your user memory ({target.path})"
         if target.target == "user-memory"
@@ -188,7 +199,16 @@ def _target(target: TargetProposal, out: TextIO) -> None:
     )
     _say(out, f"== {title}")
     if target.problem is not None:
-        _say(out, f"Not proposed: {target.problem}.")
+        _say(out, f"Not proposed: {target.problem.rstrip('.')}.")
+    if target.withheld:
+        count = len(target.withheld)
+        hosts = sorted({w.host for w in target.withheld})
+        _say(
+            out,
+            f"{count} entr{'y' if count == 1 else 'ies'} from {', '.join(hosts)} "
+            f"{'was' if count == 1 else 'were'} not proposed for {name}, since it cannot be "
+            "read: fix it as said above, then run metis-memory import again.",
+        )
     if target.added:
         count = len(target.added)
         hosts = sorted({a.host for a in target.added})
@@ -225,11 +245,15 @@ def _target(target: TargetProposal, out: TextIO) -> None:
 
 
 def diff(target: TargetProposal) -> list[str]:
-    """The unified diff from the file as it is to the file as proposed."""
+    """The unified diff from the file as it is to the file as proposed, a secret already in
+    the file redacted (as `blame` and `prompt` show it; what is applied is the file's own
+    bytes)."""
+    from ..tools.redaction import redact
+
     shown = target.path
     lines = difflib.unified_diff(
-        target.current.splitlines(keepends=True),
-        target.proposed.splitlines(keepends=True),
+        redact(target.current).splitlines(keepends=True),
+        redact(target.proposed).splitlines(keepends=True),
         fromfile=f"{shown} ({'now' if target.exists else 'not there yet'})",
         tofile=f"{shown} (proposed)",
     )

@@ -22,6 +22,9 @@ from ...analysis.secrets import find_secrets
 from ...store.errors import MemoryStoreError
 from ...store.files import CAPS, MemoryFile
 from ...store.memory_store import MemoryStore
+from ...tools.people import CLI, store_error
+from ...tools.redaction import redact
+from ...tools.user_words import for_person
 from .memories import Memory
 from .placement import TARGETS, Target, WorkspaceRefs, items, place
 from .reading import Skipped
@@ -83,7 +86,11 @@ class TargetProposal:
     duplicates: list[Duplicate] = field(default_factory=list)
     refused: list[Refused] = field(default_factory=list)
     problem: str | None = None
-    """Why nothing can be proposed here (the file cannot be read as it is)."""
+    """Why nothing can be proposed here (the file cannot be read as it is), as a person at a
+    shell reads it (the user memory named by its path and `--user` commands)."""
+    withheld: list[Added] = field(default_factory=list)
+    """Entries that belong here but were not proposed, since the file cannot be read
+    (`problem`): said, so that a person is never told there is nothing to add."""
 
     @property
     def file(self) -> MemoryFile:
@@ -133,10 +140,13 @@ class TargetProposal:
         )
 
     def draft_prompt(self) -> str | None:
-        """The consolidation prompt for the proposed text, when it is over the hard cap."""
+        """The consolidation prompt for the proposed text, when it is over the hard cap: the
+        one the editor gives (`metis.consolidationPrompt`), the user memory's for it, and with
+        a secret already in the file redacted (the prompt is for a language model)."""
         if not self.over_by or self.problem is not None:
             return None
-        return consolidation_prompt(self.file, self.proposed)
+        user_memory = self.target == "user-memory"
+        return consolidation_prompt(self.file, redact(self.proposed), user_memory=user_memory)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -157,6 +167,7 @@ class TargetProposal:
             "added": [vars(a) for a in self.added],
             "duplicates": [vars(d) for d in self.duplicates],
             "refused": [vars(r) for r in self.refused],
+            "withheld": [vars(w) for w in self.withheld],
         }
 
 
@@ -175,11 +186,18 @@ class ImportProposal:
     @property
     def found_nothing(self) -> bool:
         """No host memory was read (or all of it was empty)."""
-        return not self.read and not any(t.added or t.duplicates or t.refused for t in self.targets)
+        return not self.read and not any(
+            t.added or t.duplicates or t.refused or t.withheld for t in self.targets
+        )
 
     @property
     def changed(self) -> bool:
         return any(t.changed for t in self.targets)
+
+    @property
+    def withheld(self) -> bool:
+        """Entries were found for a place that cannot be read, and not proposed."""
+        return any(t.withheld for t in self.targets)
 
     def target(self, name: Target) -> TargetProposal:
         return next(t for t in self.targets if t.target == name)
@@ -251,6 +269,7 @@ def _take(
         return
     seen[key] = f"{memory.source}:{line}"
     if target.problem is not None:
+        target.withheld.append(Added(item, memory.host, memory.source, line))
         return
     target.added.append(Added(item, memory.host, memory.source, line))
     pending[target.target].append(item)
@@ -263,7 +282,10 @@ def _current(store: MemoryStore, name: Target) -> TargetProposal:
     try:
         snap = owner.snapshot(file)
     except MemoryStoreError as exc:
-        return TargetProposal(name, path, "", "", "", False, problem=str(exc))
+        said = store_error(exc)(CLI)
+        if owner.is_user_memory:  # (else "USER.md", "--from FILE": the workspace's)
+            said = for_person(said, path)
+        return TargetProposal(name, path, "", "", "", False, problem=said)
     problem = None
     if not snap.utf8_valid:
         problem = (
