@@ -54,6 +54,7 @@ from ..store.provenance import UNKNOWN, USER, Provenance
 from ..tools import ToolDispatcher, ToolExecutionError, memory_dispatcher
 from ..tools.read import memory_read
 from ..tools.redaction import redacted_prompt, redacted_text
+from ..tools.user_words import for_agent
 from .subscriptions import (
     URI_SHOWN,
     USER_MEMORY_URI,
@@ -228,7 +229,10 @@ class MemoryMCPServer(MCPServer):
         try:
             return redacted_text(store, f)
         except MemoryStoreError as exc:
-            raise MCPError(INTERNAL_ERROR, str(exc), {"uri": uri}) from exc
+            # The user memory's in its words: the store's "USER.md" and "memory_consolidate"
+            # would send an agent to the workspace's USER.md.
+            message = for_agent(str(exc)) if store.is_user_memory else str(exc)
+            raise MCPError(INTERNAL_ERROR, message, {"uri": uri}) from exc
 
     def _stale_in(self, file: MemoryFile, text: str) -> TextResourceContents | None:
         """The stale part, or None; a check that fails costs the reader nothing but the note."""

@@ -13,6 +13,7 @@ from ..store.files import MemoryFile
 from ..store.memory_store import MemoryStore
 from ..store.usage import read_both, read_disk
 from .redaction import redact
+from .user_words import for_agent
 
 USER_MEMORY_KEY = "user-memory"
 """The user memory's entry in the answer, first: it comes first in every prompt too."""
@@ -33,8 +34,8 @@ def user_memory_entry(user: MemoryStore) -> dict[str, object]:
         "utf8_valid": state.snapshot.utf8_valid if state.snapshot else None,
         "content": redact(state.snapshot.text) if state.snapshot else "",
     }
-    if state.problem is not None:
-        entry["error"] = str(state.problem)
+    if state.problem is not None:  # (said of the user memory: "USER.md" is the workspace's)
+        entry["error"] = for_agent(str(state.problem))
     return entry
 
 

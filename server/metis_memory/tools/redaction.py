@@ -103,8 +103,12 @@ def redacted_user_memory(store: MemoryStore) -> str:
         return redacted_text(store.user_memory, MemoryFile.USER)
     except (MemoryStoreError, OSError, KeyError, ValueError) as exc:
         # (KeyError: no account to find a home in; ValueError: a path no OS takes)
+        from .user_words import for_agent
+
         why = " ".join((str(exc) if isinstance(exc, MemoryStoreError) else repr(exc)).split())
-        return redact(f"[Your user memory was not read: {why}]")
+        # In the user memory's words: the store's say "USER.md" and "memory_consolidate",
+        # which send an agent to the workspace's USER.md.
+        return redact(f"[Your user memory was not read: {for_agent(why)}]")
 
 
 def redacted_prompt(store: MemoryStore, base: str) -> str:
