@@ -18,6 +18,7 @@ import mcp
 from metis_memory import MemoryStore
 from metis_memory.mcp.server import MemoryMCPServer
 from metis_memory.store.files import MemoryFile
+from support.mcp_values import text
 
 SIZE = 100 * 1024**3
 USER_MEMORY_URI = "metis-memory://user-memory/USER.md"
@@ -60,7 +61,8 @@ async def test_every_answer_sends_an_agent_to_the_user_memorys_own_tool(
         memory = await client.get_prompt("memory")
         # (the hooks' note, "[Your user memory was not read: <its path> is ...]"; the header
         # before it names the spec's tools for the workspace's files)
-        note = re.search(r"\[Your user memory was not read: .*\]", memory.messages[0].content.text)
+        said = text(memory.messages[0].content)
+        note = re.search(r"\[Your user memory was not read: .*\]", said)
         assert note is not None
         says_the_user_memorys_way_out(note.group(), "Your user memory was not read")
 
