@@ -482,7 +482,7 @@ class MemoryStore:
         log = log or _Log(None)
         caps = CAPS[f]
         self._make_root()
-        with Dir.open_root(self._root()) as root:
+        with self._open_root() as root:
             for _attempt in range(_RACE_RETRIES):
                 with self._resolve(root, f, create=(operation, transform)) as found:
                     assert found is not None
@@ -584,7 +584,7 @@ class MemoryStore:
         `outside` change at the next write) if none comes."""
         f = self._file(file)
         try:
-            root = Dir.open_root(self._root())
+            root = self._open_root()
         except StorageError:
             return None
         with root, self._resolve(root, f, create=None) as found:
@@ -632,12 +632,24 @@ class MemoryStore:
             return trace is not None and trace.setting("review") == "on"
 
     def set_review(self, on: bool) -> None:
-        with Dir.open_root(self._root()) as root:
+        """Turn review on or off. Raises StorageError when it cannot be turned on (no write
+        log can be kept where the memory's folder should be): never returns as if it were
+        on while agents' writes go on unreviewed."""
+        with self._open_root() as root:
             if on:
                 self._ensure_metis(root)
             with self._trace(create=on, root=root) as trace:
                 if trace is not None:
                     trace.set_setting("review", "on" if on else "off")
+                elif on:
+                    where = os.path.join(root.path, self.folder)
+                    raise StorageError(
+                        "turn review on in",
+                        where,
+                        OSError(errno.ENOTDIR, "no write log can be kept there"),
+                        f"{self.folder} must be a folder of yours: move away what stands there "
+                        "and retry; review stays off until then.",
+                    )
 
     def staged(self, staged_id: int | None = None) -> list[StagedChange]:
         """What waits for review (oldest first), or the one change `staged_id`."""
@@ -652,7 +664,7 @@ class MemoryStore:
         if not waiting:
             return False
         f = parse_memory_file(waiting[0].file)
-        with Dir.open_root(self._root()) as root, self._resolve(root, f, create=None) as found:
+        with self._open_root() as root, self._resolve(root, f, create=None) as found:
             if found is None:
                 return False  # no `.metis/`: no inbox either
             with lock_in(found.directory), self._trace(create=False, root=root) as trace:
@@ -671,7 +683,7 @@ class MemoryStore:
                     yield known
                     return
             try:
-                held = Dir.open_root(self._root())
+                held = self._open_root()
             except StorageError as exc:
                 if isinstance(exc.cause, FileNotFoundError):
                     yield None
@@ -858,11 +870,30 @@ class MemoryStore:
             )
         return _resolve(self._workspace)
 
+    def _open_root(self) -> Dir:
+        """The workspace (the user memory's config folder) held open. The user memory's
+        refusal names its config folder, not a workspace and its `.metis`."""
+        path = self._root()
+        try:
+            return Dir.open_root(path)
+        except StorageError as exc:
+            if not self._is_user:
+                raise
+            hint = None
+            if exc.cause.errno == errno.ENOTDIR:
+                hint = (
+                    "It is not a folder: move it away, or set XDG_CONFIG_HOME to a folder of "
+                    "yours, then retry."
+                )
+            raise StorageError(
+                "open your user memory's config folder", path, exc.cause, hint
+            ) from exc
+
     @contextlib.contextmanager
     def _located(self, f: MemoryFile) -> Iterator[Located | None]:
         """The file's place for a read: None when the workspace or `.metis/` is missing."""
         try:
-            root = Dir.open_root(self._root())
+            root = self._open_root()
         except StorageError as exc:
             if isinstance(exc.cause, FileNotFoundError):
                 yield None
@@ -905,7 +936,13 @@ class MemoryStore:
             raise StorageError("create directory", _failed_path(exc, shown), exc) from exc
         except OSError as exc:
             action = "read" if create is None else "write"
-            raise StorageError(action, _failed_path(exc, shown), exc) from exc
+            hint = None
+            if self._is_user and exc.errno == errno.ENOTDIR:  # (the default names `.metis`)
+                hint = (
+                    f"A file stands where the folder {metis} is needed: move it away, and the "
+                    f"next write makes {metis} a folder of its own."
+                )
+            raise StorageError(action, _failed_path(exc, shown), exc, hint) from exc
         except UnsafePath as exc:
             if self._is_user:
                 raise exc.for_user_memory() from exc
