@@ -128,4 +128,7 @@ async def test_the_installed_mcp_server_lists_its_tools(installed: Path, tmp_pat
         "memory_consolidate",
         "memory_read",
         "memory_assemble_prompt",
+        "user_memory_add",
+        "user_memory_replace",
+        "user_memory_consolidate",
     }

@@ -12,7 +12,7 @@ from ..store.reading import read_bounded
 from .catalog import Catalog
 from .discover import budgeted_files
 from .evaluate import BudgetUse, budget_uses, listed
-from .paths import shown_path
+from .paths import home_folder, shown_path
 
 WARN_PERCENT = 80
 """From here a bar is yellow: the file is close to what its agent reads."""
@@ -38,7 +38,7 @@ def agent_context(
     worst}] ordered by agent; `buffer_of` gives an open editor's text (unsaved edits count).
     A file gets a row for each budget `listed` picks; `also` names the others of its agent
     ("CLAUDE.md size limit: 13,507 B of 4,194,304 B (0%)"), for the row's tooltip."""
-    home = home if home is not None else Path.home()
+    home = home if home is not None else home_folder()
     consumers: dict[str, list[dict[str, Any]]] = {}
     for path in budgeted_files(workspace, catalog.budgets, home):
         text = buffer_of(path)

@@ -41,6 +41,20 @@ def claude_project(workspace: Path) -> str:
     return name if len(name) <= MAX_CLAUDE_PROJECT else name[:MAX_CLAUDE_PROJECT] + "-*"
 
 
+NO_HOME = Path(os.devnull)
+"""The home of an account that has none (HOME unset, no passwd entry: a container's bare
+uid): a path under which nothing exists, so `~/` budgets name no file."""
+
+
+def home_folder() -> Path:
+    """`Path.home()`, or NO_HOME when there is none to be found (it raises RuntimeError, or
+    KeyError from the account database)."""
+    try:
+        return Path.home()
+    except (RuntimeError, KeyError):
+        return NO_HOME
+
+
 def js_sanitised(path: str) -> str:
     """`path.replace(/[^a-zA-Z0-9]/g, "-")` as JavaScript runs it, on UTF-16 code units: a
     character outside the Basic Multilingual Plane (an emoji) is two units, so two `-` (Claude
@@ -71,7 +85,7 @@ def budgets_for(
     path: Path, workspace: Path | None, budgets: Iterable[Budget], home: Path | None = None
 ) -> list[Budget]:
     """The budgets that cover `path`, in catalogue order."""
-    home = home if home is not None else Path.home()
+    home = home if home is not None else home_folder()
     return [b for b in budgets if any(matches(g, path, workspace, home) for g in b.files)]
 
 

@@ -14,7 +14,7 @@ from .catalog import Catalog
 from .discover import budgeted_files, files_matching
 from .evaluate import BudgetUse, budget_uses, listed, use_finding
 from .model import Budget
-from .paths import budgets_for, shown_path
+from .paths import budgets_for, home_folder, shown_path
 from .structure import RULE_FILES, structure_findings
 
 
@@ -74,7 +74,7 @@ class BudgetLine:
 def workspace_budgets(
     workspace: Path, catalog: Catalog, home: Path | None = None
 ) -> list[BudgetLine]:
-    home = home if home is not None else Path.home()
+    home = home if home is not None else home_folder()
     lines: list[BudgetLine] = []
     for path in budgeted_files(workspace, catalog.budgets, home):
         shown = shown_path(path, workspace, home)
@@ -223,7 +223,7 @@ class RuleProblem:
 
 
 def workspace_rule_problems(workspace: Path, home: Path | None = None) -> list[RuleProblem]:
-    home = home if home is not None else Path.home()
+    home = home if home is not None else home_folder()
     problems: list[RuleProblem] = []
     for path in files_matching(workspace, RULE_FILES, home):
         read = read_bounded(path)

@@ -17,7 +17,7 @@ from ..analysis.globs import GlobTooComplex, compile_glob, split_outside_braces
 from ..store.reading import read_bounded
 from ..store.within import is_within
 from .discover import scan
-from .paths import matches
+from .paths import home_folder, matches
 
 CLAUDE_FILES = (
     "**/CLAUDE.md",
@@ -67,7 +67,7 @@ def covered(path: Path, workspace: Path | None, home: Path) -> bool:
 def structure_findings(
     path: Path, text: str, workspace: Path | None, home: Path | None = None
 ) -> list[Finding]:
-    home = home if home is not None else Path.home()
+    home = home if home is not None else home_folder()
     kind = _kind(path, workspace, home)
     if kind == "claude":
         roots = (home / ".claude",) if workspace is None else (workspace, home / ".claude")

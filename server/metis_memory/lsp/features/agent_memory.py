@@ -12,7 +12,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from ...budgets.paths import claude_project
+from ...budgets.paths import claude_project, home_folder
 from ...store.reading import read_bounded
 from .. import watched_files
 from ..context import ServerContext
@@ -28,7 +28,7 @@ def memory_of(folder: Path, home: Path | None = None) -> Path | None:
     name = claude_project(folder)
     if name.endswith("*"):
         return None
-    return (home or Path.home()) / ".claude" / "projects" / name / "memory" / "MEMORY.md"
+    return (home or home_folder()) / ".claude" / "projects" / name / "memory" / "MEMORY.md"
 
 
 def tracked(ls: ServerContext) -> dict[str, Path]:

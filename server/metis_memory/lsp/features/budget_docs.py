@@ -17,6 +17,7 @@ from pygls.uris import to_fs_path
 
 from ...analysis.entries import Outline, parse
 from ...analysis.positions import LineIndex
+from ...budgets.paths import home_folder
 from ...store.files import BUDGETS_CONFIG, METIS_DIR
 from ..diagnostics import SOURCE, to_diagnostic, to_range
 
@@ -119,7 +120,7 @@ def analyse(
         return config_diagnostics(text, encoding)
     catalog = docs.catalog(workspace)
     uses = budget_uses(path, text, workspace, catalog, home)
-    if not uses and not covered(path, workspace, home or Path.home()):
+    if not uses and not covered(path, workspace, home or home_folder()):
         was_ours = docs.open.pop(uri, None) is not None
         docs.uses.pop(uri, None)
         docs.entry_diagnostics.pop(uri, None)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ...budgets.paths import home_folder
 from ..context import ServerContext
 from .budget_docs import BudgetDocuments
 
@@ -52,7 +53,7 @@ def patterns(
     glob naming Claude Code's project folder is left to the built-in selector)."""
     from ...budgets.catalog import builtin_budgets
 
-    home = home if home is not None else Path.home()
+    home = home if home is not None else home_folder()
     builtin = builtin_budgets()
     found: set[str] = set()
     for workspace in workspaces:
