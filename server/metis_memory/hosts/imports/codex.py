@@ -112,7 +112,9 @@ def _blocks_of_this_workspace(ctx: Context, source: str, text: str) -> list[Memo
 
 
 def _is_this_workspace(ctx: Context, cwd: str) -> bool:
-    """Whether a block's `cwd=` is the workspace or a folder in it (`~/` is the home)."""
+    """Whether a block's `cwd=` is the workspace or a folder in it (`~/` is the home), not
+    one in a repository of its own inside it: run from the home folder, or from a checkout
+    with another repository vendored in it, that repository's block is its project's."""
     value = cwd.strip().strip("`'\"")
     if value.startswith("~/"):
         path = ctx.home / value[2:]
@@ -121,7 +123,21 @@ def _is_this_workspace(ctx: Context, cwd: str) -> bool:
         if not path.is_absolute():
             return False
     workspace = os.path.realpath(ctx.workspace)
-    for candidate in {os.path.normpath(path), os.path.realpath(path)}:
-        if candidate == workspace or candidate.startswith(workspace.rstrip(os.sep) + os.sep):
+    inside = workspace.rstrip(os.sep) + os.sep
+    return any(
+        candidate == workspace
+        or (candidate.startswith(inside) and not _in_another_repository(candidate, workspace))
+        for candidate in (os.path.normpath(path), os.path.realpath(path))
+    )
+
+
+def _in_another_repository(path: str, workspace: str) -> bool:
+    """Whether a folder between `path` (in `workspace`) and the workspace, `path` included,
+    holds a `.git` (a folder, or a submodule's or worktree's file): the root of another
+    repository. One `lstat` a level."""
+    current = path
+    while current != workspace and len(current) > len(workspace):
+        if os.path.lexists(os.path.join(current, ".git")):
             return True
+        current = os.path.dirname(current)
     return False
