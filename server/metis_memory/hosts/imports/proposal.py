@@ -231,7 +231,8 @@ def build(
     seen: dict[str, str] = {}
     for proposal in targets:
         if proposal.problem is None:
-            for entry in parse(proposal.current).entries:
+            # (a byte-order mark, as Notepad saves UTF-8, is no part of the first entry)
+            for entry in parse(proposal.current.removeprefix("\ufeff")).entries:
                 if not entry.is_empty:
                     seen.setdefault(entry.key, proposal.name)
     pending: dict[Target, list[str]] = {name: [] for name in TARGETS}
