@@ -148,6 +148,8 @@ class Reader:
         queue: list[tuple[Path, int]] = [(folder, 0)]
         while queue:
             current, depth = queue.pop(0)
+            if self.out_of_time(current):  # (the folders left are not listed either)
+                return found
             try:
                 with os.scandir(current) as it:
                     entries = sorted(
