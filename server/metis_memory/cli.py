@@ -733,14 +733,31 @@ def _utf8_text(what: str, text: str) -> None:
             )
 
 
+CONTENT_LIMIT = 2**20
+"""Bytes of a consolidation's new content read from --from or stdin: far past any memory
+file's hard cap (whose refusal then gives the numbers), and a bound on an endless source
+(`--from /dev/zero`, an endless pipe), which was read until memory ran out."""
+
+
 def _content(args: argparse.Namespace) -> str:
     if args.content is not None:
         return str(args.content)
+    too_much = f"it holds more than {fmt_bytes(CONTENT_LIMIT)}, far past any memory file's hard cap"
     if args.stdin:
-        return sys.stdin.read()
+        text = sys.stdin.read(CONTENT_LIMIT + 1)
+        if len(text.encode("utf-8", "surrogateescape")) > CONTENT_LIMIT:
+            raise UsageError(
+                f"cannot read the new content on stdin: {too_much}. Nothing was written."
+            )
+        return text
     shown = repr(str(args.from_path))
     try:
-        return str(args.from_path.read_text(encoding="utf-8"))
+        with open(args.from_path, "rb") as source:
+            data = source.read(CONTENT_LIMIT + 1)
+        if len(data) > CONTENT_LIMIT:
+            raise UsageError(f"cannot read --from {shown}: {too_much}. Nothing was written.")
+        # (as `read_text` read it: universal newlines)
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError as exc:
         raise UsageError(
             f"cannot read --from {shown}: it is not UTF-8 (its first bad byte is at offset "
