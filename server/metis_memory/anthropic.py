@@ -107,7 +107,11 @@ class MetisMemoryTool(BetaAbstractMemoryTool):
                 rows = [f"{self._size((self.store, f))}\t{ROOT}/{f.value}" for f in MemoryFile]
             if self.user_memory:
                 user = (self.store.user_memory, MemoryFile.USER)
-                rows += [f"{self._size(user)}\t{USER_MEMORY_PATH}"]
+                try:
+                    rows += [f"{self._size(user)}\t{USER_MEMORY_PATH}"]
+                except ToolError as exc:  # (its refusal never hides the workspace's files)
+                    why = " ".join(str(exc).split())
+                    rows += [f"-\t{USER_MEMORY_PATH} (not read: {why})"]
             caps = "; ".join(
                 f"{f.value}: soft cap {fmt_bytes(CAPS[f].soft)}, hard cap {fmt_bytes(CAPS[f].hard)}"
                 for f in MemoryFile
