@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
+from ...store.errors import short_repr
 from . import claude, codex, copilot, gemini, qwen
 from .memories import Location, Memory
 from .reading import Context, Reader
@@ -54,8 +55,8 @@ def parse_hosts(values: Iterable[str]) -> tuple[str, ...]:
             else:
                 known = ", ".join(NAMES)
                 raise UnknownHost(
-                    f"no host {part.strip()!r} to import from: name one or more of {known}, "
-                    f"or {ALL}"
+                    f"no host {short_repr(part.strip())} to import from: name one or more of "
+                    f"{known}, or {ALL}"
                 )
             chosen += [n for n in names if n not in chosen]
     if not chosen:
