@@ -52,8 +52,12 @@ before(async () => {
   bridge = new Bridge(session.cs.bridgeFile);
 });
 
+/** Folders the suites open, removed once the editor is gone (its server writes in them until then). */
+const folders: { remove(): void }[] = [];
+
 after(async () => {
   await session.stop();
+  for (const folder of folders) folder.remove();
   fs.rmSync(HOME, { recursive: true, force: true });
 });
 
@@ -106,10 +110,10 @@ describe('the user memory, beside a workspace', { timeout: 600_000 }, () => {
 
   before(async () => {
     fixture = copyFixture();
+    folders.push(fixture);
     page = await session.open(fixture.path);
     await waitForStatus(page, /MEMORY \d/, 60_000, 'the Metis status bar item (the server running)');
   });
-  after(() => fixture.remove());
 
   step('is not there yet: the status bar shows the workspace’s files, its tooltip where the user memory will be', async () => {
     assert.ok(!fs.existsSync(USER_MEMORY), `${USER_MEMORY} exists before any write`);
