@@ -321,7 +321,8 @@ def _file_or_user(args: argparse.Namespace) -> None:
             command_parser.error(
                 f"--user is your user memory ({path}), facts about you, never a MEMORY.md: "
                 f"workspace facts stay in the workspace's MEMORY.md. Leave out --user for the "
-                f"workspace's (`{with_file}`), or {shown} for the user memory (`{with_user}`)"
+                f"workspace's (`{with_file}`), or leave out {shown} for the user memory "
+                f"(`{with_user}`)"
             )
         command_parser.error(
             f"--user is your user memory ({path}), one file: leave out {shown} (`{with_user}`)"
@@ -521,7 +522,9 @@ def _check(workspace: str, fmt: str, stale: bool = False) -> int:
             f"  {100 * usage.size_bytes / usage.soft_cap:5.1f}%  {status}"
         )
     failed = any(r["over_hard_cap"] or "error" in r for r in report.values())
-    user_memory = _user_memory_usage(store)
+    # SARIF is code scanning's, about the repository: the user memory is in none, so there it
+    # is neither listed nor counted in the exit status (text and --json say it).
+    user_memory = _user_memory_usage(store) if fmt != "sarif" else None
     if user_memory is not None:
         user_report, user_line, _ = user_memory
         report["user-memory"] = user_report

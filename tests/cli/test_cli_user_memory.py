@@ -115,7 +115,7 @@ def test_the_workspace_files_are_written_as_before(run: Cli, workspace: Path) ->
             "metis-memory add: error: --user is your user memory ({path}), facts about you, "
             "never a MEMORY.md: workspace facts stay in the workspace's MEMORY.md. Leave out "
             "--user for the workspace's (`metis-memory add MEMORY.md ENTRY`), or "
-            '"MEMORY.md" for the user memory (`metis-memory add --user ENTRY`)',
+            'leave out "MEMORY.md" for the user memory (`metis-memory add --user ENTRY`)',
         ),
         (
             ["replace", "--user", "USER.md", "a", "b"],
@@ -148,8 +148,8 @@ def test_the_workspace_files_are_written_as_before(run: Cli, workspace: Path) ->
             ["blame", "--user", "MEMORY.md"],
             "metis-memory blame: error: --user is your user memory ({path}), facts about you, "
             "never a MEMORY.md: workspace facts stay in the workspace's MEMORY.md. Leave out "
-            '--user for the workspace\'s (`metis-memory blame MEMORY.md`), or "MEMORY.md" for '
-            "the user memory (`metis-memory blame --user`)",
+            "--user for the workspace's (`metis-memory blame MEMORY.md`), or leave out "
+            '"MEMORY.md" for the user memory (`metis-memory blame --user`)',
         ),
         (
             ["restore", "--to", "1"],
