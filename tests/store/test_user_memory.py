@@ -37,6 +37,13 @@ def test_it_lives_in_the_xdg_config_folder(user_config_home: Path) -> None:
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
+def test_its_gitignore_does_not_say_it_is_meant_to_be_committed(user_config_home: Path) -> None:
+    MemoryStore.for_user().add_entry(MemoryFile.USER, "Answer in British English.")
+    ignore = (user_config_home / "metis-memory" / ".gitignore").read_text()
+    assert "meant to be committed" not in ignore
+    assert ".lock" in ignore
+
+
 def test_a_missing_config_folder_is_made_owner_only(tmp_path: Path) -> None:
     home = tmp_path / "fresh" / "config"
     MemoryStore.for_user(str(home)).add_entry(MemoryFile.USER, "Prefers unified diffs.")

@@ -182,7 +182,17 @@ GITIGNORE = (
 )
 
 
-def write_gitignore(directory: Dir) -> None:
+USER_GITIGNORE = (
+    "# Written by Metis Memory: the lock and the temp files of writes in progress, should this\n"
+    "# folder be kept in git with your dotfiles. Yours to edit: it is never rewritten.\n"
+    f"{LOCK_NAME}\n"
+    f".*.{TEMP_MARK}*{TEMP_SUFFIX}\n"
+)
+"""The user memory's folder's `.gitignore` (its USER.md is yours alone, committed to no
+team's repository)."""
+
+
+def write_gitignore(directory: Dir, text: str = GITIGNORE) -> None:
     """Put `GITIGNORE` in `directory` (a `.metis/`) when it has no `.gitignore`, atomically:
     written whole to a temp file, then hard-linked to the name, which fails on anything there
     (a file, a symlink): a user's `.gitignore` is never replaced, nothing goes through a
@@ -201,7 +211,7 @@ def write_gitignore(directory: Dir) -> None:
         return
     try:
         try:
-            os.write(fd, GITIGNORE.encode())
+            os.write(fd, text.encode())
             os.fchmod(fd, 0o644 & ~_umask())
             keep_owner(fd, directory.stat_self())
             os.fsync(fd)

@@ -14,7 +14,9 @@ import stat
 from collections.abc import Callable, Collection, Iterator
 
 from .atomic import (
+    GITIGNORE,
     GITIGNORE_NAME,
+    USER_GITIGNORE,
     atomic_write,
     lock_in,
     make_private_dir,
@@ -1112,7 +1114,7 @@ def _keep_out_of_git(root: Dir, held: Dir, folder: str) -> None:
     try:
         held.lstat(GITIGNORE_NAME)
     except FileNotFoundError:
-        write_gitignore(held)
+        write_gitignore(held, GITIGNORE if folder == METIS_DIR else USER_GITIGNORE)
     except OSError:
         pass  # cannot tell: leave it, a `.gitignore` is a courtesy, never worth failing a write
 
