@@ -146,18 +146,24 @@ class Reader:
             return []
         found: list[Path] = []
         queue: list[tuple[Path, int]] = [(folder, 0)]
+        listed_in_part = False
         while queue:
             current, depth = queue.pop(0)
             if self.out_of_time(current):  # (the folders left are not listed either)
                 return found
             try:
                 with os.scandir(current) as it:
-                    entries = sorted(
-                        (e for _, e in zip(range(MAX_LISTED), it, strict=False)),
-                        key=lambda e: e.name,
-                    )
+                    listed = [e for _, e in zip(range(MAX_LISTED + 1), it, strict=False)]
             except OSError:
                 continue
+            if len(listed) > MAX_LISTED:  # which were listed is the file system's order
+                listed_in_part = True
+                self.skip(
+                    current,
+                    f"it holds more than {MAX_LISTED:,} entries: {MAX_LISTED:,} of them, in "
+                    "the order the file system lists them, were looked at",
+                )
+            entries = sorted(listed[:MAX_LISTED], key=lambda e: e.name)
             for entry in entries:
                 if entry.name.startswith("."):
                     continue
@@ -173,10 +179,11 @@ class Reader:
                 if not entry.name.endswith(suffix) or entry.name in exclude:
                     continue
                 if len(found) == MAX_FOLDER_FILES:
+                    looked_at = " of those looked at" if listed_in_part else ""
                     self.skip(
                         folder,
                         f"it holds more than {MAX_FOLDER_FILES} files: the first "
-                        f"{MAX_FOLDER_FILES} (by name) were read",
+                        f"{MAX_FOLDER_FILES} (by name){looked_at} were read",
                     )
                     return found
                 found.append(path)
