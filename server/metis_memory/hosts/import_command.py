@@ -168,6 +168,11 @@ def _as_json(
 def nothing_found(proposal: ImportProposal) -> str:
     """ "No memory of claude, gemini found for /work/shop or for you (looked in: ...)"."""
     looked = ", ".join(_home_relative(p) for p in proposal.looked_in)
+    if proposal.skipped:  # (each is named below it: "Not read: ...")
+        return (
+            f"No memory of {', '.join(proposal.hosts)} could be read for {proposal.workspace} "
+            f"or for you (looked in: {looked}); what was there but not read follows."
+        )
     return (
         f"No memory of {', '.join(proposal.hosts)} found for {proposal.workspace} or for you "
         f"(looked in: {looked})."
