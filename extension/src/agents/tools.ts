@@ -2,7 +2,8 @@
  * Language-model tools for agents hosted in the editor: memory_add, memory_replace and
  * memory_consolidate forward to the server's commands (which validate the input against the
  * spec's schemas); user_memory_add, user_memory_replace and user_memory_consolidate do the same
- * for the user memory (one USER.md read in every workspace: no workspace needed); memory_read
+ * for the user memory (one USER.md read in every workspace: no workspace needed, though the one
+ * the agent works in is named, whose review setting covers these writes too); memory_read
  * returns the assembled memory sections. A failure comes back
  * as text the model can act on, not as an exception. Writes get no custom confirmation: they
  * follow VS Code's own tool-approval flow. They go as an agent's (`via`), so the log names the
@@ -76,11 +77,16 @@ export function registerTools(server: MetisServer): vscode.Disposable {
       vscode.lm.registerTool<object>(name, {
         prepareInvocation: () => ({ invocationMessage: spec.verb }),
         invoke: async (options) => {
+          // The folder the agent works in, when it can be told: its review setting covers
+          // what the agent writes to the user memory too (with several folders and none
+          // active, the server holds the write if any of them reviews).
+          const workspace = toolWorkspace();
           try {
             // The model's input as it came, and the file: the server validates the rest.
             const input = { ...options.input, file: USER_MEMORY } as ServerCommandArgs[typeof spec.command];
             const result: WriteResult | StagedAnswer = await server.command(spec.command, {
               ...input,
+              ...(typeof workspace === 'string' ? {} : { workspace: workspace.target }),
               via: 'languageModelTool',
             });
             return text(result.agent_text);

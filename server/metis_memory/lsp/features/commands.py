@@ -130,7 +130,11 @@ async def memory_write(
         # An agent's write of the user memory waits for review when review is on for it, or
         # for the workspace the agent writes from (whose dispatcher holds the user memory's
         # tools too, so reviewed): one that reaches every workspace is never less reviewed.
-        origin = _origin(ls, params.workspace)
+        # An agent whose folder is not named (several open, none given) is held as review
+        # on in any of them holds it: which one it works in cannot be told.
+        origin = _origin(ls, params.workspace) or await in_writer(
+            functools.partial(_reviewing, ls.folders.all())
+        )
         if origin is not None:
             dispatcher = origin.dispatcher()
     expected = params.expectedHash if isinstance(params, MemoryConsolidateArgs) else None
@@ -162,6 +166,17 @@ def _origin(ls: ServerContext, workspace: str | None) -> Folder | None:
         return ls.folders.resolve(workspace)
     except WorkspaceArgumentError:
         return None
+
+
+def _reviewing(folders: list[Folder]) -> Folder | None:
+    """The first open folder with review on (each asked in a writer thread: its write log)."""
+    for folder in folders:
+        try:
+            if folder.store.review_enabled():
+                return folder
+        except MemoryStoreError:
+            continue  # its log cannot be read: its own writes say so
+    return None
 
 
 async def in_writer(write: Callable[[], T]) -> T:
