@@ -118,13 +118,37 @@ def test_one_finding_per_entry_naming_every_workspace_it_belongs_to(
     (blog / "src").mkdir(parents=True)
     (blog / "src" / "app.py").write_text("")
     (blog / "Makefile").write_text("itest:\n\ttrue\n")
+    docs = tmp_path / "docs"  # open too, and naming none of it
+    docs.mkdir()
     text = "- `make itest` runs `src/app.py` and `db/migrations/`\n"
-    ((span, message, names),) = found(text, open_workspace(shop), open_workspace(blog))
+    ((span, message, names),) = found(
+        text, open_workspace(shop), open_workspace(blog), open_workspace(docs)
+    )
     # The first reference that resolves in the first workspace that has one.
     assert span == "itest" and "a target of shop's Makefile" in message
     assert names == "shop,blog"
-    ((span, message, names),) = found(text, open_workspace(blog), open_workspace(shop))
+    ((span, message, names),) = found(
+        text, open_workspace(blog), open_workspace(shop), open_workspace(docs)
+    )
     assert "blog's Makefile" in message and names == "blog,shop"
+
+
+def test_what_every_open_workspace_has_is_not_workspace_specific(
+    shop: Path, tmp_path: Path
+) -> None:
+    """`make test` declared in each open workspace is the user's habit, true in all of them:
+    moved to one's MEMORY.md it would be lost to the others. What one alone has is its own."""
+    blog = tmp_path / "blog"
+    (blog / "src").mkdir(parents=True)
+    (blog / "src" / "app.py").write_text("")
+    (blog / "Makefile").write_text("itest:\n\ttrue\n")
+    both = open_workspace(shop), open_workspace(blog)
+    assert found("- Always run `make itest` before pushing\n", *both) == []
+    assert found("- Start at `src/app.py`\n", *both) == []
+    ((span, _, names),) = found("- After `make itest`, see `db/migrations/`\n", *both)
+    assert span == "db/migrations/" and names == "shop"
+    # With one workspace open, what it has is claimed (nothing else to tell it by).
+    assert [n for _, _, n in found("- Always run `make itest`\n", both[1])] == ["blog"]
 
 
 def test_what_the_stale_check_leaves_unclaimed_is_not_claimed_either(shop: Path) -> None:

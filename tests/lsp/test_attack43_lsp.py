@@ -99,3 +99,33 @@ async def test_an_agents_user_memory_write_follows_the_review_of_the_folder_it_w
     # Which folder the agent works in cannot be told: review on in any open folder holds it.
     unknown = await client.command("metis.memoryAdd", agent("- from somewhere", None))
     assert "staged" in unknown and path.read_text() == "- a\n- from shop\n"
+
+
+# ---- workspace-specific: what every open workspace has is nobody's ------------------------
+async def test_a_target_every_open_workspace_declares_is_not_workspace_specific(
+    client: MetisClient, user_config_home: Path, tmp_path: Path
+) -> None:
+    """`make test` in the Makefile of each open workspace is the user's habit, true in all
+    of them: moving it to one's MEMORY.md would lose it for the others. What only one has
+    is still that one's."""
+    shop, blog = tmp_path / "shop", tmp_path / "blog"
+    (shop / "src").mkdir(parents=True)
+    (shop / "src" / "app.py").write_text("x\n")
+    (shop / "Makefile").write_text("test:\n\tpytest\nitest:\n\ttrue\n")
+    blog.mkdir()
+    (blog / "Makefile").write_text("test:\n\ttrue\n")
+    text = (
+        "- Always run `make test` before pushing\n"
+        "- Run `make itest` for the slow tests\n"
+        "- After `make test`, open `src/app.py`\n"
+    )
+    path = write_user_memory(user_config_home, text)
+    await client.start_session([shop, blog], options=CLIENT_COMMANDS)
+    client.open(path)
+    await client.wait_for_codes(path, ["workspace-specific", "workspace-specific"])
+    found = sorted((d.range.start.line, d.message) for d in client.diagnostics[file_uri(path)])
+    assert [line for line, _ in found] == [1, 2]
+    assert found[0][1].startswith("This entry names `make itest`, a target of shop's Makefile")
+    assert found[1][1].startswith("This entry names `src/app.py`, a file of the workspace shop")
+    moves = [a.title for a in await client.actions(path, (2, 3)) if a.title.startswith("Move")]
+    assert moves == ["Move to shop's MEMORY.md"]

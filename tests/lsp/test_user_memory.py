@@ -6,9 +6,7 @@ name something of an open workspace, moved there."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import sys
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -17,27 +15,14 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from support.cli import cli_elsewhere
 from support.lsp_session import CLIENT_COMMANDS, MetisClient, apply_workspace_edit, hover, lenses
 from support.lsp_values import file_uri, span
-from support.memory_files import write_memory
+from support.memory_files import user_memory_path, write_memory, write_user_memory
 
 TOKEN = "AKIAIOSFODNN7EXAMPLE"
 FILLER = "".join(f"- a fact about me, number {n}\n" for n in range(60))
 HEADING = "## User context, every workspace (user memory)"
-
-
-def user_memory(home: Path) -> Path:
-    return home / "metis-memory" / "USER.md"
-
-
-def write_user_memory(home: Path, text: str) -> Path:
-    """The user memory as a person (or another program) left it: its folder and file the
-    user's alone, as the store requires of it."""
-    path = user_memory(home)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    path.chmod(0o600)
-    return path
 
 
 def data(error: JsonRpcException) -> dict[str, str]:
@@ -49,20 +34,6 @@ def titled(actions: list[types.CodeAction], title: str) -> types.CodeAction:
     found = [a for a in actions if a.title == title]
     assert len(found) == 1, f"no single {title!r} in {[a.title for a in actions]}"
     return found[0]
-
-
-async def cli(*args: str) -> None:
-    """`metis-memory` in another process (it inherits the test's XDG_CONFIG_HOME)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "metis_memory",
-        *args,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    _, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
 
 
 # ---- a memory document wherever it is opened ---------------------------------------------
@@ -164,7 +135,7 @@ async def test_another_process_writing_the_user_memory_refreshes_its_diagnostics
         "uri": file_uri(path),
         "exists": True,
     }
-    await cli("add", "--user", "- answer in british english")  # another workspace's agent
+    await cli_elsewhere("add", "--user", "- answer in british english")  # another workspace's agent
     await client.wait_for_codes(path, ["duplicate-entry"])  # closed: its disk is analysed
     await client.wait_for_note(
         "metis/usageChanged", lambda p: p["usage"]["userMemory"]["size_bytes"] == 56
@@ -179,10 +150,10 @@ async def test_the_usage_holds_the_user_memory_before_it_exists(
     assert set(usage) == {"MEMORY.md", "USER.md", "userMemory"}
     part = usage["userMemory"]
     assert part["exists"] is False and part["size_bytes"] == 0 and part["level"] == "ok"
-    assert part["path"] == str(user_memory(user_config_home))
+    assert part["path"] == str(user_memory_path(user_config_home))
     note = await client.wait_for_note("metis/usageChanged", lambda p: True)
     assert note["usage"]["userMemory"]["exists"] is False
-    assert not user_memory(user_config_home).parent.exists(), "nothing is made by reading"
+    assert not user_memory_path(user_config_home).parent.exists(), "nothing is made by reading"
 
 
 async def test_typing_in_the_user_memory_moves_every_workspaces_usage(
@@ -211,7 +182,7 @@ async def test_open_user_memory_says_where_it_is_and_creates_nothing(
     client: MetisClient, user_config_home: Path
 ) -> None:
     await client.start_session([])
-    path = user_memory(user_config_home)
+    path = user_memory_path(user_config_home)
     assert await client.command("metis.openUserMemory", {}) == {
         "path": str(path),
         "uri": file_uri(path),
@@ -226,7 +197,7 @@ async def test_the_writes_take_user_memory_with_no_folder_open(
     client: MetisClient, user_config_home: Path
 ) -> None:
     await client.start_session([])
-    path = user_memory(user_config_home)
+    path = user_memory_path(user_config_home)
     added = await client.command(
         "metis.memoryAdd", {"file": "user-memory", "entry": "- Answer in British English"}
     )
@@ -266,7 +237,7 @@ async def test_a_secret_is_refused_in_the_user_memory_too(
     )
     assert data(error)["code"] == "secret_detected"
     assert TOKEN not in str(error) and TOKEN not in data(error).get("person_text", "")
-    assert not user_memory(user_config_home).exists()
+    assert not user_memory_path(user_config_home).exists()
 
 
 async def test_unsaved_edits_of_the_user_memory_are_protected(
@@ -375,12 +346,14 @@ async def test_an_entry_naming_a_file_of_an_open_workspace_is_moved_there(
 async def test_a_target_of_the_workspaces_makefile_is_workspace_specific(
     client: MetisClient, user_config_home: Path, shop: Path, tmp_path: Path
 ) -> None:
-    """Closed, with two workspaces open: one fix per workspace the entry names something of."""
-    blog = tmp_path / "blog"
+    """Closed, with three workspaces open: one fix per workspace the entry names something
+    of (what all three had would be the user's habit, in none of them alone)."""
+    blog, docs = tmp_path / "blog", tmp_path / "docs"
     blog.mkdir()
+    docs.mkdir()
     (blog / "Makefile").write_text("itest:\n\ttrue\n")
     path = write_user_memory(user_config_home, "- Run `make itest` before pushing\n")
-    await client.start_session([shop, blog], options=CLIENT_COMMANDS)
+    await client.start_session([shop, blog, docs], options=CLIENT_COMMANDS)
     await client.wait_for_codes(path, ["workspace-specific"])
     assert client.diagnostic(path, "workspace-specific").message.startswith(
         "This entry names `make itest`, a target of shop's Makefile: "
@@ -522,7 +495,7 @@ async def test_a_multi_line_entry_with_crlf_moves_whole(
 ) -> None:
     entry = "- The shop's tests:\r\n  run `make itest` first"
     text = "# About me\r\n\r\n" + entry + "\r\n- Answer in British English\r\n"
-    path = user_memory(user_config_home)
+    path = user_memory_path(user_config_home)
     path.parent.mkdir(mode=0o700, parents=True)
     path.write_bytes(text.encode())
     path.chmod(0o600)

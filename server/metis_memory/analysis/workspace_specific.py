@@ -6,9 +6,10 @@ others, where it is wrong. What makes an entry workspace-specific is a reference
 stale-reference analysis finds (`references.py`: a path in a code span or a relative link, a
 `make`/`npm run`/`just`/`task`/`tox -e` target) that RESOLVES in an open workspace: the path
 is there, the target is declared. A reference that resolves nowhere says nothing (it may be
-an example, or a habit of the user's); a lone top-level folder (`src/`, `tests/`) says too
-little, since nearly every repository has one. A relative link is the user memory's own
-(relative to its folder, not to a workspace) and is not taken.
+an example, or a habit of the user's), nor does one that resolves in every open workspace
+when several are open (`make test`: the user's habit, true in each); a lone top-level folder
+(`src/`, `tests/`) says too little, since nearly every repository has one. A relative link
+is the user memory's own (relative to its folder, not to a workspace) and is not taken.
 
 Pure: each workspace is asked through `resolves(path)` and `declared(tool)`, answered from
 the disk by `workspace/facts.py`; nothing here reads a file.
@@ -124,6 +125,12 @@ def _scan(
             continue
         references = _references(entry)
         keys.update((ref.kind, ref.target.rstrip("/")) for ref in references)
+        if len(workspaces) > 1:
+            # What every open workspace has (`make test`, `README.md`) is the user's habit,
+            # true in all of them: moved to one, it would be lost to the others.
+            references = [
+                ref for ref in references if not all(_resolves(ref, ws) for ws in workspaces)
+            ]
         if not references or not workspaces:
             continue
         found: list[tuple[OpenWorkspace, Named]] = []
@@ -186,15 +193,15 @@ def _workspace_path(target: str) -> str | None:
 
 
 def _first_resolving(references: list[Named], workspace: OpenWorkspace) -> Named | None:
-    for ref in references:
-        if ref.kind == "path":
-            if workspace.resolves(ref.target):
-                return ref
-            continue
-        targets = workspace.declared(ref.kind)
-        if targets is not None and targets.declares(ref.target):
-            return ref
-    return None
+    return next((ref for ref in references if _resolves(ref, workspace)), None)
+
+
+def _resolves(ref: Named, workspace: OpenWorkspace) -> bool:
+    """Whether the path is there, or the target declared, in `workspace`."""
+    if ref.kind == "path":
+        return workspace.resolves(ref.target)
+    targets = workspace.declared(ref.kind)
+    return targets is not None and targets.declares(ref.target)
 
 
 def _finding(entry: Entry, found: list[tuple[OpenWorkspace, Named]]) -> Finding:
