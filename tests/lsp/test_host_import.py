@@ -7,8 +7,6 @@ folder is the test's own (`tests/support/forked_server.py` passes them to the se
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from metis_memory.budgets.paths import claude_project
+from support.cli import cli_elsewhere
 from support.lsp_session import MetisClient
 from support.lsp_values import file_uri
 from support.memory_files import write_memory
@@ -69,14 +68,6 @@ def target(proposal: dict[str, Any], name: str) -> dict[str, Any]:
     (found,) = [t for t in proposal["targets"] if t["target"] == name]
     assert isinstance(found, dict)
     return found
-
-
-async def cli(*args: str) -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "metis_memory", *args, stderr=asyncio.subprocess.PIPE
-    )
-    _, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
 
 
 async def test_found_says_which_hosts_remember_and_whether_the_folder_has_ours(
@@ -145,7 +136,7 @@ async def test_a_place_written_since_the_proposal_is_not_overwritten(
     await client.start_session([shop])
     proposal = await client.command("metis.importHostMemory", {"folder": file_uri(shop)})
     user = target(proposal, "user-memory")
-    await cli("add", "--user", "- Written meanwhile by another workspace's agent")
+    await cli_elsewhere("add", "--user", "- Written meanwhile by another workspace's agent")
     try:
         await client.command(
             "metis.memoryConsolidate",

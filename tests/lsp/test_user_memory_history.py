@@ -7,17 +7,15 @@ agent in another window made the change."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
+from support.cli import cli_elsewhere
 from support.lsp_session import MetisClient
 from support.lsp_values import file_uri
-from support.memory_files import memory_path, write_memory
+from support.memory_files import memory_path, user_memory_path, write_memory, write_user_memory
 
 INVALID_PARAMS, REQUEST_FAILED = -32602, -32803
 HISTORY_CHANGED, REVIEW_CHANGED = "metis/historyChanged", "metis/reviewChanged"
@@ -26,19 +24,6 @@ ENTRY = "- Answer in British English"
 CAPS = "(soft cap 1,536 B, hard cap 3,072 B)"
 CLAUDE = {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": "5f0c2a7e-claude-session"}
 """The environment of a command Claude Code's shell runs: its writes are an agent's."""
-
-
-def user_memory(home: Path) -> Path:
-    return home / "metis-memory" / "USER.md"
-
-
-def write_user_memory(home: Path, text: str) -> Path:
-    """The user memory as a person left it: its folder and file the user's alone."""
-    path = user_memory(home)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    path.chmod(0o600)
-    return path
 
 
 def data(error: JsonRpcException) -> dict[str, str]:
@@ -58,21 +43,28 @@ async def user_records(client: MetisClient) -> list[dict[str, Any]]:
     return list((await client.command("metis.history", USER))["records"])
 
 
-async def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    """`metis-memory` in another process (the test's XDG_CONFIG_HOME inherited)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "metis_memory",
-        *args,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
-    return out.decode()
+async def one_user_write(
+    client: MetisClient, user_config_home: Path, workspace: Path, text: str
+) -> tuple[Path, dict[str, Any]]:
+    """The user memory as `text` left it, a session on `workspace`, and ENTRY added to it from
+    the editor: the user memory's path and that write's record."""
+    path = write_user_memory(user_config_home, text)
+    await client.start_session([workspace])
+    await add_user(client, ENTRY)
+    (added,) = await user_records(client)
+    return path, added
+
+
+async def staged_agent_write(
+    client: MetisClient, user_config_home: Path, workspace: Path
+) -> tuple[Path, dict[str, Any]]:
+    """The user memory holding "- a", review on in `workspace`, and ENTRY from an agent
+    (user_memory_add) waiting for review: the user memory's path and the staged change."""
+    path = write_user_memory(user_config_home, "- a\n")
+    await client.start_session([workspace])
+    await client.command("metis.setReview", {"on": True})
+    answer = await add_user(client, ENTRY, workspace=file_uri(workspace), via="languageModelTool")
+    return path, dict(answer["staged"])
 
 
 # ---- the history -------------------------------------------------------------------------
@@ -82,7 +74,7 @@ async def test_the_user_memorys_writes_are_listed_in_its_own_history(
     write_memory(workspace, "MEMORY.md", "- uses pnpm\n")
     await client.start_session([workspace])
     await add_user(client, ENTRY)
-    path = user_memory(user_config_home)
+    path = user_memory_path(user_config_home)
     note = await client.wait_for_note(HISTORY_CHANGED, lambda p: p.get("scope") == "user")
     assert note == {"workspace": file_uri(path.parent), "file": "USER.md", "scope": "user"}
 
@@ -118,10 +110,7 @@ async def test_an_agents_write_of_the_user_memory_is_named_by_its_tool(
 async def test_undo_and_restore_a_write_of_the_user_memory(
     client: MetisClient, user_config_home: Path, workspace: Path
 ) -> None:
-    path = write_user_memory(user_config_home, "# About me\n")
-    await client.start_session([workspace])
-    await add_user(client, ENTRY)
-    (added,) = await user_records(client)
+    path, added = await one_user_write(client, user_config_home, workspace, "# About me\n")
     told = len(user_note(client, HISTORY_CHANGED))
 
     undone = await client.command("metis.undo", {**USER, "id": added["id"]})
@@ -174,10 +163,7 @@ async def test_undo_and_restore_a_write_of_the_user_memory(
 async def test_a_refused_undo_of_the_user_memory_says_so_in_its_words(
     client: MetisClient, user_config_home: Path, workspace: Path
 ) -> None:
-    path = write_user_memory(user_config_home, "")
-    await client.start_session([workspace])
-    await add_user(client, ENTRY)
-    (added,) = await user_records(client)
+    path, added = await one_user_write(client, user_config_home, workspace, "")
     await client.command("metis.memoryReplace", {**USER, "old": ENTRY, "new": "- Answer in Welsh"})
     error = await client.command_error("metis.undo", {**USER, "id": added["id"]})
     assert error.code == REQUEST_FAILED and data(error)["code"] == "conflict"
@@ -197,10 +183,7 @@ async def test_a_refused_undo_of_the_user_memory_says_so_in_its_words(
 async def test_undo_with_the_user_memory_open_and_edited_is_refused(
     client: MetisClient, user_config_home: Path, workspace: Path
 ) -> None:
-    path = write_user_memory(user_config_home, "")
-    await client.start_session([workspace])
-    await add_user(client, ENTRY)
-    (added,) = await user_records(client)
+    path, added = await one_user_write(client, user_config_home, workspace, "")
     client.open(path)
     client.replace_all(path, f"{ENTRY}\n- typed, not saved\n")
     error = await client.command_error("metis.undo", {**USER, "id": added["id"]})
@@ -222,11 +205,7 @@ async def test_the_log_commands_take_only_the_user_memory_as_file(
 async def test_an_agents_staged_write_of_the_user_memory_is_listed_and_accepted(
     client: MetisClient, user_config_home: Path, workspace: Path
 ) -> None:
-    path = write_user_memory(user_config_home, "- a\n")
-    await client.start_session([workspace])
-    await client.command("metis.setReview", {"on": True})
-    answer = await add_user(client, ENTRY, workspace=file_uri(workspace), via="languageModelTool")
-    staged = answer["staged"]
+    path, staged = await staged_agent_write(client, user_config_home, workspace)
     assert path.read_text() == "- a\n"
     # In the user memory's inbox, not the workspace's.
     assert (await client.command("metis.review", {}))["staged"] == []
@@ -266,11 +245,8 @@ async def test_an_agents_staged_write_of_the_user_memory_is_listed_and_accepted(
 async def test_an_agents_staged_write_of_the_user_memory_is_rejected(
     client: MetisClient, user_config_home: Path, workspace: Path
 ) -> None:
-    path = write_user_memory(user_config_home, "- a\n")
-    await client.start_session([workspace])
-    await client.command("metis.setReview", {"on": True})
-    answer = await add_user(client, ENTRY, workspace=file_uri(workspace), via="languageModelTool")
-    staged_id = answer["staged"]["id"]
+    path, staged = await staged_agent_write(client, user_config_home, workspace)
+    staged_id = staged["id"]
     rejected = await client.command("metis.reviewReject", {**USER, "id": staged_id})
     assert rejected == {
         "rejected": staged_id,
@@ -310,7 +286,7 @@ async def test_an_agents_write_staged_in_another_process_is_announced(
     await client.start_session([workspace])
     await client.command("metis.setReview", {"on": True})
     await client.command("metis.usage", {})  # the watch is in place once the folder is taken
-    await cli("add", "--user", ENTRY, cwd=workspace, env=CLAUDE)
+    await cli_elsewhere("add", "--user", ENTRY, cwd=workspace, env=CLAUDE)
     assert path.read_text() == "- a\n"
     note = await client.wait_for_note(
         REVIEW_CHANGED, lambda p: p.get("scope") == "user" and p["count"] == 1
@@ -328,16 +304,13 @@ async def test_a_write_and_a_reject_in_another_process_reach_the_editor(
 ) -> None:
     """Another window (or the terminal) writes the user memory and rejects a change waiting
     in its inbox: this editor's history and inbox follow."""
-    path = write_user_memory(user_config_home, "- a\n")
-    await client.start_session([workspace])
-    await client.command("metis.setReview", {"on": True})
-    answer = await add_user(client, ENTRY, workspace=file_uri(workspace), via="languageModelTool")
-    staged_id = answer["staged"]["id"]
+    path, staged = await staged_agent_write(client, user_config_home, workspace)
+    staged_id = staged["id"]
     await client.wait_for_note(REVIEW_CHANGED, lambda p: p.get("scope") == "user")
-    await cli("add", "--user", "- Tabs, not spaces", cwd=workspace)
+    await cli_elsewhere("add", "--user", "- Tabs, not spaces", cwd=workspace)
     await client.wait_for_note(HISTORY_CHANGED, lambda p: p.get("scope") == "user")
     assert [r["door"] for r in await user_records(client)] == ["cli"]
-    await cli("review", "--user", "reject", str(staged_id), cwd=workspace)
+    await cli_elsewhere("review", "--user", "reject", str(staged_id), cwd=workspace)
     await client.wait_for_note(
         REVIEW_CHANGED, lambda p: p.get("scope") == "user" and p["count"] == 0
     )
@@ -360,10 +333,7 @@ async def test_a_user_memory_never_written_has_an_empty_history_and_nothing_is_m
 async def test_a_user_memory_folder_others_may_write_is_refused_in_its_words(
     client: MetisClient, user_config_home: Path, workspace: Path
 ) -> None:
-    path = write_user_memory(user_config_home, "")
-    await client.start_session([workspace])
-    await add_user(client, ENTRY)
-    (added,) = await user_records(client)
+    path, added = await one_user_write(client, user_config_home, workspace, "")
     path.parent.chmod(0o777)  # another account could have put what the log holds there
     try:
         error = await client.command_error("metis.undo", {**USER, "id": added["id"]})

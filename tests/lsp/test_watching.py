@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from metis_memory.lsp.watched_files import REGISTRATION_WAIT_S
+from support.cli import cli_elsewhere
 from support.lsp_session import MetisClient
 from support.lsp_values import file_uri
 from support.memory_files import write_memory
@@ -21,20 +21,6 @@ from support.waits import WAIT_S
 
 FOLLOW_S = 1.0
 """The issue's bound: diagnostics follow an outside write within a second."""
-
-
-async def cli(*args: str) -> None:
-    """Run `metis-memory` in another process (a real outside writer)."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "metis_memory",
-        *args,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    _, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
 
 
 async def test_an_outside_process_write_is_followed_within_a_second(
@@ -45,14 +31,14 @@ async def test_an_outside_process_write_is_followed_within_a_second(
     await client.wait_for_note(
         "metis/usageChanged", lambda p: p["usage"]["MEMORY.md"]["size_bytes"] == 9
     )
-    await cli("add", "-w", str(workspace), "MEMORY.md", "- " + "fact 😀 " * 300)
+    await cli_elsewhere("add", "-w", str(workspace), "MEMORY.md", "- " + "fact 😀 " * 300)
     await client.wait_for_codes(memory, ["over-soft-cap"], timeout=FOLLOW_S)
     await client.wait_for_note(
         "metis/usageChanged",
         lambda p: p["usage"]["MEMORY.md"]["over_soft_cap"],
         timeout=FOLLOW_S,
     )
-    await cli("consolidate", "-w", str(workspace), "MEMORY.md", "--content", "- short\n")
+    await cli_elsewhere("consolidate", "-w", str(workspace), "MEMORY.md", "--content", "- short\n")
     await client.wait_for_codes(memory, [], timeout=FOLLOW_S)
 
 
@@ -63,7 +49,7 @@ async def test_metis_dir_created_after_start_is_picked_up(
     await client.wait_for_note("metis/usageChanged", lambda p: True)
     assert not (workspace / ".metis").exists()
     (workspace / "unrelated.txt").write_text("noise at the top level is ignored\n")
-    await cli("add", "-w", str(workspace), "USER.md", "- same fact\n- same fact")
+    await cli_elsewhere("add", "-w", str(workspace), "USER.md", "- same fact\n- same fact")
     await client.wait_for_codes(
         workspace / ".metis" / "USER.md", ["duplicate-entry"], timeout=FOLLOW_S
     )
@@ -92,7 +78,7 @@ async def test_two_folders_are_diagnosed_and_watched_separately(
     await client.start_session([one, two])
     await client.wait_for_codes(first, ["duplicate-entry"])
     second = two / ".metis" / "USER.md"
-    await cli("add", "-w", str(two), "USER.md", "- " + "u" * 1600)
+    await cli_elsewhere("add", "-w", str(two), "USER.md", "- " + "u" * 1600)
     await client.wait_for_codes(second, ["over-soft-cap"], timeout=FOLLOW_S)
     assert client.codes(first) == ["duplicate-entry"]
     usage = await client.wait_for_note(
@@ -118,7 +104,7 @@ async def test_folders_added_and_removed_at_run_time(client: MetisClient, tmp_pa
         )
     )
     await client.wait_for_codes(added, ["duplicate-entry"])
-    await cli("add", "-w", str(two), "USER.md", "-")
+    await cli_elsewhere("add", "-w", str(two), "USER.md", "-")
     await client.wait_for_codes(two / ".metis" / "USER.md", ["empty-entry"], timeout=FOLLOW_S)
     await client.command("metis.usage", {"workspace": file_uri(two)})
 

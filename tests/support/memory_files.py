@@ -21,6 +21,21 @@ def write_memory(workspace: Path, file: MemoryFile | str, data: bytes | str) -> 
     return path
 
 
+def user_memory_path(config_home: Path) -> Path:
+    """The user memory under `config_home` (`$XDG_CONFIG_HOME`): `metis-memory/USER.md`."""
+    return config_home / "metis-memory" / "USER.md"
+
+
+def write_user_memory(config_home: Path, text: str) -> Path:
+    """The user memory as a person (or another program) left it: its folder and file the
+    user's alone, as the store requires of it; returns its path."""
+    path = user_memory_path(config_home)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o600)
+    return path
+
+
 def temp_files(directory: Path) -> list[str]:
     """Leftover temp files of atomic writes in `directory`."""
     if not directory.is_dir():
