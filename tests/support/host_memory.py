@@ -20,6 +20,20 @@ FIXTURES = Path(__file__).parents[1] / "hosts" / "imports" / "fixtures"
 TOKEN = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
 """A GitHub token the secret rules match, built here so that none is committed."""
 
+CODEX_USER_ENTRIES = [
+    "- Prefer ripgrep over grep.",
+    "- Write commit messages in the imperative mood.",
+    "- The user maintains a Go payments service and a Python data pipeline; they work in "
+    "London time.",
+    '- when reviewing, the user asked: "show me unified diffs, not whole files" -> reply '
+    "with unified diffs",
+    "- Run Go tests with -race; flaky tests usually mean a data race.",
+    "- Remember: the user wants Makefiles indented with tabs and everything else with four spaces.",
+]
+"""What the `codex` fixture remembers of the user, as the import proposes it for the user
+memory (AGENTS.md's agreements, memory_summary.md's profile, preferences and tips, an ad hoc
+note), in that order."""
+
 HOST_VARIABLES = (
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_CODE_REMOTE_MEMORY_DIR",

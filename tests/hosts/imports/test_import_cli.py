@@ -17,7 +17,7 @@ from pathlib import Path
 
 from metis_memory import MemoryStore
 from metis_memory.hosts.import_command import PROMPT
-from support.host_memory import TOKEN, Machine, sanitised, tree_digest
+from support.host_memory import CODEX_USER_ENTRIES, TOKEN, Machine, sanitised, tree_digest
 from support.waits import Deadline
 
 USER_HARD_CAP = 3072
@@ -184,18 +184,7 @@ def test_over_the_hard_cap_nothing_is_written_to_that_file(machine: Machine) -> 
         for line in (machine.home / ".gemini" / "GEMINI.md").read_text().splitlines()
         if line.startswith("- ")
     ]
-    codex_user = [
-        "- Prefer ripgrep over grep.",
-        "- Write commit messages in the imperative mood.",
-        "- The user maintains a Go payments service and a Python data pipeline; they work in "
-        "London time.",
-        '- when reviewing, the user asked: "show me unified diffs, not whole files" -> reply '
-        "with unified diffs",
-        "- Run Go tests with -race; flaky tests usually mean a data race.",
-        "- Remember: the user wants Makefiles indented with tabs and everything else with four "
-        "spaces.",
-    ]
-    size = sum(len(line.encode()) + 1 for line in facts + codex_user)
+    size = sum(len(line.encode()) + 1 for line in facts + CODEX_USER_ENTRIES)
 
     run = machine.run("import", "--from", "gemini", "--from", "codex", "--yes")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from metis_memory import MemoryStore
 from metis_memory.hosts.imports import ImportProposal, Target, propose
-from support.host_memory import Machine, sanitised, tree_digest
+from support.host_memory import CODEX_USER_ENTRIES, Machine, sanitised, tree_digest
 
 
 def proposal(machine: Machine, *hosts: str) -> ImportProposal:
@@ -75,17 +75,7 @@ def test_codex_summary_and_this_workspaces_blocks_only(machine: Machine) -> None
 
     found = proposal(machine, "codex")
 
-    assert added(found, "user-memory") == [
-        "- Prefer ripgrep over grep.",
-        "- Write commit messages in the imperative mood.",
-        "- The user maintains a Go payments service and a Python data pipeline; they work in "
-        "London time.",
-        '- when reviewing, the user asked: "show me unified diffs, not whole files" -> reply '
-        "with unified diffs",
-        "- Run Go tests with -race; flaky tests usually mean a data race.",
-        "- Remember: the user wants Makefiles indented with tabs and everything else with four "
-        "spaces.",
-    ]
+    assert added(found, "user-memory") == CODEX_USER_ENTRIES
     # This workspace's task group: its preferences about the user, its knowledge; the task
     # sections (rollout files, keywords) are Codex's routing, and their `[Task 1]` marks go.
     assert added(found, "USER.md") == [
