@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Bridge, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
 import {
   activeTab,
+  chooseCodeAction,
   escapeRegExp,
   docScreenshot,
   launchBrowser,
@@ -464,27 +465,7 @@ describe('Metis Memory in a real VS Code', { timeout: 600_000 }, () => {
     // The menu lists what the server answered for the document version it had: on a busy
     // machine the first request can come before the reopened buffer's analysis, so ask again
     // (bounded) rather than fail on the first menu.
-    const action = page
-      .locator('.action-widget .monaco-list-row', { hasText: 'Replace entry “Consolidated in the e2e test.”…' })
-      .first();
-    // A menu shown while the server's answers still change is rendered again under the
-    // pointer (its rows detach): a click that cannot land closes it, and the menu is asked for again.
-    let chosen = false;
-    for (let attempt = 0; attempt < 4 && !chosen; attempt++) {
-      await page.keyboard.press('Control+.');
-      chosen = await action
-        .waitFor({ timeout: 5_000 })
-        .then(() => action.click({ timeout: 5_000 }))
-        .then(
-          () => true,
-          () => false,
-        );
-      if (!chosen) await page.keyboard.press('Escape');
-    }
-    if (!chosen)
-      throw new Error(
-        'the code action menu offered no "Replace entry “Consolidated in the e2e test.”…" that could be chosen (4 tries)',
-      );
+    await chooseCodeAction(page, 'Replace entry “Consolidated in the e2e test.”…');
     const input = page.locator('.quick-input-widget .quick-input-box input');
     await input.waitFor({ state: 'visible', timeout: 10_000 });
     assert.equal(await input.inputValue(), '- Consolidated in the e2e test.');

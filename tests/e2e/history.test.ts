@@ -17,19 +17,22 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { Bridge, CONFIG_HOME, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
 import {
   activeTab,
+  clearToasts,
   docScreenshot,
   launchBrowser,
   notification,
   openInWindow,
   openWorkbench,
   runCommand,
-  screenshot,
+  stepsScreenshotOnFailure,
+  toastText,
   waitForStatus,
+  widenSideBar,
 } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
@@ -67,16 +70,7 @@ const BURST_DROPPED = '- Every handler logs its request body.';
 const LANDED_ENTRY = '- Code review needs one approval from the owning team.';
 
 /** Tests that leave a screenshot of the window when they fail (`fail-history-<test>.png`). */
-const step = (name: string, fn: () => Promise<void>) =>
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      if (page)
-        await screenshot(page, `fail-history-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => undefined);
-      throw err;
-    }
-  });
+const step = stepsScreenshotOnFailure('history', () => page);
 
 /** The Memory History view's rows (not the file tree's: it lists MEMORY.md too). */
 const historyPane = (): Locator =>
@@ -85,21 +79,6 @@ const historyRow = (text: string | RegExp): Locator =>
   historyPane().locator('.monaco-list-row', { hasText: text }).first();
 const titleAction = (label: string): Locator =>
   page.locator(`.editor-actions .action-label[aria-label^="${label}"]`).first();
-
-/** Drag the side bar's edge 360 px to the right: room for when and who. */
-const widenSideBar = async () => {
-  const box = await page.locator('.part.sidebar').first().boundingBox();
-  assert.ok(box, 'no side bar');
-  const x = box.x + box.width + 1;
-  const y = box.y + box.height / 2;
-  await page.mouse.move(x, y);
-  await page.mouse.down();
-  await page.mouse.move(x + 180, y, { steps: 4 });
-  await page.mouse.move(x + 360, y, { steps: 4 });
-  await page.mouse.up();
-  const wider = await page.locator('.part.sidebar').first().boundingBox();
-  assert.ok(wider && wider.width > box.width + 300, `the side bar is ${wider?.width ?? 0} px wide, was ${box.width}`);
-};
 
 /** The first line number each side of the diff editor shows at its top. */
 const topLines = async (): Promise<string[]> =>
@@ -138,26 +117,6 @@ const history = async (): Promise<HistoryRecord[]> =>
       args: [{ workspace, file: 'MEMORY.md' }],
     })
   ).records;
-
-/** No notification on screen: cleared, and again for one the last step's answer brought late. */
-const clearToasts = async () => {
-  await waitFor(
-    'every notification cleared',
-    async () => {
-      await bridge.call('/command', { command: 'notifications.clearAll' });
-      return (await page.locator('.notifications-toasts .notification-toast').count()) === 0 ? true : undefined;
-    },
-    5_000,
-    250,
-  );
-};
-
-/** The text of the toast matching `text`, once it shows. */
-const toastText = async (text: RegExp, timeout = 15_000): Promise<string> => {
-  const toast = notification(page, text);
-  await toast.waitFor({ timeout });
-  return (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ').trim();
-};
 
 /** The text of the error notification matching `text`: its toast, or, when VS Code kept the
  * toast back (it holds one that comes on the heels of others), its row in the notification
@@ -228,7 +187,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
       .locator('.pane-header', { hasText: /^\s*workspace/i })
       .first()
       .click();
-    await widenSideBar();
+    await widenSideBar(page);
     const editorRow = historyRow('Staging runs the nightly load test');
     const cliRow = historyRow('Deploys go through ArgoCD');
     await editorRow.waitFor({ timeout: 30_000 });
@@ -272,7 +231,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
   });
 
   step('Undo This Change takes the entry out of the file on disk, and says so', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     const newestId = (await history())[0]?.id ?? 0;
     await titleAction('Undo This Change').click();
     await waitFor('the entry gone from disk', () => (!disk().includes(EDITOR_ENTRY) ? true : undefined), 15_000);
@@ -281,11 +240,11 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
     assert.equal(undo?.operation, 'undo');
     await historyRow(undo.summary).waitFor({ timeout: 15_000 });
     // The server's words: what was undone, and the sizes.
-    await toastText(new RegExp(`^Undid change #${newestId} to MEMORY\\.md: [\\d,]+ B → [\\d,]+ B`));
+    await toastText(page, new RegExp(`^Undid change #${newestId} to MEMORY\\.md: [\\d,]+ B → [\\d,]+ B`));
   });
 
   step('a second undo of the same write is refused with what blocks it, and writes nothing', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     const now = disk();
     await titleAction('Undo This Change').click();
     const toast = page
@@ -298,7 +257,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
   });
 
   step('the undone entry is in the archive, and Put Back adds it again', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     await historyRow(/^\s*Archive/).click(); // expands it
     const archived = historyPane()
       .locator('.monaco-list-row', {
@@ -315,7 +274,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
   });
 
   step('Restore This Version makes the file what it was right after that write', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     await bridge.call('/command', { command: 'workbench.action.closeAllEditors' });
     await historyRow('Deploys go through ArgoCD').click();
     await titleAction('Restore This Version').waitFor({ timeout: 15_000 });
@@ -344,16 +303,16 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
 
   step('"Review Agent Writes: On" turns review on in the server', async () => {
     await bridge.call('/command', { command: 'workbench.action.closeAllEditors' });
-    await clearToasts();
+    await clearToasts(page, bridge);
     await runCommand(page, 'Metis: Review Agent Writes: On');
-    await toastText(/now wait for your review/);
+    await toastText(page, /now wait for your review/);
     assert.equal((await reviewState()).on, true);
   });
 
   step(
     'a language-model tool’s write is staged: the file is unchanged, a notification and the status bar say so',
     async () => {
-      await clearToasts();
+      await clearToasts(page, bridge);
       const before = disk();
       const answer = await bridge.call<string>('/invokeTool', {
         name: 'memory_add',
@@ -361,7 +320,7 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
       });
       assert.match(answer, /#\d+/, `the model is told its change is staged, with its id: ${answer}`);
       assert.equal(disk(), before, 'nothing written while it waits');
-      const said = await toastText(/wants to add an entry to MEMORY\.md/);
+      const said = await toastText(page, /wants to add an entry to MEMORY\.md/);
       assert.ok(said.includes('Use pnpm, not npm'), said);
       await reviewItem().waitFor({ timeout: 15_000 });
       assert.match(await reviewItem().innerText(), /1 to review/);
@@ -387,7 +346,7 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
     const afterSide = sides.find((d) => d.uri.includes('/after/'));
     assert.ok(afterSide?.text.includes(AGENT_ENTRY), JSON.stringify(sides));
     assert.ok(!disk().includes(AGENT_ENTRY));
-    await clearToasts();
+    await clearToasts(page, bridge);
     await titleAction('Accept').click();
     await waitFor('the accepted entry on disk', () => (disk().includes(AGENT_ENTRY) ? true : undefined), 15_000);
     await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
@@ -397,7 +356,7 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
   });
 
   step('Reject from the notification drops the change; nothing is written', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     const before = disk();
     await bridge.call<string>('/invokeTool', {
       name: 'memory_add',
@@ -407,7 +366,7 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
     await toast.waitFor({ timeout: 15_000 });
     await reviewItem().waitFor({ timeout: 15_000 });
     await toast.locator('.monaco-button', { hasText: /^Reject$/ }).click();
-    await toastText(/Rejected .*change to MEMORY\.md: nothing was written/);
+    await toastText(page, /Rejected .*change to MEMORY\.md: nothing was written/);
     await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
     assert.equal(disk(), before);
     assert.deepEqual((await reviewState()).staged, []);
@@ -416,7 +375,7 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
   step(
     'a burst of agent writes brings one notification and the count; each is accepted or rejected on its own',
     async () => {
-      await clearToasts();
+      await clearToasts(page, bridge);
       // VS Code shows no toast that comes within 800 ms of the last of three or more (its spam
       // protection counts on while each follows the last that closely): this file's steps,
       // faster than a person, have just shown three. No event says the interval is over.
@@ -459,7 +418,7 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
   );
 
   step('Accept of a change the file no longer allows is refused with the server’s reason; it still waits', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     await bridge.call<string>('/invokeTool', {
       name: 'memory_replace',
       input: { file: 'MEMORY.md', old: 'Use pnpm, not npm', new: 'Use pnpm 9, not npm' },
@@ -471,7 +430,7 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
       args: [{ file: 'MEMORY.md', old: 'Use pnpm, not npm', new: 'Use yarn, not npm', workspace }],
     });
     const now = disk();
-    await clearToasts();
+    await clearToasts(page, bridge);
     await reviewItem().click(); // one waits: its diff opens at once
     await titleAction('Accept').waitFor({ timeout: 15_000 });
     await titleAction('Accept').click();
@@ -494,17 +453,17 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
           async () => ((await reviewState()).on === on ? true : undefined),
           15_000,
         );
-      await clearToasts();
+      await clearToasts(page, bridge);
       await runCommand(page, 'Metis: Review Agent Writes: Off');
-      await toastText(/land at once again/);
+      await toastText(page, /land at once again/);
       await waitForReview(false);
       // (VS Code writes no user setting equal to the default: true first, then back.)
       await bridge.call('/setting', { section: 'metis', key: 'reviewAgentWrites', value: true });
       await waitForReview(true);
       // The command turns it off in the server; the setting, still true, applies again at the next start.
-      await clearToasts();
+      await clearToasts(page, bridge);
       await runCommand(page, 'Metis: Review Agent Writes: Off');
-      const said = await toastText(/land at once again/);
+      const said = await toastText(page, /land at once again/);
       assert.match(said, /The setting metis\.reviewAgentWrites \(true\) applies again when the editor restarts\./);
       await waitForReview(false);
       bridge.forgetWindow();

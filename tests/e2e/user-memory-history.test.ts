@@ -18,10 +18,22 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { Bridge, CONFIG_HOME, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { activeTab, launchBrowser, notification, openWorkbench, runCommand, screenshot, waitForStatus } from './lib/ui';
+import {
+  activeTab,
+  clearToasts,
+  launchBrowser,
+  notification,
+  openWorkbench,
+  runCommand,
+  screenshot,
+  stepsScreenshotOnFailure,
+  toastText,
+  waitForStatus,
+  widenSideBar,
+} from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -77,18 +89,7 @@ const cli = (args: string[], agent = false) =>
   });
 
 /** Tests that leave a screenshot of the window when they fail (`fail-user-history-<test>.png`). */
-const step = (name: string, fn: () => Promise<void>) =>
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      if (page) {
-        const slug = name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50);
-        await screenshot(page, `fail-user-history-${slug}`).catch(() => undefined);
-      }
-      throw err;
-    }
-  });
+const step = stepsScreenshotOnFailure('user-history', () => page);
 
 const historyPane = (): Locator =>
   page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Memory History/i }) }).first();
@@ -115,38 +116,6 @@ const userInbox = async (): Promise<StagedChange[]> =>
       args: [{ file: 'user-memory' }],
     })
   ).staged;
-
-/** Drag the side bar's edge 360 px to the right: room for when and who. */
-const widenSideBar = async () => {
-  const box = await page.locator('.part.sidebar').first().boundingBox();
-  assert.ok(box, 'no side bar');
-  const x = box.x + box.width + 1;
-  const y = box.y + box.height / 2;
-  await page.mouse.move(x, y);
-  await page.mouse.down();
-  await page.mouse.move(x + 180, y, { steps: 4 });
-  await page.mouse.move(x + 360, y, { steps: 4 });
-  await page.mouse.up();
-};
-
-const clearToasts = async () => {
-  await waitFor(
-    'every notification cleared',
-    async () => {
-      await bridge.call('/command', { command: 'notifications.clearAll' });
-      return (await page.locator('.notifications-toasts .notification-toast').count()) === 0 ? true : undefined;
-    },
-    5_000,
-    250,
-  );
-};
-
-/** The text of the toast matching `text`, once it shows. */
-const toastText = async (text: RegExp, timeout = 15_000): Promise<string> => {
-  const toast = notification(page, text);
-  await toast.waitFor({ timeout });
-  return (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ').trim();
-};
 
 before(async () => {
   assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
@@ -188,7 +157,7 @@ describe('Memory History: the user memory’s writes, beside the folder’s', { 
       .locator('.pane-header', { hasText: /^\s*workspace/i })
       .first()
       .click(); // fold the folder's file tree: room for the view
-    await widenSideBar();
+    await widenSideBar(page);
     const group = historyRow('Your user memory');
     await group.waitFor({ timeout: 30_000 });
     await historyRow('Answer in British English').waitFor({ timeout: 15_000 });
@@ -232,11 +201,11 @@ describe('Memory History: the user memory’s writes, beside the folder’s', { 
   });
 
   step('Undo This Change takes the entry out of the user memory on disk, and says so', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     const newestId = (await userHistory())[0]?.id ?? 0;
     await titleAction('Undo This Change').click();
     await waitFor('the entry gone from disk', () => (disk() === `${CLI_ENTRY}\n` ? true : undefined), 15_000);
-    const said = await toastText(/^Undid change/);
+    const said = await toastText(page, /^Undid change/);
     assert.ok(said.startsWith(`Undid change #${newestId} to your user memory (${USER_MEMORY}): `), said);
     const [undo] = await userHistory();
     assert.equal(undo?.operation, 'undo');
@@ -254,15 +223,15 @@ describe('Memory History: the user memory’s writes, beside the folder’s', { 
 
 describe('the review inbox: an agent’s write of the user memory waits for the user', { timeout: 600_000 }, () => {
   step('user_memory_add in the editor’s chat waits: notification, status bar, To Review, its diff', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     await runCommand(page, 'Metis: Review Agent Writes: On');
-    await toastText(/now wait for your review/);
-    await clearToasts();
+    await toastText(page, /now wait for your review/);
+    await clearToasts(page, bridge);
     const before = disk();
     const answer = await bridge.call<string>('/invokeTool', { name: 'user_memory_add', input: { entry: AGENT_ENTRY } });
     assert.match(answer, /Staged for the user's review as change #\d+/, answer);
     assert.equal(disk(), before, 'nothing written while it waits');
-    const said = await toastText(/wants to add an entry to your user memory/);
+    const said = await toastText(page, /wants to add an entry to your user memory/);
     assert.ok(said.includes('Prefers short commit messages'), said);
     await reviewItem().waitFor({ timeout: 15_000 });
     assert.match(await reviewItem().innerText(), /1 to review/);
@@ -281,10 +250,10 @@ describe('the review inbox: an agent’s write of the user memory waits for the 
   });
 
   step('Accept writes it to the user memory; the log names the agent', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     await titleAction('Accept').click();
     await waitFor('the accepted entry on disk', () => (disk().endsWith(`${AGENT_ENTRY}\n`) ? true : undefined), 15_000);
-    const said = await toastText(/^Accepted change/);
+    const said = await toastText(page, /^Accepted change/);
     assert.match(
       said,
       new RegExp(`Added entry to your user memory \\(${USER_MEMORY.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\)`),
@@ -299,7 +268,7 @@ describe('the review inbox: an agent’s write of the user memory waits for the 
   });
 
   step('an agent’s write staged in another process reaches the editor, and Reject drops it', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     const before = disk();
     const out = cli(['add', '--user', SHELL_ENTRY], true);
     assert.match(out, /^Staged for the user's review as change #\d+: your user memory/, out);
@@ -312,7 +281,7 @@ describe('the review inbox: an agent’s write of the user memory waits for the 
     assert.equal(waiting?.person, 'Claude Code with metis-memory add --user');
     await screenshot(page, 'user-history-04-from-a-shell');
     await toast.locator('.monaco-button', { hasText: /^Reject$/ }).click();
-    await toastText(/Rejected Claude Code's change to your user memory: nothing was written/);
+    await toastText(page, /Rejected Claude Code's change to your user memory: nothing was written/);
     await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
     assert.equal(disk(), before);
     assert.deepEqual(await userInbox(), []);

@@ -16,11 +16,22 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { Page } from 'playwright-core';
 import { Bridge, CONFIG_HOME, copyFixture, ROOT, waitFor } from './lib/codeServer';
 import { EditorSession } from './lib/session';
-import { activeTab, docScreenshot, notification, runCommand, screenshot, statusItem, waitForStatus } from './lib/ui';
+import {
+  activeTab,
+  chooseCodeAction,
+  clearToasts,
+  docScreenshot,
+  notification,
+  runCommand,
+  screenshot,
+  statusItem,
+  stepsScreenshotOnFailure,
+  waitForStatus,
+} from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
@@ -62,18 +73,7 @@ after(async () => {
 });
 
 /** Tests that leave a screenshot of the window when they fail (`fail-user-memory-<test>.png`). */
-const step = (name: string, fn: () => Promise<void>) =>
-  it(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      if (page) {
-        const slug = name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50);
-        await screenshot(page, `fail-user-memory-${slug}`).catch(() => undefined);
-      }
-      throw err;
-    }
-  });
+const step = stepsScreenshotOnFailure('user-memory', () => page);
 
 const disk = (file: string): string => fs.readFileSync(file, 'utf8');
 const input = () => page.locator('.quick-input-widget .quick-input-box input');
@@ -94,14 +94,6 @@ const bufferShowsDisk = () =>
     },
     10_000,
   );
-const clearToasts = async () => {
-  await bridge.call('/command', { command: 'notifications.clearAll' });
-  await waitFor(
-    'every notification cleared',
-    async () => (await page.locator('.notifications-toasts .notification-toast').count()) === 0 || undefined,
-    5_000,
-  );
-};
 
 describe('the user memory, beside a workspace', { timeout: 600_000 }, () => {
   let fixture: { path: string; remove(): void };
@@ -156,7 +148,7 @@ describe('the user memory, beside a workspace', { timeout: 600_000 }, () => {
 
   step('Add Entry… offers the three files with what each is for, and adds to the user memory', async () => {
     const memoryBefore = disk(workspaceMemory());
-    await clearToasts();
+    await clearToasts(page, bridge);
     await runCommand(page, 'Metis: Add Entry…');
     const rows = page.locator('.quick-input-widget .monaco-list-row');
     // The palette's rows are reused for the picker's: read them once they are the picker's.
@@ -232,13 +224,13 @@ describe('the user memory, beside a workspace', { timeout: 600_000 }, () => {
       specific.message,
       "This entry names `cmd/tallyd/main.go`, a file of the workspace workspace: your user memory is read in every workspace. Move it to workspace's MEMORY.md.",
     );
-    await clearToasts();
+    await clearToasts(page, bridge);
     await docScreenshot(page, 'user-memory'); // its figure in the status bar, its path's finding
     await screenshot(page, 'user-memory-03-diagnostics');
   });
 
   step('Consolidate User Memory… opens its diff; Apply never overwrites a write made meanwhile, then writes', async () => {
-    await clearToasts();
+    await clearToasts(page, bridge);
     await runCommand(page, 'Metis: Consolidate User Memory…');
     await applyButton().waitFor({ timeout: 15_000 });
     await activeTab(page).filter({ hasText: 'Your user memory ↔ Proposal' }).waitFor({ timeout: 10_000 });
@@ -262,7 +254,7 @@ describe('the user memory, beside a workspace', { timeout: 600_000 }, () => {
       async () => (await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-proposal' })).find((d) => d.text.includes('meanwhile')),
       10_000,
     );
-    await clearToasts();
+    await clearToasts(page, bridge);
     await applyButton().click();
     await notification(page, /your user memory/i).waitFor({ timeout: 10_000 });
     await waitFor('the proposal written', () => disk(USER_MEMORY) === again.text || undefined, 10_000);
@@ -281,20 +273,7 @@ describe('the user memory, beside a workspace', { timeout: 600_000 }, () => {
     await page.keyboard.press('Control+G');
     await page.keyboard.type(`${line + 1}:${character + 2}`);
     await page.keyboard.press('Enter');
-    const action = page.locator('.action-widget .monaco-list-row', { hasText: "Move to workspace's MEMORY.md" }).first();
-    let chosen = false;
-    for (let attempt = 0; attempt < 4 && !chosen; attempt++) {
-      await page.keyboard.press('Control+.');
-      chosen = await action
-        .waitFor({ timeout: 5_000 })
-        .then(() => action.click({ timeout: 5_000 }))
-        .then(
-          () => true,
-          () => false,
-        );
-      if (!chosen) await page.keyboard.press('Escape');
-    }
-    assert.ok(chosen, 'the code action menu offered no "Move to workspace\'s MEMORY.md" (4 tries)');
+    await chooseCodeAction(page, "Move to workspace's MEMORY.md");
     await waitFor('the entry moved', () => (!disk(USER_MEMORY).includes(SPECIFIC) && disk(workspaceMemory()).includes(SPECIFIC)) || undefined, 15_000);
     await waitFor(
       'the diagnostic gone',

@@ -2,8 +2,9 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { it } from 'node:test';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { ROOT } from './codeServer';
+import { ROOT, waitFor, type Bridge } from './codeServer';
 
 export const ARTIFACTS = path.join(ROOT, 'tests', 'e2e', 'artifacts');
 
@@ -154,4 +155,83 @@ export function activeTab(page: Page): Locator {
 
 export function notification(page: Page, text: RegExp): Locator {
   return page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+}
+
+/**
+ * A file's `it`, which leaves a screenshot of the window when the test fails
+ * (`fail-<prefix>-<test>.png`): `page` gives the tab the file drives, undefined before it opened.
+ */
+export function stepsScreenshotOnFailure(prefix: string, page: () => Page | undefined) {
+  return (name: string, fn: () => Promise<void>) =>
+    it(name, async () => {
+      try {
+        await fn();
+      } catch (err) {
+        const tab = page();
+        if (tab) {
+          const slug = name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50);
+          await screenshot(tab, `fail-${prefix}-${slug}`).catch(() => undefined);
+        }
+        throw err;
+      }
+    });
+}
+
+/** No notification on screen: cleared, and again for one the last step's answer brought late. */
+export async function clearToasts(page: Page, bridge: Bridge): Promise<void> {
+  await waitFor(
+    'every notification cleared',
+    async () => {
+      await bridge.call('/command', { command: 'notifications.clearAll' });
+      return (await page.locator('.notifications-toasts .notification-toast').count()) === 0 ? true : undefined;
+    },
+    5_000,
+    250,
+  );
+}
+
+/** The text of the toast matching `text`, once it shows, its white space folded. */
+export async function toastText(page: Page, text: RegExp, timeout = 15_000): Promise<string> {
+  const toast = notification(page, text);
+  await toast.waitFor({ timeout });
+  return (await toast.locator('.notification-list-item-message').innerText()).replace(/\s+/g, ' ').trim();
+}
+
+/** Drag the side bar's edge 360 px to the right (room for a history row's when and who). */
+export async function widenSideBar(page: Page): Promise<void> {
+  const box = await page.locator('.part.sidebar').first().boundingBox();
+  if (!box) throw new Error('no side bar to widen');
+  const x = box.x + box.width + 1;
+  const y = box.y + box.height / 2;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + 180, y, { steps: 4 });
+  await page.mouse.move(x + 360, y, { steps: 4 });
+  await page.mouse.up();
+  const wider = await page.locator('.part.sidebar').first().boundingBox();
+  if (!wider || wider.width <= box.width + 300) {
+    throw new Error(`the side bar is ${wider?.width ?? 0} px wide after the drag, was ${box.width}`);
+  }
+}
+
+/**
+ * Open the quick fix menu where the cursor is and choose `title`. A menu shown while the
+ * server's answers still change is rendered again under the pointer (its rows detach): a click
+ * that cannot land closes it, and the menu is asked for again, up to `tries` times.
+ */
+export async function chooseCodeAction(page: Page, title: string, tries = 4): Promise<void> {
+  const action = page.locator('.action-widget .monaco-list-row', { hasText: title }).first();
+  for (let attempt = 0; attempt < tries; attempt++) {
+    await page.keyboard.press('Control+.');
+    const chosen = await action
+      .waitFor({ timeout: 5_000 })
+      .then(() => action.click({ timeout: 5_000 }))
+      .then(
+        () => true,
+        () => false,
+      );
+    if (chosen) return;
+    await page.keyboard.press('Escape');
+  }
+  throw new Error(`the code action menu offered no "${title}" that could be chosen (${tries} tries)`);
 }
