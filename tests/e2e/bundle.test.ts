@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT } from './lib/codeServer';
-import { MEMORY_ADD_SCHEMA, McpStdioClient, resultText } from './lib/mcpClient';
+import { MCP_TOOL_NAMES, MEMORY_ADD_SCHEMA, McpStdioClient, resultText } from './lib/mcpClient';
 import { SUPPORTED, interpreters, supportedInterpreters, tagOf } from './lib/python';
 import { LAUNCH_REPORT_PREFIX } from '../../extension/src/server/interpreter';
 
@@ -163,16 +163,7 @@ describe('the bundled server', () => {
         const tools = await client.listTools();
         assert.deepEqual(
           tools.map((t) => t.name).sort(),
-          [
-            'memory_add',
-            'memory_assemble_prompt',
-            'memory_consolidate',
-            'memory_read',
-            'memory_replace',
-            'user_memory_add',
-            'user_memory_consolidate',
-            'user_memory_replace',
-          ],
+          MCP_TOOL_NAMES,
           `Python ${version}`,
         );
         assert.deepEqual(tools.find((t) => t.name === 'memory_add')?.inputSchema, MEMORY_ADD_SCHEMA);

@@ -9,25 +9,15 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Bridge, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
-import { MEMORY_ADD_SCHEMA, McpStdioClient, resultText } from './lib/mcpClient';
+import { MCP_TOOL_NAMES, MEMORY_ADD_SCHEMA, McpStdioClient, resultText } from './lib/mcpClient';
 import { supportedInterpreters } from './lib/python';
-import { launchBrowser, openWorkbench, runCommand, screenshot, waitForStatus } from './lib/ui';
+import { launchBrowser, openWorkbench, runCommand, screenshot, stepsScreenshotOnFailure, waitForStatus } from './lib/ui';
 
 const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-linux-x64.vsix');
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
-const TOOL_NAMES = [
-  'memory_add',
-  'memory_assemble_prompt',
-  'memory_consolidate',
-  'memory_read',
-  'memory_replace',
-  'user_memory_add',
-  'user_memory_consolidate',
-  'user_memory_replace',
-];
 
 interface Definition {
   label: string;
@@ -48,15 +38,7 @@ describe('the MCP server offered to VS Code', { timeout: 420_000 }, () => {
   let second: string;
   const folder = (name: string) => path.join(root, name);
   const disk = (p: string) => fs.readFileSync(p, 'utf8');
-  const step = (name: string, fn: () => Promise<void>) =>
-    it(name, async () => {
-      try {
-        await fn();
-      } catch (err) {
-        if (page) await screenshot(page, `fail-mcp-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`).catch(() => undefined);
-        throw err;
-      }
-    });
+  const step = stepsScreenshotOnFailure('mcp', () => page);
   /** The Metis Memory definitions in VS Code's MCP registry, once they satisfy `ready`. */
   const definitions = (what: string, ready: (defs: Definition[]) => boolean) =>
     waitFor(
@@ -141,7 +123,7 @@ describe('the MCP server offered to VS Code', { timeout: 420_000 }, () => {
     await start.waitFor({ timeout: 10_000 });
     await start.click();
     const addTool = await waitFor('VS Code to list the MCP server’s tools as language-model tools', () => mcpToolName('memory_add'), 60_000, 250);
-    for (const tool of TOOL_NAMES) assert.ok(await mcpToolName(tool), `VS Code has no language-model tool for the MCP tool ${tool}`);
+    for (const tool of MCP_TOOL_NAMES) assert.ok(await mcpToolName(tool), `VS Code has no language-model tool for the MCP tool ${tool}`);
     const info = await bridge.call<{ inputSchema: unknown }>('/tool', { name: addTool });
     assert.deepEqual(info.inputSchema, MEMORY_ADD_SCHEMA);
     await runCommand(page, 'MCP: List Servers', 10_000);
@@ -175,7 +157,7 @@ describe('the MCP server offered to VS Code', { timeout: 420_000 }, () => {
     try {
       assert.equal((await client.initialize()).serverInfo.name, 'metis-memory');
       const tools = await client.listTools();
-      assert.deepEqual(tools.map((t) => t.name).sort(), TOOL_NAMES);
+      assert.deepEqual(tools.map((t) => t.name).sort(), MCP_TOOL_NAMES);
       assert.deepEqual(tools.find((t) => t.name === 'memory_add')?.inputSchema, MEMORY_ADD_SCHEMA);
       const result = await client.callTool('memory_add', { file: 'MEMORY.md', entry: '- second-project builds with make.' });
       assert.equal(result.isError ?? false, false, resultText(result));

@@ -138,6 +138,18 @@ export function resultText(result: CallResult): string {
 }
 
 /** The spec's input schema of memory_add, which every host must advertise. */
+/** The tools the MCP server lists, by name, sorted: the same from VS Code, the CLI and the VSIX. */
+export const MCP_TOOL_NAMES = [
+  'memory_add',
+  'memory_assemble_prompt',
+  'memory_consolidate',
+  'memory_read',
+  'memory_replace',
+  'user_memory_add',
+  'user_memory_consolidate',
+  'user_memory_replace',
+];
+
 export const MEMORY_ADD_SCHEMA = {
   type: 'object',
   properties: { file: { type: 'string', enum: ['MEMORY.md', 'USER.md'] }, entry: { type: 'string', minLength: 1 } },
