@@ -129,3 +129,19 @@ async def test_a_target_every_open_workspace_declares_is_not_workspace_specific(
     assert found[1][1].startswith("This entry names `src/app.py`, a file of the workspace shop")
     moves = [a.title for a in await client.actions(path, (2, 3)) if a.title.startswith("Move")]
     assert moves == ["Move to shop's MEMORY.md"]
+
+
+async def test_open_user_memory_says_a_file_stands_where_its_folder_goes(
+    client: MetisClient, user_config_home: Path
+) -> None:
+    """A file named metis-memory where its folder goes: the first write would fail, so the
+    editor is told before it asks the person for an entry (it shows `error` and asks
+    nothing), with what to do."""
+    (user_config_home / "metis-memory").write_text("not a folder")
+    await client.start_session([])
+    opened = await client.command("metis.openUserMemory", {})
+    assert opened["exists"] is False
+    assert "A file stands where the folder metis-memory is needed: move it away" in opened.get(
+        "error", ""
+    ), opened
+    assert (user_config_home / "metis-memory").read_text() == "not a folder"

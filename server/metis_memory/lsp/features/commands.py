@@ -276,6 +276,14 @@ async def open_user_memory(ls: ServerContext, args: tuple[Any, ...]) -> dict[str
     except MemoryStoreError as exc:  # there, but not to be used (another user's, a folder)
         answer["exists"] = True
         answer["error"] = from_store_error(exc).person_text
+        return answer
+    if not answer["exists"]:
+        # Missing, or something else stands where it goes (a file named metis-memory): then
+        # its first write fails, and the editor must say so before asking for an entry.
+        state = await asyncio.to_thread(read_disk, user.store, MemoryFile.USER)
+        error = user_memory_json(state.usage, path, False).get("error")
+        if isinstance(error, str):
+            answer["error"] = error
     return answer
 
 
