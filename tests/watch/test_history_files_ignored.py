@@ -11,17 +11,7 @@ from pathlib import Path
 from metis_memory import MemoryStore
 from metis_memory.store.provenance import Provenance
 from metis_memory.tools import memory_dispatcher
-from support.waits import Deadline
-
-WAIT_S = 10
-
-
-def next_report(reports: queue.Queue[Path], what: str) -> Path:
-    deadline = Deadline(WAIT_S, what)
-    try:
-        return reports.get(timeout=deadline.remaining())
-    except queue.Empty:
-        raise deadline.expired() from None
+from support.watch_reports import next_report
 
 
 def test_the_write_logs_own_files_are_never_reported(tmp_path: Path) -> None:

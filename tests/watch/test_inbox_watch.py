@@ -23,39 +23,17 @@ from metis_memory.store.files import MemoryFile
 from metis_memory.store.provenance import Provenance
 from metis_memory.store.trace import INBOX_STAMP, TRACE_DIR
 from support.waits import Deadline
+from support.watch_reports import drain, next_report, until_reported
 
 WAIT_S = 10
 AGENT = Provenance("mcp", "claude-code 2.1.4")
 CANNOT_LOWER = 77
 
 
-def next_report(reports: queue.Queue[Path], what: str) -> Path:
-    deadline = Deadline(WAIT_S, what)
-    try:
-        return reports.get(timeout=deadline.remaining())
-    except queue.Empty:
-        raise deadline.expired() from None
-
-
-def drain(reports: queue.Queue[Path]) -> list[Path]:
-    return [reports.get_nowait() for _ in range(reports.qsize())]
-
-
 def stage(folder: Path, entry: str) -> int:
     staged = MemoryStore(folder).add_entry(MemoryFile.MEMORY, entry, by=AGENT, stage=True)
     assert staged.staged is not None
     return staged.staged.id
-
-
-def until_reported(reports: queue.Queue[Path], folder: Path, what: str) -> None:
-    """Wait for a report of `folder` (other folders' reports may come first)."""
-    deadline = Deadline(WAIT_S, what)
-    while True:
-        try:
-            if reports.get(timeout=max(deadline.remaining(), 0.01)) == folder:
-                return
-        except queue.Empty:
-            raise deadline.expired() from None
 
 
 def test_history_made_after_the_watch_began_is_watched_from_then_on(tmp_path: Path) -> None:

@@ -8,30 +8,7 @@ import queue
 from pathlib import Path
 
 from metis_memory.watch.memory_watcher import MemoryWatcher
-from support.waits import Deadline
-
-WAIT_S = 10
-
-
-def next_report(reports: queue.Queue[Path], what: str) -> Path:
-    deadline = Deadline(WAIT_S, what)
-    try:
-        return reports.get(timeout=deadline.remaining())
-    except queue.Empty:
-        raise deadline.expired() from None
-
-
-def write_at_once(path: Path, text: str) -> None:
-    """One event for the file, whatever the machine's load: written beside it under a name
-    the watcher ignores, then renamed onto it (a plain write can come as two batches)."""
-    staged = path.with_name(f".{path.name}.staged")
-    staged.write_text(text)
-    staged.replace(path)
-
-
-def drain(reports: queue.Queue[Path]) -> None:
-    while not reports.empty():
-        reports.get_nowait()
+from support.watch_reports import drain, next_report, write_at_once
 
 
 def test_a_memory_file_written_and_a_metis_folder_made_later_are_reported(

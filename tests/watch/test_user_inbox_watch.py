@@ -13,37 +13,10 @@ from metis_memory import MemoryStore
 from metis_memory.store.files import MemoryFile
 from metis_memory.store.provenance import Provenance
 from metis_memory.watch.memory_watcher import MemoryWatcher
-from support.waits import Deadline
+from support.watch_reports import drain, next_report, until_reported
 
-WAIT_S = 10
 AGENT = Provenance("mcp", "claude-code 2.1.4")
 USER, USER_INBOX = "user memory", "user memory's inbox"
-
-
-def next_report(reports: queue.Queue[object], what: str) -> object:
-    deadline = Deadline(WAIT_S, what)
-    try:
-        return reports.get(timeout=deadline.remaining())
-    except queue.Empty:
-        raise deadline.expired() from None
-
-
-def until(reports: queue.Queue[object], wanted: object, what: str) -> list[object]:
-    """Reports up to and including `wanted` (others may come first)."""
-    deadline = Deadline(WAIT_S, what)
-    seen: list[object] = []
-    while True:
-        try:
-            report = reports.get(timeout=max(deadline.remaining(), 0.01))
-        except queue.Empty:
-            raise deadline.expired(f"saw {seen}") from None
-        seen.append(report)
-        if report == wanted:
-            return seen
-
-
-def drain(reports: queue.Queue[object]) -> list[object]:
-    return [reports.get_nowait() for _ in range(reports.qsize())]
 
 
 def stage_user(config: Path, entry: str) -> int:
@@ -79,7 +52,7 @@ def test_a_change_staged_in_the_user_memorys_inbox_is_reported_as_its(tmp_path: 
         drain(reports)
 
         stage_user(config, "- Answer in British English")
-        seen = until(reports, USER_INBOX, "the staged change reported")
+        seen = until_reported(reports, USER_INBOX, "the staged change reported")
         assert USER not in seen and workspace not in seen, seen  # USER.md is unchanged
         assert ("inbox", workspace) not in seen, seen
     finally:
@@ -98,12 +71,12 @@ def test_the_user_memorys_history_made_after_the_watch_began_is_watched(tmp_path
     watcher = watcher_of(reports)
     try:
         watcher.set_folders([], user_memory=user_memory)
-        until(reports, USER_INBOX, "the first report")
+        until_reported(reports, USER_INBOX, "the first report")
         MemoryStore.for_user(str(config)).set_review(True)  # history/ made: the watch rebuilt
-        until(reports, USER_INBOX, "history/ made")
+        until_reported(reports, USER_INBOX, "history/ made")
         drain(reports)
         stage_user(config, "- staged in the new history/")
-        until(reports, USER_INBOX, "a change staged in the new history/")
+        until_reported(reports, USER_INBOX, "a change staged in the new history/")
     finally:
         watcher.stop()
 
@@ -126,7 +99,7 @@ def test_without_the_callback_the_user_memorys_inbox_is_not_watched(tmp_path: Pa
         }
         stage_user(config, "- x")
         (workspace / ".metis" / "MEMORY.md").write_text("- y\n")  # something to wait for
-        seen = until(reports, workspace, "the workspace's MEMORY.md")
+        seen = until_reported(reports, workspace, "the workspace's MEMORY.md")
         seen += drain(reports)
         assert USER_INBOX not in seen and USER not in seen, seen
     finally:

@@ -9,29 +9,9 @@ import queue
 from pathlib import Path
 
 from metis_memory.watch.memory_watcher import MemoryWatcher
-from support.waits import Deadline
+from support.watch_reports import drain, next_report, write_at_once
 
-WAIT_S = 10
 USER = "user memory"
-
-
-def next_report(reports: queue.Queue[object], what: str) -> object:
-    deadline = Deadline(WAIT_S, what)
-    try:
-        return reports.get(timeout=deadline.remaining())
-    except queue.Empty:
-        raise deadline.expired() from None
-
-
-def write_at_once(path: Path, text: str) -> None:
-    staged = path.with_name(f".{path.name}.staged")
-    staged.write_text(text)
-    staged.replace(path)
-
-
-def drain(reports: queue.Queue[object]) -> None:
-    while not reports.empty():
-        reports.get_nowait()
 
 
 def watcher_of(reports: queue.Queue[object]) -> MemoryWatcher:
