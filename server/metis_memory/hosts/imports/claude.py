@@ -33,7 +33,15 @@ import re
 from pathlib import Path
 
 from ...budgets.paths import canonical_repository_root
-from .memories import TYPES, Location, Memory, js_sanitised, topic_file, without_pointers
+from .memories import (
+    TYPES,
+    Location,
+    Memory,
+    instructions_file,
+    js_sanitised,
+    topic_file,
+    without_pointers,
+)
 from .reading import MAX_LISTED, Context, Reader
 
 NAME = "claude"
@@ -130,11 +138,7 @@ def locations(ctx: Context) -> list[Location]:
 def read(ctx: Context, reader: Reader) -> list[Memory]:
     out: list[Memory] = []
     config = config_dir(ctx)
-    user_file = config / "CLAUDE.md"
-    reader.look(user_file)
-    text = reader.text(user_file, config)
-    if text:
-        out.append(Memory(NAME, str(user_file), "user", text))
+    out += instructions_file(NAME, config / "CLAUDE.md", config, reader)
     memory = auto_memory_dir(ctx, reader)
     if memory is None:
         return out

@@ -33,7 +33,7 @@ import os
 import re
 from pathlib import Path
 
-from .memories import About, Location, Memory, sections
+from .memories import About, Location, Memory, instructions_file, sections
 from .reading import Context, Reader
 
 NAME = "codex"
@@ -67,13 +67,10 @@ def read(ctx: Context, reader: Reader) -> list[Memory]:
     out: list[Memory] = []
     for name in ("AGENTS.override.md", "AGENTS.md"):
         path = home / name
+        if os.path.lexists(path):
+            out += instructions_file(NAME, path, home, reader)
+            break  # the first that is there is the one Codex loads
         reader.look(path)
-        if not os.path.lexists(path):
-            continue
-        text = reader.text(path, home)
-        if text:
-            out.append(Memory(NAME, str(path), "user", text))
-        break  # the first that is there is the one Codex loads
     memories = home / "memories"
     reader.look(memories)
     summary = memories / "memory_summary.md"

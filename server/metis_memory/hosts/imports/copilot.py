@@ -38,7 +38,7 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from .memories import Location, Memory, Scope
+from .memories import Location, Memory, Scope, instructions_file
 from .reading import MAX_LISTED, Context, Reader
 
 NAME = "copilot"
@@ -141,11 +141,7 @@ def locations(ctx: Context) -> list[Location]:
 def read(ctx: Context, reader: Reader) -> list[Memory]:
     out: list[Memory] = []
     home = copilot_home(ctx)
-    instructions = home / "copilot-instructions.md"
-    reader.look(instructions)
-    text = reader.text(instructions, home)
-    if text:
-        out.append(Memory(NAME, str(instructions), "user", text))
+    out += instructions_file(NAME, home / "copilot-instructions.md", home, reader)
     for user in user_folders(ctx):
         if not os.path.isdir(user):
             continue

@@ -30,7 +30,7 @@ import os
 import re
 from pathlib import Path
 
-from .memories import Location, Memory, without_pointers
+from .memories import Location, Memory, instructions_file, without_pointers
 from .reading import MAX_LISTED, Context, Reader
 
 NAME = "gemini"
@@ -124,11 +124,7 @@ def read(ctx: Context, reader: Reader) -> list[Memory]:
     out: list[Memory] = []
     home = gemini_dir(ctx)
     name = context_filename(ctx, reader)
-    user_file = home / name
-    reader.look(user_file)
-    text = reader.text(user_file, home)
-    if text:
-        out.append(Memory(NAME, str(user_file), "user", text))
+    out += instructions_file(NAME, home / name, home, reader)
     project = project_dir(ctx)
     if project is None:
         reader.look(runtime_dir(ctx) / "tmp")

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from ...analysis.agent_rules import frontmatter
 from ...analysis.entries import LineKind, parse
 from ...budgets.paths import js_sanitised as js_sanitised
+
+if TYPE_CHECKING:
+    from .reading import Reader
 
 Scope = Literal["user", "workspace"]
 """Whose memory the host keeps it as: the user's (every project), or this workspace's."""
@@ -37,6 +41,16 @@ class Memory:
     """One memory (a topic file), taken as one entry unless it is a list of items."""
     line: int = 1
     """The line of `source` where `text` starts (1-based), for messages."""
+
+
+def instructions_file(host: str, path: Path, root: Path, reader: Reader) -> list[Memory]:
+    """A host's instructions file in its folder `root` (CLAUDE.md, AGENTS.md, GEMINI.md,
+    copilot-instructions.md): looked at, and read whole as what the user told every session
+    (scope "user"). None where it is not there or holds nothing; `reader` says why one that
+    is there was not read."""
+    reader.look(path)
+    text = reader.text(path, root)
+    return [Memory(host, str(path), "user", text)] if text else []
 
 
 TYPES: dict[str, About] = {

@@ -40,6 +40,7 @@ from .memories import (
     Location,
     Memory,
     Scope,
+    instructions_file,
     js_sanitised,
     sections,
     topic_file,
@@ -104,11 +105,7 @@ def read(ctx: Context, reader: Reader) -> list[Memory]:
     out: list[Memory] = []
     home = qwen_dir(ctx)
     for name in CONTEXT_FILES:
-        path = home / name
-        reader.look(path)
-        text = reader.text(path, home)
-        if text:
-            out.append(Memory(NAME, str(path), "user", text))
+        out += instructions_file(NAME, home / name, home, reader)
     base = memory_base(ctx)
     user_memory = base / "memories"
     reader.look(user_memory)
