@@ -82,6 +82,9 @@ class MetisClient(LanguageClient):
         """Every `workspace/applyEdit` the server sent (the client accepts each)."""
         self.shown_documents: list[types.ShowDocumentParams] = []
         """Every `window/showDocument` the server sent (the client shows each)."""
+        self.lens_refreshes = 0
+        """How many `workspace/codeLens/refresh` requests the server sent (answered, as
+        VS Code answers them)."""
 
     # ---- recording -----------------------------------------------------------
     def pulse(self) -> None:
@@ -415,6 +418,12 @@ def make_client() -> MetisClient:
         return types.ShowDocumentResult(success=True)
 
     features[types.WINDOW_SHOW_DOCUMENT] = show_document
+
+    def refresh_lenses(ls: MetisClient, _params: None) -> None:
+        ls.lens_refreshes += 1
+        ls.pulse()
+
+    features[types.WORKSPACE_CODE_LENS_REFRESH] = refresh_lenses
     register_lsp_features(client, features)
     for method in METIS_NOTIFICATIONS:
 

@@ -46,6 +46,8 @@ class Capabilities:
     disabled_actions: bool = False
     applies_edits: bool = False
     """`workspace/applyEdit`."""
+    refreshes_lenses: bool = False
+    """`workspace/codeLens/refresh`: the usage lens asked for again once a file's size moved."""
     client: str | None = None
     """The client's `clientInfo`, name and version ("Visual Studio Code 1.96.0"): the write
     log names the editor whose chat agent wrote through its language-model tools."""
@@ -81,6 +83,9 @@ def resolve(
         action_literals=bool(action and action.code_action_literal_support),
         disabled_actions=bool(action and action.disabled_support),
         applies_edits=bool(workspace and workspace.apply_edit),
+        refreshes_lenses=bool(
+            workspace and workspace.code_lens and workspace.code_lens.refresh_support
+        ),
         client=f"{info.name} {info.version or ''}".strip() if info and info.name else None,
     )
 

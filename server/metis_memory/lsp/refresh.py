@@ -67,6 +67,9 @@ class RefreshHost(Protocol):
 
     def notify(self, method: str, params: object) -> None: ...
 
+    def refresh_lenses(self) -> None:
+        """Ask the client for its code lenses again (where it supports being asked)."""
+
     def log_to_client(self, message: str) -> None: ...
 
     @property
@@ -209,8 +212,13 @@ class Refresher:
         if self._ls.stopping or self._ls.folders.get(key[0]) is not folder:
             return
         if analysis is not None:
+            before = self.analyses.get(key)
             self.analyses[key] = analysis
             self._publish_analysis(key, analysis)
+            if before is not None and before.usage.size_bytes != analysis.usage.size_bytes:
+                # The usage lens names the size: VS Code drew the user memory's from its
+                # first analysis and kept it after typing and reloads (seen in code-server).
+                self._ls.refresh_lenses()
             self._update_usage(folder, analysis.usage, analysis.view.exists)
             self._ls.stale.analysed(folder)
         else:

@@ -221,6 +221,12 @@ class MetisLanguageServer(LanguageServer):
     def notify(self, method: str, params: object) -> None:
         self.protocol.notify(method, params)
 
+    def refresh_lenses(self) -> None:
+        if self.capabilities.refreshes_lenses and not self.stopping:
+            # Not awaited: the answer carries nothing, and a client that never answers
+            # must not hold anything up.
+            self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+
     def notify_soon(self, method: str, params: object) -> None:
         self.call_on_loop(self.protocol.notify, method, params)
 
