@@ -224,6 +224,13 @@ describe('the user memory, beside a workspace', { timeout: 600_000 }, () => {
       specific.message,
       "This entry names `cmd/tallyd/main.go`, a file of the workspace workspace: your user memory is read in every workspace. Move it to workspace's MEMORY.md.",
     );
+    // The usage lens follows the size typed and saved (VS Code kept the first lens it drew
+    // until the server asked for lenses again: workspace/codeLens/refresh).
+    const size = Buffer.byteLength(disk(USER_MEMORY), 'utf8').toLocaleString('en-US');
+    await page
+      .locator('.monaco-editor .codelens-decoration', { hasText: `Your user memory (USER.md in every workspace): ${size} B ` })
+      .first()
+      .waitFor({ timeout: 15_000 });
     await clearToasts(page, bridge);
     await docScreenshot(page, 'user-memory'); // its figure in the status bar, its path's finding
     await screenshot(page, 'user-memory-03-diagnostics');
