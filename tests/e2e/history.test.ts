@@ -18,16 +18,24 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { Bridge, CONFIG_HOME, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
+import type { Page } from 'playwright-core';
+import { CONFIG_HOME, ROOT, waitFor, type Bridge, type CodeServer } from './lib/codeServer';
+import {
+  diffSides,
+  historyPane,
+  historyRow,
+  openHistoryWindow,
+  reviewItem,
+  titleAction,
+  type DocInfo,
+  type HistoryWindow,
+} from './lib/historyWindow';
 import {
   activeTab,
   clearToasts,
   docScreenshot,
-  launchBrowser,
   notification,
   openInWindow,
-  openWorkbench,
   runCommand,
   stepsScreenshotOnFailure,
   toastText,
@@ -39,10 +47,6 @@ const VSIX = path.resolve(ROOT, process.env.METIS_VSIX ?? 'dist/metis-memory-lin
 const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/e2e/metis-e2e-helper.vsix');
 const CLI = path.join(ROOT, '.venv', 'bin', 'metis-memory');
 
-interface DocInfo {
-  uri: string;
-  text: string;
-}
 interface HistoryRecord {
   id: number;
   operation: string;
@@ -51,8 +55,8 @@ interface HistoryRecord {
   person: string;
 }
 
+let win: HistoryWindow | undefined;
 let cs: CodeServer;
-let browser: Browser;
 let page: Page;
 let bridge: Bridge;
 let fixture: { path: string; remove(): void };
@@ -71,14 +75,6 @@ const LANDED_ENTRY = '- Code review needs one approval from the owning team.';
 
 /** Tests that leave a screenshot of the window when they fail (`fail-history-<test>.png`). */
 const step = stepsScreenshotOnFailure('history', () => page);
-
-/** The Memory History view's rows (not the file tree's: it lists MEMORY.md too). */
-const historyPane = (): Locator =>
-  page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Memory History/i }) }).first();
-const historyRow = (text: string | RegExp): Locator =>
-  historyPane().locator('.monaco-list-row', { hasText: text }).first();
-const titleAction = (label: string): Locator =>
-  page.locator(`.editor-actions .action-label[aria-label^="${label}"]`).first();
 
 /** The first line number each side of the diff editor shows at its top. */
 const topLines = async (): Promise<string[]> =>
@@ -145,25 +141,12 @@ const errorShown = async (text: RegExp, timeout = 15_000): Promise<string> => {
 before(async () => {
   assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
   assert.ok(fs.existsSync(CLI), `${CLI} is missing: run make (the venv)`);
-  fixture = copyFixture();
-  // The example's first ten entries: 1.3 KB, under the soft cap.
-  const lines = disk().split('\n');
-  fs.writeFileSync(memoryPath(), `${lines.slice(0, 12).join('\n')}\n`);
-  cs = await startCodeServer({ workspace: fixture.path, vsixes: [VSIX, HELPER_VSIX], label: 'history' });
-  bridge = new Bridge(cs.bridgeFile);
-  browser = await launchBrowser();
-  page = await openWorkbench(browser, cs.url, fixture.path);
-  // Wide enough for a side bar that shows when and who beside each write and a diff side by
-  // side (VS Code shows it inline below 900 px).
-  await page.setViewportSize({ width: 1760, height: 900 });
-  await waitForStatus(page, /MEMORY \d/, 60_000, 'the Metis status bar item (the server running)');
-  [workspace = ''] = await bridge.call<string[]>('/workspaceFolderUris');
+  win = await openHistoryWindow([VSIX, HELPER_VSIX], 'history');
+  ({ cs, bridge, page, fixture, workspace } = win);
 });
 
 after(async () => {
-  await browser?.close().catch(() => undefined);
-  await cs?.stop();
-  fixture?.remove();
+  await win?.close();
 });
 
 describe('Memory History: see, undo, put back and restore a write', { timeout: 600_000 }, () => {
@@ -188,8 +171,8 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
       .first()
       .click();
     await widenSideBar(page);
-    const editorRow = historyRow('Staging runs the nightly load test');
-    const cliRow = historyRow('Deploys go through ArgoCD');
+    const editorRow = historyRow(page, 'Staging runs the nightly load test');
+    const cliRow = historyRow(page, 'Deploys go through ArgoCD');
     await editorRow.waitFor({ timeout: 30_000 });
     await cliRow.waitFor({ timeout: 10_000 });
     const [newest, older] = await history();
@@ -197,7 +180,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
     assert.equal(newest.door, 'editor');
     assert.equal(older.door, 'cli');
     // Newest first, each with its time and the server's words for who made it.
-    const rows = (await historyPane().locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+    const rows = (await historyPane(page).locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
     const at = (text: string) => rows.findIndex((r) => r.includes(text));
     assert.ok(at('MEMORY.md') >= 0, rows.join('\n'));
     assert.ok(at('MEMORY.md') < at('Staging runs the nightly'), rows.join('\n'));
@@ -209,20 +192,10 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
   });
 
   step('selecting a write opens its diff, before ↔ after', async () => {
-    await historyRow('Staging runs the nightly load test').click();
-    await titleAction('Undo This Change').waitFor({ timeout: 15_000 });
-    await titleAction('Restore This Version').waitFor({ timeout: 5_000 });
-    const docs = await waitFor(
-      'both sides of the diff',
-      async () => {
-        const found = await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-history' });
-        return found.length >= 2 ? found : undefined;
-      },
-      15_000,
-    );
-    const beforeSide = docs.find((d) => d.uri.includes('/before/'));
-    const afterSide = docs.find((d) => d.uri.includes('/after/'));
-    assert.ok(beforeSide && afterSide, JSON.stringify(docs.map((d) => d.uri)));
+    await historyRow(page, 'Staging runs the nightly load test').click();
+    await titleAction(page, 'Undo This Change').waitFor({ timeout: 15_000 });
+    await titleAction(page, 'Restore This Version').waitFor({ timeout: 5_000 });
+    const { before: beforeSide, after: afterSide } = await diffSides(bridge);
     assert.ok(!beforeSide.text.includes(EDITOR_ENTRY) && beforeSide.text.includes(CLI_ENTRY));
     assert.equal(afterSide.text, disk());
     assert.match(await activeTab(page).innerText(), /MEMORY\.md/);
@@ -233,12 +206,12 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
   step('Undo This Change takes the entry out of the file on disk, and says so', async () => {
     await clearToasts(page, bridge);
     const newestId = (await history())[0]?.id ?? 0;
-    await titleAction('Undo This Change').click();
+    await titleAction(page, 'Undo This Change').click();
     await waitFor('the entry gone from disk', () => (!disk().includes(EDITOR_ENTRY) ? true : undefined), 15_000);
     assert.ok(disk().includes(CLI_ENTRY), 'the older write stays');
     const [undo] = await history();
     assert.equal(undo?.operation, 'undo');
-    await historyRow(undo.summary).waitFor({ timeout: 15_000 });
+    await historyRow(page, undo.summary).waitFor({ timeout: 15_000 });
     // The server's words: what was undone, and the sizes.
     await toastText(page, new RegExp(`^Undid change #${newestId} to MEMORY\\.md: [\\d,]+ B → [\\d,]+ B`));
   });
@@ -246,7 +219,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
   step('a second undo of the same write is refused with what blocks it, and writes nothing', async () => {
     await clearToasts(page, bridge);
     const now = disk();
-    await titleAction('Undo This Change').click();
+    await titleAction(page, 'Undo This Change').click();
     const toast = page
       .locator('.notifications-toasts .notification-toast', { has: page.locator('.codicon-error') })
       .first();
@@ -258,8 +231,8 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
 
   step('the undone entry is in the archive, and Put Back adds it again', async () => {
     await clearToasts(page, bridge);
-    await historyRow(/^\s*Archive/).click(); // expands it
-    const archived = historyPane()
+    await historyRow(page, /^\s*Archive/).click(); // expands it
+    const archived = historyPane(page)
       .locator('.monaco-list-row', {
         has: page.locator('.codicon-trash'),
         hasText: 'Staging runs the nightly load test',
@@ -276,8 +249,8 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
   step('Restore This Version makes the file what it was right after that write', async () => {
     await clearToasts(page, bridge);
     await bridge.call('/command', { command: 'workbench.action.closeAllEditors' });
-    await historyRow('Deploys go through ArgoCD').click();
-    await titleAction('Restore This Version').waitFor({ timeout: 15_000 });
+    await historyRow(page, 'Deploys go through ArgoCD').click();
+    await titleAction(page, 'Restore This Version').waitFor({ timeout: 15_000 });
     const afterCli = await waitFor(
       'the CLI write’s after side',
       async () =>
@@ -286,7 +259,7 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
         ),
       15_000,
     );
-    await titleAction('Restore This Version').click();
+    await titleAction(page, 'Restore This Version').click();
     await waitFor(
       'the file as it was after the CLI write',
       () => (disk() === afterCli.text ? true : undefined),
@@ -299,8 +272,6 @@ describe('Memory History: see, undo, put back and restore a write', { timeout: 6
 });
 
 describe('the review inbox: an agent’s write waits for the user', { timeout: 600_000 }, () => {
-  const reviewItem = () => page.locator('.statusbar-item', { hasText: /\d+ to review/ }).first();
-
   step('"Review Agent Writes: On" turns review on in the server', async () => {
     await bridge.call('/command', { command: 'workbench.action.closeAllEditors' });
     await clearToasts(page, bridge);
@@ -322,12 +293,12 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
       assert.equal(disk(), before, 'nothing written while it waits');
       const said = await toastText(page, /wants to add an entry to MEMORY\.md/);
       assert.ok(said.includes('Use pnpm, not npm'), said);
-      await reviewItem().waitFor({ timeout: 15_000 });
-      assert.match(await reviewItem().innerText(), /1 to review/);
-      await historyRow('To Review').waitFor({ timeout: 15_000 });
+      await reviewItem(page).waitFor({ timeout: 15_000 });
+      assert.match(await reviewItem(page).innerText(), /1 to review/);
+      await historyRow(page, 'To Review').waitFor({ timeout: 15_000 });
       // The staged change from the view: its diff, with Accept and Reject, the notification still up.
-      await historyRow('Use pnpm, not npm').click();
-      await titleAction('Accept').waitFor({ timeout: 15_000 });
+      await historyRow(page, 'Use pnpm, not npm').click();
+      await titleAction(page, 'Accept').waitFor({ timeout: 15_000 });
       await notification(page, /wants to add an entry to MEMORY\.md/).waitFor({ timeout: 5_000 });
       // (Revealed while its first side was still loading, the diff can leave the two sides
       // apart: from the top, both show the short file and the line it adds.)
@@ -340,19 +311,19 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
   step('Review opens the staged change as a diff; Accept writes it', async () => {
     const toast = notification(page, /wants to add an entry to MEMORY\.md/);
     await toast.locator('.monaco-button', { hasText: /^Review$/ }).click();
-    await titleAction('Accept').waitFor({ timeout: 15_000 });
-    await titleAction('Reject').waitFor({ timeout: 5_000 });
+    await titleAction(page, 'Accept').waitFor({ timeout: 15_000 });
+    await titleAction(page, 'Reject').waitFor({ timeout: 5_000 });
     const sides = await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-review' });
     const afterSide = sides.find((d) => d.uri.includes('/after/'));
     assert.ok(afterSide?.text.includes(AGENT_ENTRY), JSON.stringify(sides));
     assert.ok(!disk().includes(AGENT_ENTRY));
     await clearToasts(page, bridge);
-    await titleAction('Accept').click();
+    await titleAction(page, 'Accept').click();
     await waitFor('the accepted entry on disk', () => (disk().includes(AGENT_ENTRY) ? true : undefined), 15_000);
-    await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+    await reviewItem(page).waitFor({ state: 'hidden', timeout: 15_000 });
     const [accepted] = await history();
     assert.equal(accepted?.door, 'language-model-tool', 'the log names the agent’s door, not the user’s');
-    await historyRow('Use pnpm, not npm').waitFor({ timeout: 15_000 });
+    await historyRow(page, 'Use pnpm, not npm').waitFor({ timeout: 15_000 });
   });
 
   step('Reject from the notification drops the change; nothing is written', async () => {
@@ -364,10 +335,10 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
     });
     const toast = notification(page, /wants to add an entry to MEMORY\.md.*tabs over spaces/);
     await toast.waitFor({ timeout: 15_000 });
-    await reviewItem().waitFor({ timeout: 15_000 });
+    await reviewItem(page).waitFor({ timeout: 15_000 });
     await toast.locator('.monaco-button', { hasText: /^Reject$/ }).click();
     await toastText(page, /Rejected .*change to MEMORY\.md: nothing was written/);
-    await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+    await reviewItem(page).waitFor({ state: 'hidden', timeout: 15_000 });
     assert.equal(disk(), before);
     assert.deepEqual((await reviewState()).staged, []);
   });
@@ -393,27 +364,27 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
       await notification(page, /wants to add an entry to MEMORY\.md/).waitFor({ timeout: 15_000 });
       assert.equal(await page.locator('.notifications-toasts .notification-toast').count(), 1, 'one notification');
       // The status bar item lists what waits; one picked opens as its diff.
-      await reviewItem().click();
+      await reviewItem(page).click();
       const pick = page.locator('.quick-input-widget .monaco-list-row', {
         hasText: 'Every handler logs its request body',
       });
       await pick.waitFor({ timeout: 10_000 });
       assert.equal(await page.locator('.quick-input-widget .monaco-list-row').count(), 2);
       await pick.click();
-      await titleAction('Reject').waitFor({ timeout: 15_000 });
-      await titleAction('Reject').click();
+      await titleAction(page, 'Reject').waitFor({ timeout: 15_000 });
+      await titleAction(page, 'Reject').click();
       await page
         .locator('.statusbar-item', { hasText: /1 to review/ })
         .first()
         .waitFor({ timeout: 15_000 });
       // The other, accepted from the view's row (once the view lists it alone: its rows are
       // drawn anew after the status bar's count changes).
-      await historyRow(/To Review\s*1 change waiting/).waitFor({ timeout: 15_000 });
-      const row = historyRow('Releases are cut on Thursdays');
+      await historyRow(page, /To Review\s*1 change waiting/).waitFor({ timeout: 15_000 });
+      const row = historyRow(page, 'Releases are cut on Thursdays');
       await row.hover();
       await row.locator('.action-label[aria-label^="Accept"]').click();
       await waitFor('the kept entry on disk', () => (disk() === `${before}${BURST_KEPT}\n` ? true : undefined), 15_000);
-      await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+      await reviewItem(page).waitFor({ state: 'hidden', timeout: 15_000 });
     },
   );
 
@@ -423,7 +394,7 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
       name: 'memory_replace',
       input: { file: 'MEMORY.md', old: 'Use pnpm, not npm', new: 'Use pnpm 9, not npm' },
     });
-    await reviewItem().waitFor({ timeout: 15_000 });
+    await reviewItem(page).waitFor({ timeout: 15_000 });
     // Meanwhile the person rewrites that entry themselves: the agent's `old` is gone.
     await bridge.call('/command', {
       command: 'metis.memoryReplace',
@@ -431,17 +402,17 @@ describe('the review inbox: an agent’s write waits for the user', { timeout: 6
     });
     const now = disk();
     await clearToasts(page, bridge);
-    await reviewItem().click(); // one waits: its diff opens at once
-    await titleAction('Accept').waitFor({ timeout: 15_000 });
-    await titleAction('Accept').click();
+    await reviewItem(page).click(); // one waits: its diff opens at once
+    await titleAction(page, 'Accept').waitFor({ timeout: 15_000 });
+    await titleAction(page, 'Accept').click();
     const said = await errorShown(/cannot be applied to MEMORY\.md as it is now/);
     await bridge.call('/command', { command: 'notifications.hideList' });
     assert.match(said, /cannot be applied to MEMORY\.md as it is now\. Not replaced/, said);
     assert.doesNotMatch(said, /metis-memory review reject/, 'the editor names its buttons, not the terminal');
     assert.equal(disk(), now, 'a refused accept writes nothing');
     assert.equal((await reviewState()).staged.length, 1, 'it still waits');
-    await titleAction('Reject').click();
-    await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+    await titleAction(page, 'Reject').click();
+    await reviewItem(page).waitFor({ state: 'hidden', timeout: 15_000 });
   });
 
   step(

@@ -19,19 +19,26 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { Bridge, CONFIG_HOME, copyFixture, ROOT, startCodeServer, waitFor, type CodeServer } from './lib/codeServer';
+import type { Page } from 'playwright-core';
+import { CONFIG_HOME, ROOT, waitFor, type Bridge } from './lib/codeServer';
+import {
+  diffSides,
+  historyPane,
+  historyRow,
+  openHistoryWindow,
+  reviewItem,
+  titleAction,
+  type DocInfo,
+  type HistoryWindow,
+} from './lib/historyWindow';
 import {
   activeTab,
   clearToasts,
-  launchBrowser,
   notification,
-  openWorkbench,
   runCommand,
   screenshot,
   stepsScreenshotOnFailure,
   toastText,
-  waitForStatus,
   widenSideBar,
 } from './lib/ui';
 
@@ -40,10 +47,6 @@ const HELPER_VSIX = path.resolve(ROOT, process.env.METIS_HELPER_VSIX ?? '.cache/
 const CLI = path.join(ROOT, '.venv', 'bin', 'metis-memory');
 const USER_MEMORY = path.join(CONFIG_HOME, 'metis-memory', 'USER.md');
 
-interface DocInfo {
-  uri: string;
-  text: string;
-}
 interface HistoryRecord {
   id: number;
   operation: string;
@@ -57,8 +60,7 @@ interface StagedChange {
   person: string;
 }
 
-let cs: CodeServer;
-let browser: Browser;
+let win: HistoryWindow | undefined;
 let page: Page;
 let bridge: Bridge;
 let fixture: { path: string; remove(): void };
@@ -91,15 +93,8 @@ const cli = (args: string[], agent = false) =>
 /** Tests that leave a screenshot of the window when they fail (`fail-user-history-<test>.png`). */
 const step = stepsScreenshotOnFailure('user-history', () => page);
 
-const historyPane = (): Locator =>
-  page.locator('.pane', { has: page.locator('.pane-header', { hasText: /Memory History/i }) }).first();
-const historyRow = (text: string | RegExp): Locator =>
-  historyPane().locator('.monaco-list-row', { hasText: text }).first();
 const rowTexts = async (): Promise<string[]> =>
-  (await historyPane().locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
-const titleAction = (label: string): Locator =>
-  page.locator(`.editor-actions .action-label[aria-label^="${label}"]`).first();
-const reviewItem = () => page.locator('.statusbar-item', { hasText: /\d+ to review/ }).first();
+  (await historyPane(page).locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
 
 /** The user memory's records, newest first, as the server lists them (what the view shows). */
 const userHistory = async (): Promise<HistoryRecord[]> =>
@@ -120,23 +115,12 @@ const userInbox = async (): Promise<StagedChange[]> =>
 before(async () => {
   assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run make vsix`);
   assert.ok(fs.existsSync(CLI), `${CLI} is missing: run make (the venv)`);
-  fixture = copyFixture();
-  // The example's first ten entries: under the soft cap, so no over-cap warning joins the toasts.
-  const lines = fs.readFileSync(memoryPath(), 'utf8').split('\n');
-  fs.writeFileSync(memoryPath(), `${lines.slice(0, 12).join('\n')}\n`);
-  cs = await startCodeServer({ workspace: fixture.path, vsixes: [VSIX, HELPER_VSIX], label: 'user-history' });
-  bridge = new Bridge(cs.bridgeFile);
-  browser = await launchBrowser();
-  page = await openWorkbench(browser, cs.url, fixture.path);
-  await page.setViewportSize({ width: 1760, height: 900 });
-  await waitForStatus(page, /MEMORY \d/, 60_000, 'the Metis status bar item (the server running)');
-  [workspace = ''] = await bridge.call<string[]>('/workspaceFolderUris');
+  win = await openHistoryWindow([VSIX, HELPER_VSIX], 'user-history');
+  ({ bridge, page, fixture, workspace } = win);
 });
 
 after(async () => {
-  await browser?.close().catch(() => undefined);
-  await cs?.stop();
-  fixture?.remove();
+  await win?.close();
   fs.rmSync(path.dirname(USER_MEMORY), { recursive: true, force: true });
 });
 
@@ -158,9 +142,9 @@ describe('Memory History: the user memory’s writes, beside the folder’s', { 
       .first()
       .click(); // fold the folder's file tree: room for the view
     await widenSideBar(page);
-    const group = historyRow('Your user memory');
+    const group = historyRow(page, 'Your user memory');
     await group.waitFor({ timeout: 30_000 });
-    await historyRow('Answer in British English').waitFor({ timeout: 15_000 });
+    await historyRow(page, 'Answer in British English').waitFor({ timeout: 15_000 });
     const [newest, older] = await userHistory();
     assert.ok(newest && older, 'the server lists both writes');
     assert.deepEqual([newest.door, older.door], ['editor', 'cli']);
@@ -181,19 +165,9 @@ describe('Memory History: the user memory’s writes, beside the folder’s', { 
   });
 
   step('selecting a write opens its diff, titled for the user memory', async () => {
-    await historyRow('Answer in British English').click();
-    await titleAction('Undo This Change').waitFor({ timeout: 15_000 });
-    const docs = await waitFor(
-      'both sides of the diff',
-      async () => {
-        const found = await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-history' });
-        return found.length >= 2 ? found : undefined;
-      },
-      15_000,
-    );
-    const beforeSide = docs.find((d) => d.uri.includes('/before/'));
-    const afterSide = docs.find((d) => d.uri.includes('/after/'));
-    assert.ok(beforeSide && afterSide, JSON.stringify(docs.map((d) => d.uri)));
+    await historyRow(page, 'Answer in British English').click();
+    await titleAction(page, 'Undo This Change').waitFor({ timeout: 15_000 });
+    const { before: beforeSide, after: afterSide } = await diffSides(bridge);
     assert.equal(beforeSide.text, `${CLI_ENTRY}\n`);
     assert.equal(afterSide.text, disk());
     assert.match(await activeTab(page).innerText(), /Your user memory: change #\d+ by you/);
@@ -203,16 +177,16 @@ describe('Memory History: the user memory’s writes, beside the folder’s', { 
   step('Undo This Change takes the entry out of the user memory on disk, and says so', async () => {
     await clearToasts(page, bridge);
     const newestId = (await userHistory())[0]?.id ?? 0;
-    await titleAction('Undo This Change').click();
+    await titleAction(page, 'Undo This Change').click();
     await waitFor('the entry gone from disk', () => (disk() === `${CLI_ENTRY}\n` ? true : undefined), 15_000);
     const said = await toastText(page, /^Undid change/);
     assert.ok(said.startsWith(`Undid change #${newestId} to your user memory (${USER_MEMORY}): `), said);
     const [undo] = await userHistory();
     assert.equal(undo?.operation, 'undo');
-    await historyRow(undo.summary).waitFor({ timeout: 15_000 });
-    await historyRow(/Your user memory\s*USER\.md in every workspace · 3 writes/).waitFor({ timeout: 15_000 });
+    await historyRow(page, undo.summary).waitFor({ timeout: 15_000 });
+    await historyRow(page, /Your user memory\s*USER\.md in every workspace · 3 writes/).waitFor({ timeout: 15_000 });
     // What the undo removed is in the user memory's archive.
-    await historyRow(/^\s*Archive/).waitFor({ timeout: 15_000 });
+    await historyRow(page, /^\s*Archive/).waitFor({ timeout: 15_000 });
     assert.ok(
       fs.readFileSync(memoryPath(), 'utf8').endsWith(`${WORKSPACE_ENTRY}\n`),
       'the folder’s memory is untouched',
@@ -233,15 +207,15 @@ describe('the review inbox: an agent’s write of the user memory waits for the 
     assert.equal(disk(), before, 'nothing written while it waits');
     const said = await toastText(page, /wants to add an entry to your user memory/);
     assert.ok(said.includes('Prefers short commit messages'), said);
-    await reviewItem().waitFor({ timeout: 15_000 });
-    assert.match(await reviewItem().innerText(), /1 to review/);
-    await historyRow(/To Review\s*1 change waiting/).waitFor({ timeout: 15_000 });
-    const row = historyRow('Prefers short commit messages');
+    await reviewItem(page).waitFor({ timeout: 15_000 });
+    assert.match(await reviewItem(page).innerText(), /1 to review/);
+    await historyRow(page, /To Review\s*1 change waiting/).waitFor({ timeout: 15_000 });
+    const row = historyRow(page, 'Prefers short commit messages');
     await row.waitFor({ timeout: 15_000 });
     assert.match((await row.innerText()).replace(/\s+/g, ' '), /your user memory · just now · .+ chat agent/);
     await row.click();
-    await titleAction('Accept').waitFor({ timeout: 15_000 });
-    await titleAction('Reject').waitFor({ timeout: 5_000 });
+    await titleAction(page, 'Accept').waitFor({ timeout: 15_000 });
+    await titleAction(page, 'Reject').waitFor({ timeout: 5_000 });
     assert.match(await activeTab(page).innerText(), /Your user memory ↔ .*change \(to review\)/);
     const sides = await bridge.call<DocInfo[]>('/documents', { scheme: 'metis-review' });
     const afterSide = sides.find((d) => d.uri.includes('/after/'));
@@ -251,7 +225,7 @@ describe('the review inbox: an agent’s write of the user memory waits for the 
 
   step('Accept writes it to the user memory; the log names the agent', async () => {
     await clearToasts(page, bridge);
-    await titleAction('Accept').click();
+    await titleAction(page, 'Accept').click();
     await waitFor('the accepted entry on disk', () => (disk().endsWith(`${AGENT_ENTRY}\n`) ? true : undefined), 15_000);
     const said = await toastText(page, /^Accepted change/);
     assert.match(
@@ -259,11 +233,11 @@ describe('the review inbox: an agent’s write of the user memory waits for the 
       new RegExp(`Added entry to your user memory \\(${USER_MEMORY.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\)`),
       said,
     );
-    await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+    await reviewItem(page).waitFor({ state: 'hidden', timeout: 15_000 });
     const [accepted] = await userHistory();
     assert.equal(accepted?.door, 'language-model-tool', 'the log names the agent’s door, not the user’s');
     assert.match(accepted.person, /through user_memory_add in VS Code chat \(accepted by you\)$/);
-    await historyRow(/Your user memory\s*USER\.md in every workspace · 4 writes/).waitFor({ timeout: 15_000 });
+    await historyRow(page, /Your user memory\s*USER\.md in every workspace · 4 writes/).waitFor({ timeout: 15_000 });
     assert.deepEqual(await userInbox(), []);
   });
 
@@ -275,14 +249,14 @@ describe('the review inbox: an agent’s write of the user memory waits for the 
     assert.equal(disk(), before, 'staged, not written');
     const toast = notification(page, /Claude Code wants to add an entry to your user memory/);
     await toast.waitFor({ timeout: 15_000 });
-    await reviewItem().waitFor({ timeout: 15_000 });
-    await historyRow('Works mostly in Go and TypeScript').waitFor({ timeout: 15_000 });
+    await reviewItem(page).waitFor({ timeout: 15_000 });
+    await historyRow(page, 'Works mostly in Go and TypeScript').waitFor({ timeout: 15_000 });
     const [waiting] = await userInbox();
     assert.equal(waiting?.person, 'Claude Code with metis-memory add --user');
     await screenshot(page, 'user-history-04-from-a-shell');
     await toast.locator('.monaco-button', { hasText: /^Reject$/ }).click();
     await toastText(page, /Rejected Claude Code's change to your user memory: nothing was written/);
-    await reviewItem().waitFor({ state: 'hidden', timeout: 15_000 });
+    await reviewItem(page).waitFor({ state: 'hidden', timeout: 15_000 });
     assert.equal(disk(), before);
     assert.deepEqual(await userInbox(), []);
     await runCommand(page, 'Metis: Review Agent Writes: Off');
