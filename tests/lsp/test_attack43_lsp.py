@@ -36,10 +36,12 @@ async def test_the_lens_follows_typing(
     await client.start_session(folders, options=CLIENT_COMMANDS)
     client.open(opened)
     (lens,) = await lenses(client, opened)
-    assert lens.command is not None and ": 29 B" in lens.command.title, lens.command.title
+    assert lens.command is not None, lens
+    assert ": 29 B" in lens.command.title, lens.command.title
     client.replace_all(opened, "# About me\n- British English\n- tabs, not spaces\n")
     (lens,) = await lenses(client, opened)
-    assert lens.command is not None and ": 48 B" in lens.command.title, lens.command.title
+    assert lens.command is not None, lens
+    assert ": 48 B" in lens.command.title, lens.command.title
     shown = await hover(client, opened, 0, 2)
     assert shown is not None and "48" in str(shown.contents), shown
 
@@ -57,16 +59,19 @@ async def test_the_lens_follows_the_first_entry_then_a_reload_then_typing(
     )
     client.open(path)
     (lens,) = await lenses(client, path)
-    assert lens.command is not None and ": 29 B" in lens.command.title, lens.command.title
+    assert lens.command is not None, lens
+    assert ": 29 B" in lens.command.title, lens.command.title
     await client.command(
         "metis.memoryAdd", {"file": "user-memory", "entry": "- I review diffs in unified form."}
     )
     client.replace_all(path, path.read_text())
     (lens,) = await lenses(client, path)
-    assert lens.command is not None and ": 63 B" in lens.command.title, lens.command.title
+    assert lens.command is not None, lens
+    assert ": 63 B" in lens.command.title, lens.command.title
     client.replace_all(path, path.read_text() + "- more\n")
     (lens,) = await lenses(client, path)
-    assert lens.command is not None and ": 70 B" in lens.command.title, lens.command.title
+    assert lens.command is not None, lens
+    assert ": 70 B" in lens.command.title, lens.command.title
 
 
 # ---- an agent's write of the user memory, in a window of several folders -------------------
