@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help="workspace folder (default: the host's project dir, e.g. $CLAUDE_PROJECT_DIR, else .)",
     )
-    from .hosts.import_command import import_arguments
+    from .hosts.import_arguments import import_arguments
 
     import_arguments(
         sub.add_parser("import", help="bring in what agent hosts remember, as a diff you confirm")

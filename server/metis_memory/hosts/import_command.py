@@ -15,8 +15,6 @@ from typing import TextIO
 
 from ..store.memory_store import MemoryStore
 from .imports import (
-    ALL,
-    NAMES,
     Applied,
     ImportProposal,
     TargetProposal,
@@ -28,34 +26,6 @@ from .imports import (
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 PROMPT = "Apply these changes? [y/N] "
-
-
-def import_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `import` subcommand's arguments."""
-    parser.description = (
-        "Bring in what agent hosts remember, for this workspace and for you: each entry placed "
-        "in the workspace's MEMORY.md or USER.md or in your user memory, duplicates of what is "
-        "there left out, secrets refused, each file within its caps. Shown as a diff, applied "
-        "only when you confirm (or pass --yes). The hosts' own files are only read."
-    )
-    parser.add_argument(
-        "--from",
-        dest="hosts",
-        action="append",
-        required=True,
-        metavar="HOST",
-        help=f"a host to import from, repeatable or comma-separated: {', '.join(NAMES)}, or {ALL}",
-    )
-    parser.add_argument(
-        "--workspace", "-w", default=".", metavar="DIR", help="workspace (default: .)"
-    )
-    parser.add_argument("--dry-run", action="store_true", help="print the proposal, write nothing")
-    parser.add_argument(
-        "--yes", "-y", action="store_true", help="apply without asking (for scripts)"
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="print a JSON object (the proposal, what was applied)"
-    )
 
 
 def import_command(
@@ -298,4 +268,4 @@ def _home_relative(path: str) -> str:
     return path
 
 
-__all__ = ["Applied", "import_arguments", "import_command"]
+__all__ = ["Applied", "import_command"]
